@@ -1,0 +1,65 @@
+//! `koma`: the command line of the koma training system.
+//!
+//! Subcommands are thin: each parses its flags and calls into a crate.
+//! Exit status 2 means bad input (a flag, a SFEN, a move), with a message
+//! on stderr that names the problem.
+
+mod rules_cmds;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "koma", version, about = "Self-play training for shogi, sho shogi and dai shogi")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Count the leaves of the legal move tree (move generator check).
+    Perft(rules_cmds::PerftArgs),
+    /// Print the legal moves of positions, sorted, on one line.
+    Moves(rules_cmds::MovesArgs),
+    /// Play move lists read from stdin and print how each game stands.
+    Outcome(rules_cmds::OutcomeArgs),
+}
+
+/// Errors that mean "the user gave bad input": exit status 2.
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for BadInput {}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Perft(args) => rules_cmds::perft(args),
+        Command::Moves(args) => rules_cmds::moves(args),
+        Command::Outcome(args) => rules_cmds::outcome(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("koma: error: {e:#}");
+            if e.downcast_ref::<BadInput>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! `koma perft`, `koma moves`, `koma outcome`: the rules core on the
+//! command line. Other tools parse this output, so its format is fixed.
+
+use crate::BadInput;
+use anyhow::Result;
+use clap::Args;
+use rules::{EndRules, ImpasseRule, Move, Position, Variant};
+use std::io::{BufRead, BufWriter, Write};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct PositionArgs {
+    /// shogi, sho or dai.
+    #[arg(long, default_value = "shogi")]
+    variant: String,
+    /// Start from this SFEN instead of the start position.
+    #[arg(long)]
+    sfen: Option<String>,
+    /// Moves (USI) played from the position first.
+    #[arg(long, num_args = 1.., allow_hyphen_values = false)]
+    moves: Vec<String>,
+}
+
+fn bad(msg: impl Into<String>) -> anyhow::Error {
+    BadInput(msg.into()).into()
+}
+
+fn parse_variant(name: &str) -> Result<Variant> {
+    name.parse::<Variant>().map_err(|e| bad(e.to_string()))
+}
+
+impl PositionArgs {
+    fn given(&self) -> bool {
+        self.sfen.is_some() || !self.moves.is_empty()
+    }
+
+    fn position(&self) -> Result<Position> {
+        let variant = parse_variant(&self.variant)?;
+        let mut pos = match &self.sfen {
+            Some(s) => Position::from_sfen(variant, s).map_err(|e| bad(format!("bad SFEN '{s}': {e}")))?,
+            None => Position::startpos(variant),
+        };
+        for (i, m) in self.moves.iter().enumerate() {
+            pos.play_usi(m).map_err(|e| bad(format!("move {} ({m}): {e}", i + 1)))?;
+        }
+        Ok(pos)
+    }
+}
+
+#[derive(Args)]
+pub struct PerftArgs {
+    #[command(flatten)]
+    position: PositionArgs,
+    /// Plies to count.
+    #[arg(long)]
+    depth: u32,
+    /// One `move count` line per root move before the total.
+    #[arg(long)]
+    divide: bool,
+}
+
+pub fn perft(args: PerftArgs) -> Result<ExitCode> {
+    let mut pos = args.position.position()?;
+    let start = Instant::now();
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let nodes = if args.divide {
+        let mut rows: Vec<(String, u64)> =
+            rules::divide(&mut pos, args.depth).into_iter().map(|(m, n)| (m.to_usi(), n)).collect();
+        rows.sort();
+        for (m, n) in &rows {
+            writeln!(out, "{m} {n}")?;
+        }
+        rows.iter().map(|r| r.1).sum()
+    } else {
+        rules::perft(&mut pos, args.depth)
+    };
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!("perft {} in {:.3} s ({:.1} Mnodes/s)", args.depth, secs, nodes as f64 / secs.max(1e-9) / 1e6);
+    writeln!(out, "nodes {nodes}")?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct MovesArgs {
+    #[command(flatten)]
+    position: PositionArgs,
+}
+
+fn sorted_moves(pos: &Position) -> String {
+    let mut moves: Vec<String> = pos.legal_moves().iter().map(|m: &Move| m.to_usi()).collect();
+    moves.sort();
+    moves.join(" ")
+}
+
+pub fn moves(args: MovesArgs) -> Result<ExitCode> {
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    if args.position.given() {
+        let pos = args.position.position()?;
+        writeln!(out, "{}", sorted_moves(&pos))?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let variant = parse_variant(&args.position.variant)?;
+    let mut failed = false;
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match rules::parse_position_command(variant, line.trim()) {
+            Ok(pos) => writeln!(out, "{line}\t{}", sorted_moves(&pos))?,
+            Err(e) => {
+                failed = true;
+                writeln!(out, "error line {}: {e}", n + 1)?;
+                eprintln!("koma: line {}: {e}", n + 1);
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}
+
+#[derive(Args)]
+pub struct OutcomeArgs {
+    /// shogi, sho or dai.
+    #[arg(long, default_value = "shogi")]
+    variant: String,
+    /// Impasse rule: 27 (declaration with `win`) or 24 (points when both
+    /// kings have entered).
+    #[arg(long, default_value = "27")]
+    impasse: u32,
+    /// Game length in plies (SFEN move number - 1) that ends in a draw.
+    #[arg(long)]
+    max_moves: Option<u32>,
+}
+
+/// One input line of `koma outcome`: either an answer or a bad line.
+enum Answer {
+    Text(String),
+    Bad(String),
+}
+
+fn outcome_line(variant: Variant, rules: &EndRules, line: &str) -> Answer {
+    let (position, moves) = line.split_once('\t').unwrap_or((line, ""));
+    let position = position.trim();
+    let pos = if position == "startpos" {
+        Ok(Position::startpos(variant))
+    } else {
+        let sfen = position.strip_prefix("sfen ").unwrap_or(position);
+        Position::from_sfen(variant, sfen)
+    };
+    let mut pos = match pos {
+        Ok(p) => p,
+        Err(e) => return Answer::Bad(format!("bad SFEN '{position}': {e}")),
+    };
+    let moves: Vec<&str> = moves.split_whitespace().collect();
+    for (i, &m) in moves.iter().enumerate() {
+        let ply = i + 1;
+        if pos.outcome(rules).is_some() {
+            return Answer::Text(format!("error illegal_move {m} ply {ply}"));
+        }
+        if m == "win" {
+            if rules.impasse == ImpasseRule::Declaration27 && ply == moves.len() && pos.can_declare() {
+                let winner = pos.side_to_move();
+                return Answer::Text(format!("{} declaration", winner.name()));
+            }
+            return Answer::Text(format!("error illegal_move win ply {ply}"));
+        }
+        if pos.play_usi(m).is_err() {
+            return Answer::Text(format!("error illegal_move {m} ply {ply}"));
+        }
+    }
+    Answer::Text(match pos.outcome(rules) {
+        Some(o) => o.to_text(),
+        None => "none ongoing".to_string(),
+    })
+}
+
+pub fn outcome(args: OutcomeArgs) -> Result<ExitCode> {
+    let variant = parse_variant(&args.variant)?;
+    let impasse = match args.impasse {
+        27 => ImpasseRule::Declaration27,
+        24 => ImpasseRule::Points24,
+        n => return Err(bad(format!("--impasse must be 24 or 27, not {n}"))),
+    };
+    let rules = EndRules { impasse, max_plies: args.max_moves };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut failed = false;
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match outcome_line(variant, &rules, &line) {
+            Answer::Text(t) => writeln!(out, "{t}")?,
+            Answer::Bad(msg) => {
+                failed = true;
+                writeln!(out, "error line {}: {msg}", n + 1)?;
+                eprintln!("koma: line {}: {msg}", n + 1);
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,34 @@
+//! The rules of standard shogi, sho shogi and dai shogi as data over one
+//! move generator: positions, moves, SFEN and USI text, game end, perft.
+//!
+//! ```
+//! use rules::{Position, Variant};
+//! let mut pos = Position::startpos(Variant::Shogi);
+//! assert_eq!(pos.legal_moves().len(), 30);
+//! pos.play_usi("7g7f").unwrap();
+//! assert_eq!(pos.to_sfen(), "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2");
+//! ```
+
+mod handicap;
+mod movegen;
+mod moves;
+mod outcome;
+mod perft;
+mod position;
+mod sfen;
+mod types;
+mod usi;
+mod variant;
+mod zobrist;
+
+pub use handicap::{Handicap, UnknownHandicap};
+pub use moves::{drop_letter, Move, UsiMove, UsiMoveError};
+pub use outcome::{EndRules, ImpasseRule, Outcome, Reason};
+pub use perft::{divide, perft};
+pub use position::{Position, Undo};
+pub use sfen::{piece_code, Setup, SfenError};
+pub use types::{rank_letter, Color, Kind, Piece, Square, MAX_SIZE};
+pub use usi::{MoveError, PositionCommandError, parse_position_command};
+pub use variant::{
+    KindSpec, Leg, LionPower, Movement, PromotionRule, RoyalRule, UnknownVariant, Variant, VariantSpec,
+};

@@ -1,0 +1,188 @@
+//! The end of the game: mate, no moves, repetition, perpetual check,
+//! impasse (declaration or 24 points), royal capture, bare king, length.
+
+use crate::position::Position;
+use crate::types::{Color, Kind, Square};
+use crate::variant::RoyalRule;
+
+/// Why a game ended. `name()` is the word `koma outcome` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    Checkmate,
+    /// The side to move has no legal move but is not in check; it loses.
+    NoMoves,
+    Repetition,
+    /// The fourth repetition with one side checking throughout: it loses.
+    PerpetualCheck,
+    /// A valid 27-point declaration (USI `bestmove win`).
+    Declaration,
+    /// Both kings entered: adjudicated by the 24-point rule.
+    Impasse,
+    MaxMoves,
+    /// The side to move has no royal piece left (sho, dai).
+    RoyalCapture,
+    /// The side to move has nothing but royals left (sho, dai).
+    BareKing,
+}
+
+impl Reason {
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Checkmate => "checkmate",
+            Reason::NoMoves => "no_moves",
+            Reason::Repetition => "repetition",
+            Reason::PerpetualCheck => "perpetual_check",
+            Reason::Declaration => "declaration",
+            Reason::Impasse => "impasse",
+            Reason::MaxMoves => "max_moves",
+            Reason::RoyalCapture => "royal_capture",
+            Reason::BareKing => "bare_king",
+        }
+    }
+}
+
+/// A finished game: the winner (`None` for a draw) and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Outcome {
+    pub winner: Option<Color>,
+    pub reason: Reason,
+}
+
+impl Outcome {
+    /// `sente checkmate`, `draw repetition`, ...
+    pub fn to_text(self) -> String {
+        format!("{} {}", self.winner.map_or("draw", |c| c.name()), self.reason.name())
+    }
+}
+
+/// How entering kings end a standard shogi game.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ImpasseRule {
+    /// Computer shogi's declaration rule (the CSA 27-point rule): the side
+    /// to move may declare a win (USI `bestmove win`).
+    #[default]
+    Declaration27,
+    /// Amateur 24-point rule: once both kings stand in the enemy camp the
+    /// game is adjudicated; under 24 points loses, both 24 or more draws.
+    Points24,
+}
+
+/// Settings for the end of the game.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndRules {
+    pub impasse: ImpasseRule,
+    /// Game length in plies (SFEN move number - 1) at which the game is a
+    /// draw; `None` for no limit.
+    pub max_plies: Option<u32>,
+}
+
+impl Position {
+    /// Has the game ended here, and how? Checked in this order: royals
+    /// lost, bare king, fourfold repetition, no legal move, impasse, length.
+    pub fn outcome(&self, rules: &EndRules) -> Option<Outcome> {
+        let us = self.side;
+        let them = us.opponent();
+        let end = |winner: Option<Color>, reason| Some(Outcome { winner, reason });
+        if self.t.spec.royal_rule != RoyalRule::Check && self.royals[us.index()].n == 0 {
+            return end(Some(them), Reason::RoyalCapture);
+        }
+        if self.t.spec.bare_king_wins && self.only_royals(us) && !self.only_royals(them) {
+            return end(Some(them), Reason::BareKing);
+        }
+        if let Some(o) = self.repetition() {
+            return Some(o);
+        }
+        if !self.has_legal_move() {
+            let reason = if self.in_check() { Reason::Checkmate } else { Reason::NoMoves };
+            return end(Some(them), reason);
+        }
+        if rules.impasse == ImpasseRule::Points24 && self.both_kings_entered() {
+            let (s, g) = (self.impasse_points(Color::Sente, false), self.impasse_points(Color::Gote, false));
+            let winner = match (s >= 24, g >= 24) {
+                (true, false) => Some(Color::Sente),
+                (false, true) => Some(Color::Gote),
+                _ => None,
+            };
+            return end(winner, Reason::Impasse);
+        }
+        if let Some(max) = rules.max_plies {
+            if self.move_number() - 1 >= max {
+                return end(None, Reason::MaxMoves);
+            }
+        }
+        None
+    }
+
+    fn only_royals(&self, color: Color) -> bool {
+        let royals = self.royals[color.index()].n as usize;
+        self.pieces().filter(|(_, p)| p.color() == color).count() == royals
+    }
+
+    /// Fourfold repetition: a draw, or a loss for a side that gave check
+    /// with every one of its moves since the first occurrence.
+    pub fn repetition(&self) -> Option<Outcome> {
+        if self.t.spec.repetition_illegal {
+            return None;
+        }
+        let earlier: Vec<usize> =
+            (0..self.history.len()).filter(|&i| self.history[i].hash_before() == self.hash).collect();
+        if earlier.len() < 3 {
+            return None;
+        }
+        let first = earlier[0];
+        let n = self.history.len();
+        // The last move was made by the opponent of the side to move.
+        let mover = |j: usize| if (n - 1 - j) % 2 == 0 { self.side.opponent() } else { self.side };
+        for checker in [self.side.opponent(), self.side] {
+            let mut moves = (first..n).filter(|&j| mover(j) == checker).peekable();
+            if moves.peek().is_some() && moves.all(|j| self.history[j].gave_check) {
+                return Some(Outcome { winner: Some(checker.opponent()), reason: Reason::PerpetualCheck });
+            }
+        }
+        Some(Outcome { winner: None, reason: Reason::Repetition })
+    }
+
+    fn king_square(&self, color: Color) -> Option<Square> {
+        self.royal_squares(color)
+            .iter()
+            .copied()
+            .find(|&s| self.piece_at(s).is_some_and(|p| p.kind() == Kind::King))
+    }
+
+    fn both_kings_entered(&self) -> bool {
+        Color::BOTH.iter().all(|&c| self.king_square(c).is_some_and(|k| self.t.spec.in_zone(c, k.row())))
+    }
+
+    /// Impasse points of `color`: 5 for rook and bishop (promoted or not),
+    /// 1 for other pieces, king excluded, hand included. With `zone_only`
+    /// only board pieces in the enemy camp count (declaration rule).
+    pub fn impasse_points(&self, color: Color, zone_only: bool) -> u32 {
+        let spec = self.t.spec;
+        let value = |k: Kind| spec.kind(k).map_or(1, |ks| ks.points as u32);
+        let board: u32 = self
+            .pieces()
+            .filter(|(s, p)| p.color() == color && (!zone_only || spec.in_zone(color, s.row())))
+            .map(|(_, p)| value(p.kind()))
+            .sum();
+        let hand: u32 = Kind::HAND.iter().map(|&k| self.hand(color, k) as u32 * value(k)).sum();
+        board + hand
+    }
+
+    /// Does the side to move meet the 27-point declaration rule? King in
+    /// the enemy camp, not in check, ten other pieces there, and 28 points
+    /// (sente) or 27 (gote) from the camp and the hand.
+    pub fn can_declare(&self) -> bool {
+        if !self.t.spec.drops {
+            return false;
+        }
+        let us = self.side;
+        let Some(king) = self.king_square(us) else { return false };
+        if !self.t.spec.in_zone(us, king.row()) || self.in_check() {
+            return false;
+        }
+        let in_zone =
+            self.pieces().filter(|(s, p)| p.color() == us && p.kind() != Kind::King && self.t.spec.in_zone(us, s.row())).count();
+        let needed = if us == Color::Sente { 28 } else { 27 };
+        in_zone >= 10 && self.impasse_points(us, true) >= needed
+    }
+}

@@ -1,0 +1,463 @@
+//! A validated position: board, hands, side to move, Zobrist hash and the
+//! game history that repetition needs. Moves are made and unmade in place.
+
+use crate::moves::Move;
+use crate::types::{Color, Kind, Piece, Square, CELLS, EMPTY, GOTE_BIT, KIND_SLOTS, WALL};
+use crate::variant::{has, RoyalRule, Tables, Variant, DIRS};
+use crate::zobrist::{KEYS, MAX_HAND};
+
+/// Squares of a side's royal pieces (king and crown princes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Royals {
+    pub sq: [Square; 4],
+    pub n: u8,
+}
+
+impl Royals {
+    const NONE: Royals = Royals { sq: [Square(0); 4], n: 0 };
+
+    pub(crate) fn add(&mut self, s: Square) {
+        if (self.n as usize) < self.sq.len() {
+            self.sq[self.n as usize] = s;
+            self.n += 1;
+        }
+    }
+
+    fn remove(&mut self, s: Square) {
+        if let Some(i) = self.sq[..self.n as usize].iter().position(|&x| x == s) {
+            self.n -= 1;
+            self.sq[i] = self.sq[self.n as usize];
+        }
+    }
+
+    fn moved(&mut self, from: Square, to: Square) {
+        if let Some(x) = self.sq[..self.n as usize].iter_mut().find(|x| **x == from) {
+            *x = to;
+        }
+    }
+
+    pub fn squares(&self) -> &[Square] {
+        &self.sq[..self.n as usize]
+    }
+}
+
+/// What [`Position::make`] needs to take a move back.
+#[derive(Clone, Copy, Debug)]
+pub struct Undo {
+    captured: u8,
+    captured_mid: u8,
+    hash: u64,
+    royals: [Royals; 2],
+    pawn_files: [u16; 2],
+}
+
+/// One ply of the game history.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HistoryEntry {
+    pub mv: Move,
+    pub undo: Undo,
+    /// The move left the opponent in check.
+    pub gave_check: bool,
+}
+
+impl HistoryEntry {
+    /// Hash of the position before this move.
+    pub fn hash_before(&self) -> u64 {
+        self.undo.hash
+    }
+}
+
+/// A legal position of one of the variants.
+#[derive(Clone)]
+pub struct Position {
+    pub(crate) t: &'static Tables,
+    pub(crate) board: [u8; CELLS],
+    pub(crate) hands: [[u8; KIND_SLOTS]; 2],
+    pub(crate) side: Color,
+    /// SFEN move number of the position the game started from.
+    pub(crate) start_move_number: u32,
+    pub(crate) royals: [Royals; 2],
+    /// Bit f set: an unpromoted pawn of that colour stands on file f+1.
+    pub(crate) pawn_files: [u16; 2],
+    pub(crate) hash: u64,
+    pub(crate) history: Vec<HistoryEntry>,
+}
+
+impl PartialEq for Position {
+    /// Positions are equal when board, hands and side to move are; history
+    /// and move number are not compared.
+    fn eq(&self, other: &Position) -> bool {
+        self.t.spec.variant == other.t.spec.variant
+            && self.board == other.board
+            && self.hands == other.hands
+            && self.side == other.side
+    }
+}
+
+impl std::fmt::Debug for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Position({})", self.to_sfen())
+    }
+}
+
+impl Position {
+    /// An empty board of `variant` with sente to move; for building
+    /// positions from a checked [`crate::Setup`].
+    pub(crate) fn empty(variant: Variant) -> Position {
+        let t = variant.tables();
+        let size = t.spec.size;
+        let mut board = [WALL; CELLS];
+        for row in 0..size {
+            for col in 0..size {
+                board[Square::from_col_row(col, row).index()] = EMPTY;
+            }
+        }
+        Position {
+            t,
+            board,
+            hands: [[0; KIND_SLOTS]; 2],
+            side: Color::Sente,
+            start_move_number: 1,
+            royals: [Royals::NONE; 2],
+            pawn_files: [0; 2],
+            hash: 0,
+            history: Vec::new(),
+        }
+    }
+
+    /// The start position of a variant.
+    pub fn startpos(variant: Variant) -> Position {
+        Position::from_sfen(variant, variant.spec().start_sfen).expect("built-in start positions are valid")
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.t.spec.variant
+    }
+
+    pub fn spec(&self) -> &'static crate::VariantSpec {
+        self.t.spec
+    }
+
+    pub fn side_to_move(&self) -> Color {
+        self.side
+    }
+
+    /// The piece on a square of the board.
+    pub fn piece_at(&self, sq: Square) -> Option<Piece> {
+        Piece::from_code(self.board[sq.index()])
+    }
+
+    /// How many pieces of `kind` `color` holds in hand.
+    pub fn hand(&self, color: Color, kind: Kind) -> u8 {
+        self.hands[color.index()][kind as usize]
+    }
+
+    /// Every occupied square with its piece, rank by rank from rank `a`,
+    /// files from the highest.
+    pub fn pieces(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
+        let size = self.t.spec.size;
+        (0..size).flat_map(move |row| {
+            (0..size).rev().filter_map(move |col| {
+                let sq = Square::from_col_row(col, row);
+                self.piece_at(sq).map(|p| (sq, p))
+            })
+        })
+    }
+
+    /// Plies played since the position this game started from.
+    pub fn plies_played(&self) -> usize {
+        self.history.len()
+    }
+
+    /// The SFEN move number of this position.
+    pub fn move_number(&self) -> u32 {
+        self.start_move_number + self.history.len() as u32
+    }
+
+    /// The moves played so far from the starting position.
+    pub fn moves_played(&self) -> impl Iterator<Item = Move> + '_ {
+        self.history.iter().map(|h| h.mv)
+    }
+
+    /// Zobrist hash of board, hands and side to move.
+    pub fn zobrist(&self) -> u64 {
+        self.hash
+    }
+
+    /// The hash computed from scratch (tests compare it with the
+    /// incremental one).
+    pub fn zobrist_from_scratch(&self) -> u64 {
+        let mut h = 0;
+        for (sq, p) in self.pieces() {
+            h ^= KEYS.board[sq.index()][p.code() as usize];
+        }
+        for c in Color::BOTH {
+            for k in 0..KIND_SLOTS {
+                h ^= KEYS.hand[c.index()][k][self.hands[c.index()][k] as usize];
+            }
+        }
+        if self.side == Color::Gote {
+            h ^= KEYS.gote_to_move;
+        }
+        h
+    }
+
+    pub(crate) fn royal_squares(&self, color: Color) -> &[Square] {
+        self.royals[color.index()].squares()
+    }
+
+    /// Squares of `color`'s royal pieces (king, crown princes).
+    pub fn royals(&self, color: Color) -> Vec<Square> {
+        self.royal_squares(color).to_vec()
+    }
+
+    /// The royal the check rule protects for `color`, if the rule applies
+    /// to that side now.
+    #[inline]
+    pub(crate) fn checked_royal(&self, color: Color) -> Option<Square> {
+        let r = &self.royals[color.index()];
+        match self.t.spec.royal_rule {
+            RoyalRule::Check if r.n >= 1 => Some(r.sq[0]),
+            RoyalRule::CheckWhenSingleRoyal if r.n == 1 => Some(r.sq[0]),
+            _ => None,
+        }
+    }
+
+    /// Whether the side to move stands in check (only where the check rule
+    /// applies to it).
+    pub fn in_check(&self) -> bool {
+        match self.checked_royal(self.side) {
+            Some(k) => self.attacked(k, self.side.opponent()),
+            None => false,
+        }
+    }
+
+    /// Is `sq` attacked by a piece of colour `by`?
+    #[inline]
+    pub fn attacked(&self, sq: Square, by: Color) -> bool {
+        self.attacked_ignoring(sq, by, Square(0))
+    }
+
+    /// Like [`Position::attacked`], with the piece on `ignore` taken off the
+    /// board (a king looking at the square it steps to).
+    pub(crate) fn attacked_ignoring(&self, sq: Square, by: Color, ignore: Square) -> bool {
+        let t = self.t;
+        let c = by.index();
+        let b = &self.board;
+        for d in 0..8 {
+            let off = crate::variant::mailbox_offset(DIRS[d].0, DIRS[d].1) as isize;
+            let mut s = sq.offset(off);
+            let code = b[s.index()];
+            if code != EMPTY && s != ignore {
+                if has(t.attack_step[c][d], code) {
+                    return true;
+                }
+                continue;
+            }
+            let far = t.attack_slide[c][d] | t.attack_range2[c][d];
+            if far == 0 {
+                continue;
+            }
+            let mut dist = 2;
+            loop {
+                s = s.offset(off);
+                let code = b[s.index()];
+                if code == EMPTY || s == ignore {
+                    if t.attack_slide[c][d] == 0 {
+                        break;
+                    }
+                    dist += 1;
+                    continue;
+                }
+                if has(t.attack_slide[c][d], code) || (dist == 2 && has(t.attack_range2[c][d], code)) {
+                    return true;
+                }
+                break;
+            }
+        }
+        for &(off, mask) in &t.attack_jump[c] {
+            if has(mask, b[sq.offset(off as isize).index()]) {
+                return true;
+            }
+        }
+        false
+    }
+
+    #[inline]
+    fn set_hand(&mut self, c: Color, kind: Kind, n: u8) {
+        let k = kind as usize;
+        let old = self.hands[c.index()][k] as usize;
+        debug_assert!((n as usize) < MAX_HAND);
+        self.hash ^= KEYS.hand[c.index()][k][old] ^ KEYS.hand[c.index()][k][n as usize];
+        self.hands[c.index()][k] = n;
+    }
+
+    #[inline]
+    fn put(&mut self, sq: Square, code: u8) {
+        self.board[sq.index()] = code;
+        self.hash ^= KEYS.board[sq.index()][code as usize];
+    }
+
+    #[inline]
+    fn take(&mut self, sq: Square) -> u8 {
+        let code = self.board[sq.index()];
+        self.board[sq.index()] = EMPTY;
+        self.hash ^= KEYS.board[sq.index()][code as usize];
+        code
+    }
+
+    /// Removes a captured piece: to the captor's hand where drops exist, out
+    /// of the game otherwise.
+    #[inline]
+    fn capture(&mut self, sq: Square) -> u8 {
+        let code = self.take(sq);
+        let piece = Piece(code);
+        let victim = piece.color();
+        if self.t.royal_code[code as usize] {
+            self.royals[victim.index()].remove(sq);
+        }
+        if self.t.spec.drops {
+            let kind = piece.kind();
+            let n = self.hands[self.side.index()][kind as usize] + 1;
+            self.set_hand(self.side, kind, n);
+            if kind == Kind::Pawn && !piece.is_promoted() {
+                self.pawn_files[victim.index()] &= !(1 << sq.col());
+            }
+        }
+        code
+    }
+
+    /// Plays `mv` (assumed legal) without recording it in the history.
+    /// Returns what [`Position::unmake`] needs.
+    pub fn make(&mut self, mv: Move) -> Undo {
+        let undo = Undo {
+            captured: EMPTY,
+            captured_mid: EMPTY,
+            hash: self.hash,
+            royals: self.royals,
+            pawn_files: self.pawn_files,
+        };
+        let mut undo = undo;
+        let us = self.side;
+        match mv {
+            Move::Normal { from, to, promote } => {
+                if self.board[to.index()] != EMPTY {
+                    undo.captured = self.capture(to);
+                }
+                let code = self.take(from);
+                let new = if promote { code | 1 } else { code };
+                self.put(to, new);
+                if self.t.royal_code[code as usize] {
+                    self.royals[us.index()].moved(from, to);
+                } else if self.t.royal_code[new as usize] {
+                    self.royals[us.index()].add(to);
+                }
+                if promote && Piece(code).kind() == Kind::Pawn {
+                    self.pawn_files[us.index()] &= !(1 << from.col());
+                }
+            }
+            Move::Drop { kind, to } => {
+                let n = self.hands[us.index()][kind as usize] - 1;
+                self.set_hand(us, kind, n);
+                self.put(to, Piece::new(us, kind, false).code());
+                if kind == Kind::Pawn {
+                    self.pawn_files[us.index()] |= 1 << to.col();
+                }
+            }
+            Move::Lion { from, mid, to } => {
+                if self.board[mid.index()] != EMPTY {
+                    undo.captured_mid = self.capture(mid);
+                }
+                if to != from {
+                    if self.board[to.index()] != EMPTY {
+                        undo.captured = self.capture(to);
+                    }
+                    let code = self.take(from);
+                    self.put(to, code);
+                    if self.t.royal_code[code as usize] {
+                        self.royals[us.index()].moved(from, to);
+                    }
+                }
+            }
+        }
+        self.side = us.opponent();
+        self.hash ^= KEYS.gote_to_move;
+        undo
+    }
+
+    /// Takes back `mv`, made by [`Position::make`] with result `undo`.
+    pub fn unmake(&mut self, mv: Move, undo: Undo) {
+        let us = self.side.opponent();
+        self.side = us;
+        let them = us.opponent();
+        let restore = |pos: &mut Position, sq: Square, code: u8| {
+            pos.board[sq.index()] = code;
+            if code != EMPTY && pos.t.spec.drops {
+                let kind = Piece(code).kind() as usize;
+                pos.hands[us.index()][kind] -= 1;
+            }
+        };
+        match mv {
+            Move::Normal { from, to, promote } => {
+                let code = self.board[to.index()];
+                self.board[from.index()] = if promote { code & !1 } else { code };
+                restore(self, to, undo.captured);
+            }
+            Move::Drop { kind, to } => {
+                self.board[to.index()] = EMPTY;
+                self.hands[us.index()][kind as usize] += 1;
+            }
+            Move::Lion { from, mid, to } => {
+                if to != from {
+                    let code = self.board[to.index()];
+                    self.board[from.index()] = code;
+                    restore(self, to, undo.captured);
+                }
+                restore(self, mid, undo.captured_mid);
+            }
+        }
+        let _ = them;
+        self.hash = undo.hash;
+        self.royals = undo.royals;
+        self.pawn_files = undo.pawn_files;
+    }
+
+    /// Plays a legal move and records it in the game history (for
+    /// repetition and [`Position::undo`]).
+    pub fn play(&mut self, mv: Move) {
+        let undo = self.make(mv);
+        let gave_check = self.in_check();
+        self.history.push(HistoryEntry { mv, undo, gave_check });
+    }
+
+    /// Takes back the last move played with [`Position::play`].
+    pub fn undo(&mut self) -> Option<Move> {
+        let entry = self.history.pop()?;
+        self.unmake(entry.mv, entry.undo);
+        Some(entry.mv)
+    }
+
+    /// Parses a USI move and plays it if it is legal here.
+    pub fn play_usi(&mut self, text: &str) -> Result<Move, crate::MoveError> {
+        let mv = self.parse_usi(text)?;
+        self.play(mv);
+        Ok(mv)
+    }
+
+    /// The piece code at a mailbox cell (walls included).
+    #[inline]
+    pub(crate) fn code(&self, sq: Square) -> u8 {
+        self.board[sq.index()]
+    }
+
+    #[inline]
+    pub(crate) fn side_bit(&self) -> u8 {
+        (self.side as u8) << 6
+    }
+
+    /// Is `code` a piece of the side to move's opponent?
+    #[inline]
+    pub(crate) fn is_enemy(&self, code: u8) -> bool {
+        code != EMPTY && code != WALL && (code & GOTE_BIT) != self.side_bit()
+    }
+}

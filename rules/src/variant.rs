@@ -1,0 +1,670 @@
+//! The three games as data: board size, piece kinds and how they move,
+//! promotion, drops, royals and the start position. One move generator reads
+//! these tables for every variant.
+
+use crate::types::{Color, Kind, Piece, CODES, KIND_SLOTS, STRIDE};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+/// One of the games koma plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// Standard shogi: 9x9, drops.
+    Shogi,
+    /// Sho shogi: 9x9, drunk elephant, no drops.
+    Sho,
+    /// Dai shogi: 15x15, 29 kinds, lion moves, no drops.
+    Dai,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 3] = [Variant::Shogi, Variant::Sho, Variant::Dai];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Shogi => "shogi",
+            Variant::Sho => "sho",
+            Variant::Dai => "dai",
+        }
+    }
+
+    pub fn spec(self) -> &'static VariantSpec {
+        match self {
+            Variant::Shogi => &SHOGI,
+            Variant::Sho => &SHO,
+            Variant::Dai => &DAI,
+        }
+    }
+
+    pub(crate) fn tables(self) -> &'static Tables {
+        static TABLES: [OnceLock<Tables>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+        TABLES[self as usize].get_or_init(|| Tables::build(self))
+    }
+
+    /// Board side length.
+    pub fn size(self) -> usize {
+        self.spec().size
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown variant '{0}' (expected shogi, sho or dai)")]
+pub struct UnknownVariant(pub String);
+
+impl FromStr for Variant {
+    type Err = UnknownVariant;
+    fn from_str(s: &str) -> Result<Variant, UnknownVariant> {
+        match s.to_ascii_lowercase().as_str() {
+            "shogi" | "standard" => Ok(Variant::Shogi),
+            "sho" | "shoshogi" | "sho-shogi" => Ok(Variant::Sho),
+            "dai" | "daishogi" | "dai-shogi" => Ok(Variant::Dai),
+            _ => Err(UnknownVariant(s.to_string())),
+        }
+    }
+}
+
+/// How the royal pieces constrain play.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoyalRule {
+    /// A move may not leave the (only) king attacked; mate ends the game.
+    Check,
+    /// The check rule holds only while a side has a single royal; with two
+    /// or more, royals may be left attacked and the game is won by capturing
+    /// them all (sho shogi).
+    CheckWhenSingleRoyal,
+    /// No check rule: royals may be left attacked, the game is won by
+    /// capturing every royal (dai shogi).
+    CaptureAll,
+}
+
+/// When a move may promote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromotionRule {
+    /// A move that starts or ends in the zone may promote (standard, sho).
+    StartOrEnd,
+    /// A non-capture may promote when it enters the zone from outside; a
+    /// capture when it starts or ends in the zone (dai, as HaChu plays it).
+    EnterOrCapture,
+}
+
+/// One movement primitive, from sente's point of view (`dy < 0` is forward).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leg {
+    pub dx: i8,
+    pub dy: i8,
+    /// Squares it may travel along the line; `u8::MAX` for a slider. A jump
+    /// has range 1 over its own (longer) offset.
+    pub range: u8,
+    /// Passes over intervening pieces.
+    pub jump: bool,
+}
+
+const fn step(dx: i8, dy: i8) -> Leg {
+    Leg { dx, dy, range: 1, jump: false }
+}
+const fn slide(dx: i8, dy: i8) -> Leg {
+    Leg { dx, dy, range: u8::MAX, jump: false }
+}
+const fn range2(dx: i8, dy: i8) -> Leg {
+    Leg { dx, dy, range: 2, jump: false }
+}
+const fn jump(dx: i8, dy: i8) -> Leg {
+    Leg { dx, dy, range: 1, jump: true }
+}
+
+/// Lion power: two king steps in one turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LionPower {
+    None,
+    /// Any two king steps (lion, promoted kirin).
+    Full,
+    /// Two steps along these lines only (horned falcon: forward; soaring
+    /// eagle: diagonally forward); the second step goes on or comes back.
+    Lines(&'static [(i8, i8)]),
+}
+
+/// How a piece moves.
+#[derive(Clone, Copy, Debug)]
+pub struct Movement {
+    pub legs: &'static [Leg],
+    pub lion: LionPower,
+}
+
+const fn plain(legs: &'static [Leg]) -> Movement {
+    Movement { legs, lion: LionPower::None }
+}
+
+// Directions from sente's view: forward is dy = -1.
+pub(crate) mod mv {
+    use super::*;
+    pub const KING: Movement = plain(&[
+        step(0, -1),
+        step(1, -1),
+        step(-1, -1),
+        step(1, 0),
+        step(-1, 0),
+        step(0, 1),
+        step(1, 1),
+        step(-1, 1),
+    ]);
+    pub const GOLD: Movement =
+        plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 0), step(-1, 0), step(0, 1)]);
+    pub const SILVER: Movement =
+        plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 1), step(-1, 1)]);
+    pub const KNIGHT: Movement = plain(&[jump(1, -2), jump(-1, -2)]);
+    pub const LANCE: Movement = plain(&[slide(0, -1)]);
+    pub const PAWN: Movement = plain(&[step(0, -1)]);
+    pub const ROOK: Movement = plain(&[slide(0, -1), slide(0, 1), slide(1, 0), slide(-1, 0)]);
+    pub const BISHOP: Movement = plain(&[slide(1, -1), slide(-1, -1), slide(1, 1), slide(-1, 1)]);
+    pub const DRAGON: Movement = plain(&[
+        slide(0, -1),
+        slide(0, 1),
+        slide(1, 0),
+        slide(-1, 0),
+        step(1, -1),
+        step(-1, -1),
+        step(1, 1),
+        step(-1, 1),
+    ]);
+    pub const HORSE: Movement = plain(&[
+        slide(1, -1),
+        slide(-1, -1),
+        slide(1, 1),
+        slide(-1, 1),
+        step(0, -1),
+        step(0, 1),
+        step(1, 0),
+        step(-1, 0),
+    ]);
+    pub const ELEPHANT: Movement = plain(&[
+        step(0, -1),
+        step(1, -1),
+        step(-1, -1),
+        step(1, 0),
+        step(-1, 0),
+        step(1, 1),
+        step(-1, 1),
+    ]);
+    // Dai shogi.
+    pub const COPPER: Movement = plain(&[step(0, -1), step(1, -1), step(-1, -1), step(0, 1)]);
+    pub const IRON: Movement = plain(&[step(0, -1), step(1, -1), step(-1, -1)]);
+    pub const STONE: Movement = plain(&[step(1, -1), step(-1, -1)]);
+    pub const GO_BETWEEN: Movement = plain(&[step(0, -1), step(0, 1)]);
+    pub const BLIND_TIGER: Movement = plain(&[
+        step(1, -1),
+        step(-1, -1),
+        step(1, 0),
+        step(-1, 0),
+        step(0, 1),
+        step(1, 1),
+        step(-1, 1),
+    ]);
+    pub const FEROCIOUS_LEOPARD: Movement = plain(&[
+        step(0, -1),
+        step(1, -1),
+        step(-1, -1),
+        step(0, 1),
+        step(1, 1),
+        step(-1, 1),
+    ]);
+    pub const CAT_SWORD: Movement = plain(&[step(1, -1), step(-1, -1), step(1, 1), step(-1, 1)]);
+    pub const EVIL_WOLF: Movement =
+        plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 0), step(-1, 0)]);
+    pub const ANGRY_BOAR: Movement = plain(&[step(0, -1), step(0, 1), step(1, 0), step(-1, 0)]);
+    pub const FIERCE_OX: Movement =
+        plain(&[range2(0, -1), range2(0, 1), range2(1, 0), range2(-1, 0)]);
+    pub const FLYING_DRAGON: Movement =
+        plain(&[range2(1, -1), range2(-1, -1), range2(1, 1), range2(-1, 1)]);
+    pub const REVERSE_CHARIOT: Movement = plain(&[slide(0, -1), slide(0, 1)]);
+    pub const VERTICAL_MOVER: Movement =
+        plain(&[slide(0, -1), slide(0, 1), step(1, 0), step(-1, 0)]);
+    pub const SIDE_MOVER: Movement = plain(&[slide(1, 0), slide(-1, 0), step(0, -1), step(0, 1)]);
+    pub const PHOENIX: Movement = plain(&[
+        step(0, -1),
+        step(0, 1),
+        step(1, 0),
+        step(-1, 0),
+        jump(2, -2),
+        jump(-2, -2),
+        jump(2, 2),
+        jump(-2, 2),
+    ]);
+    pub const KIRIN: Movement = plain(&[
+        step(1, -1),
+        step(-1, -1),
+        step(1, 1),
+        step(-1, 1),
+        jump(0, -2),
+        jump(0, 2),
+        jump(2, 0),
+        jump(-2, 0),
+    ]);
+    pub const FREE_KING: Movement = plain(&[
+        slide(0, -1),
+        slide(1, -1),
+        slide(-1, -1),
+        slide(1, 0),
+        slide(-1, 0),
+        slide(0, 1),
+        slide(1, 1),
+        slide(-1, 1),
+    ]);
+    pub const LION: Movement = Movement {
+        legs: &[
+            step(0, -1),
+            step(1, -1),
+            step(-1, -1),
+            step(1, 0),
+            step(-1, 0),
+            step(0, 1),
+            step(1, 1),
+            step(-1, 1),
+            jump(-2, -2),
+            jump(-1, -2),
+            jump(0, -2),
+            jump(1, -2),
+            jump(2, -2),
+            jump(-2, -1),
+            jump(2, -1),
+            jump(-2, 0),
+            jump(2, 0),
+            jump(-2, 1),
+            jump(2, 1),
+            jump(-2, 2),
+            jump(-1, 2),
+            jump(0, 2),
+            jump(1, 2),
+            jump(2, 2),
+        ],
+        lion: LionPower::Full,
+    };
+    pub const WHITE_HORSE: Movement =
+        plain(&[slide(0, -1), slide(0, 1), slide(1, -1), slide(-1, -1)]);
+    pub const FLYING_STAG: Movement = plain(&[
+        slide(0, -1),
+        slide(0, 1),
+        step(1, -1),
+        step(-1, -1),
+        step(1, 0),
+        step(-1, 0),
+        step(1, 1),
+        step(-1, 1),
+    ]);
+    pub const WHALE: Movement = plain(&[slide(0, -1), slide(0, 1), slide(1, 1), slide(-1, 1)]);
+    pub const FLYING_OX: Movement = plain(&[
+        slide(0, -1),
+        slide(0, 1),
+        slide(1, -1),
+        slide(-1, -1),
+        slide(1, 1),
+        slide(-1, 1),
+    ]);
+    pub const FREE_BOAR: Movement = plain(&[
+        slide(1, 0),
+        slide(-1, 0),
+        slide(1, -1),
+        slide(-1, -1),
+        slide(1, 1),
+        slide(-1, 1),
+    ]);
+    pub const HORNED_FALCON: Movement = Movement {
+        legs: &[
+            step(0, -1),
+            jump(0, -2),
+            slide(0, 1),
+            slide(1, 0),
+            slide(-1, 0),
+            slide(1, -1),
+            slide(-1, -1),
+            slide(1, 1),
+            slide(-1, 1),
+        ],
+        lion: LionPower::Lines(&[(0, -1)]),
+    };
+    pub const SOARING_EAGLE: Movement = Movement {
+        legs: &[
+            step(1, -1),
+            jump(2, -2),
+            step(-1, -1),
+            jump(-2, -2),
+            slide(0, -1),
+            slide(0, 1),
+            slide(1, 0),
+            slide(-1, 0),
+            slide(1, 1),
+            slide(-1, 1),
+        ],
+        lion: LionPower::Lines(&[(1, -1), (-1, -1)]),
+    };
+}
+
+/// A piece kind as a variant uses it.
+#[derive(Clone, Copy, Debug)]
+pub struct KindSpec {
+    pub kind: Kind,
+    /// SFEN letters for sente (gote in lower case); `+` prefixes promoted.
+    pub code: &'static str,
+    pub name: &'static str,
+    pub movement: Movement,
+    /// What the promoted piece moves like and is called, if it promotes.
+    pub promotion: Option<(Movement, &'static str)>,
+    pub royal: bool,
+    pub promoted_royal: bool,
+    /// Ranks at the far end where the unpromoted piece could never move
+    /// again (pawn/lance 1, knight 2): it must promote there and may not be
+    /// dropped there.
+    pub dead_ranks: u8,
+    /// Impasse points (standard shogi): rook/bishop 5, others 1, king 0.
+    pub points: u8,
+}
+
+/// A game as data.
+#[derive(Debug)]
+pub struct VariantSpec {
+    pub variant: Variant,
+    pub size: usize,
+    pub zone_depth: usize,
+    pub drops: bool,
+    pub royal_rule: RoyalRule,
+    pub promotion_rule: PromotionRule,
+    /// Capturing every non-royal enemy piece wins (sho, dai).
+    pub bare_king_wins: bool,
+    /// A move that repeats an earlier position is illegal (dai, HaChu's
+    /// default); elsewhere the fourth occurrence ends the game.
+    pub repetition_illegal: bool,
+    pub kinds: &'static [KindSpec],
+    pub start_sfen: &'static str,
+}
+
+const fn kind(
+    kind: Kind,
+    code: &'static str,
+    name: &'static str,
+    movement: Movement,
+    promotion: Option<(Movement, &'static str)>,
+) -> KindSpec {
+    KindSpec {
+        kind,
+        code,
+        name,
+        movement,
+        promotion,
+        royal: false,
+        promoted_royal: false,
+        dead_ranks: 0,
+        points: 1,
+    }
+}
+
+const fn dead(mut k: KindSpec, ranks: u8) -> KindSpec {
+    k.dead_ranks = ranks;
+    k
+}
+const fn points(mut k: KindSpec, p: u8) -> KindSpec {
+    k.points = p;
+    k
+}
+const fn royal(mut k: KindSpec) -> KindSpec {
+    k.royal = true;
+    k.points = 0;
+    k
+}
+const fn promotes_royal(mut k: KindSpec) -> KindSpec {
+    k.promoted_royal = true;
+    k
+}
+
+use mv::*;
+
+const SHOGI_KINDS: [KindSpec; 8] = [
+    royal(kind(Kind::King, "K", "king", KING, None)),
+    points(kind(Kind::Rook, "R", "rook", ROOK, Some((DRAGON, "dragon"))), 5),
+    points(kind(Kind::Bishop, "B", "bishop", BISHOP, Some((HORSE, "horse"))), 5),
+    kind(Kind::Gold, "G", "gold", GOLD, None),
+    kind(Kind::Silver, "S", "silver", SILVER, Some((GOLD, "promoted silver"))),
+    dead(kind(Kind::Knight, "N", "knight", KNIGHT, Some((GOLD, "promoted knight"))), 2),
+    dead(kind(Kind::Lance, "L", "lance", LANCE, Some((GOLD, "promoted lance"))), 1),
+    dead(kind(Kind::Pawn, "P", "pawn", PAWN, Some((GOLD, "tokin"))), 1),
+];
+
+const SHO_KINDS: [KindSpec; 9] = [
+    SHOGI_KINDS[0],
+    SHOGI_KINDS[1],
+    SHOGI_KINDS[2],
+    SHOGI_KINDS[3],
+    SHOGI_KINDS[4],
+    SHOGI_KINDS[5],
+    SHOGI_KINDS[6],
+    SHOGI_KINDS[7],
+    promotes_royal(kind(Kind::Elephant, "E", "drunk elephant", ELEPHANT, Some((KING, "crown prince")))),
+];
+
+static SHOGI: VariantSpec = VariantSpec {
+    variant: Variant::Shogi,
+    size: 9,
+    zone_depth: 3,
+    drops: true,
+    royal_rule: RoyalRule::Check,
+    promotion_rule: PromotionRule::StartOrEnd,
+    bare_king_wins: false,
+    repetition_illegal: false,
+    kinds: &SHOGI_KINDS,
+    start_sfen: "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
+};
+
+static SHO: VariantSpec = VariantSpec {
+    variant: Variant::Sho,
+    size: 9,
+    zone_depth: 3,
+    drops: false,
+    royal_rule: RoyalRule::CheckWhenSingleRoyal,
+    promotion_rule: PromotionRule::StartOrEnd,
+    bare_king_wins: true,
+    repetition_illegal: false,
+    kinds: &SHO_KINDS,
+    start_sfen: "lnsgkgsnl/1r2e2b1/ppppppppp/9/9/9/PPPPPPPPP/1B2E2R1/LNSGKGSNL b - 1",
+};
+
+/// Dai shogi: the piece codes are documented in the README; one or two
+/// letters, two-letter codes written in brackets inside SFEN boards.
+static DAI_KINDS: [KindSpec; 29] = [
+    royal(kind(Kind::King, "K", "king", KING, None)),
+    kind(Kind::Rook, "R", "rook", ROOK, Some((DRAGON, "dragon king"))),
+    kind(Kind::Bishop, "B", "bishop", BISHOP, Some((HORSE, "dragon horse"))),
+    kind(Kind::Gold, "G", "gold general", GOLD, Some((ROOK, "rook"))),
+    kind(Kind::Silver, "S", "silver general", SILVER, Some((VERTICAL_MOVER, "vertical mover"))),
+    dead(kind(Kind::Knight, "N", "knight", KNIGHT, Some((GOLD, "gold general"))), 2),
+    dead(kind(Kind::Lance, "L", "lance", LANCE, Some((WHITE_HORSE, "white horse"))), 1),
+    dead(kind(Kind::Pawn, "P", "pawn", PAWN, Some((GOLD, "gold general"))), 1),
+    promotes_royal(kind(Kind::Elephant, "E", "drunk elephant", ELEPHANT, Some((KING, "crown prince")))),
+    kind(Kind::Copper, "C", "copper general", COPPER, Some((SIDE_MOVER, "side mover"))),
+    dead(kind(Kind::Iron, "I", "iron general", IRON, Some((GOLD, "gold general"))), 1),
+    dead(kind(Kind::Stone, "ST", "stone general", STONE, Some((GOLD, "gold general"))), 1),
+    kind(Kind::GoBetween, "GB", "go-between", GO_BETWEEN, Some((ELEPHANT, "drunk elephant"))),
+    kind(Kind::BlindTiger, "T", "blind tiger", BLIND_TIGER, Some((FLYING_STAG, "flying stag"))),
+    kind(Kind::FerociousLeopard, "FL", "ferocious leopard", FEROCIOUS_LEOPARD, Some((BISHOP, "bishop"))),
+    kind(Kind::CatSword, "CS", "cat sword", CAT_SWORD, Some((GOLD, "gold general"))),
+    kind(Kind::EvilWolf, "EW", "evil wolf", EVIL_WOLF, Some((GOLD, "gold general"))),
+    kind(Kind::AngryBoar, "AB", "angry boar", ANGRY_BOAR, Some((GOLD, "gold general"))),
+    kind(Kind::FierceOx, "O", "fierce ox", FIERCE_OX, Some((GOLD, "gold general"))),
+    kind(Kind::FlyingDragon, "FD", "flying dragon", FLYING_DRAGON, Some((GOLD, "gold general"))),
+    kind(Kind::ReverseChariot, "RC", "reverse chariot", REVERSE_CHARIOT, Some((WHALE, "whale"))),
+    kind(Kind::VerticalMover, "VM", "vertical mover", VERTICAL_MOVER, Some((FLYING_OX, "flying ox"))),
+    kind(Kind::SideMover, "SM", "side mover", SIDE_MOVER, Some((FREE_BOAR, "free boar"))),
+    kind(Kind::DragonHorse, "H", "dragon horse", HORSE, Some((HORNED_FALCON, "horned falcon"))),
+    kind(Kind::DragonKing, "D", "dragon king", DRAGON, Some((SOARING_EAGLE, "soaring eagle"))),
+    kind(Kind::Phoenix, "F", "phoenix", PHOENIX, Some((FREE_KING, "free king"))),
+    kind(Kind::Kirin, "KR", "kirin", KIRIN, Some((LION, "lion"))),
+    kind(Kind::FreeKing, "FK", "free king", FREE_KING, None),
+    kind(Kind::Lion, "LN", "lion", LION, None),
+];
+
+static DAI: VariantSpec = VariantSpec {
+    variant: Variant::Dai,
+    size: 15,
+    zone_depth: 5,
+    drops: false,
+    royal_rule: RoyalRule::CaptureAll,
+    promotion_rule: PromotionRule::EnterOrCapture,
+    bare_king_wins: true,
+    repetition_illegal: true,
+    kinds: &DAI_KINDS,
+    start_sfen: "ln[st]icsgkgsci[st]nl/[rc]1[cs]1[fl]1tet1[fl]1[cs]1[rc]/1o1[ab]1[ew]f[ln][kr][ew]1[ab]1o1/r[fd][sm][vm]bhd[fk]dhb[vm][sm][fd]r/ppppppppppppppp/4[gb]5[gb]4/15/15/15/4[GB]5[GB]4/PPPPPPPPPPPPPPP/R[FD][SM][VM]BHD[FK]DHB[VM][SM][FD]R/1O1[AB]1[EW][KR][LN]F[EW]1[AB]1O1/[RC]1[CS]1[FL]1TET1[FL]1[CS]1[RC]/LN[ST]ICSGKGSCI[ST]NL b - 1",
+};
+
+/// A movement compiled for the padded mailbox.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CompiledLeg {
+    pub offset: i16,
+    pub range: u8,
+    pub jump: bool,
+    /// Index of the unit direction (0..8) for non-jump legs, used by pins.
+    pub dir: u8,
+}
+
+/// The eight unit directions on the mailbox, as (dx, dy) from sente's view.
+pub(crate) const DIRS: [(i8, i8); 8] = [(0, -1), (1, -1), (-1, -1), (1, 0), (-1, 0), (0, 1), (1, 1), (-1, 1)];
+
+#[inline]
+pub(crate) fn mailbox_offset(dx: i8, dy: i8) -> i16 {
+    // dx > 0 goes towards sente's left, i.e. higher file numbers, i.e.
+    // higher columns: the mailbox is laid out with column = file - 1.
+    dy as i16 * STRIDE as i16 + dx as i16
+}
+
+pub(crate) fn dir_index(dx: i8, dy: i8) -> Option<u8> {
+    DIRS.iter().position(|&d| d == (dx, dy)).map(|i| i as u8)
+}
+
+/// Per-variant tables indexed by piece code, built once.
+pub(crate) struct Tables {
+    pub spec: &'static VariantSpec,
+    /// Legs per piece code (offsets already turned for gote).
+    pub legs: Vec<Vec<CompiledLeg>>,
+    /// Lion first-step directions per code, as (offset, line-only).
+    pub lion: Vec<LionPower>,
+    pub kind_spec: [Option<&'static KindSpec>; KIND_SLOTS],
+    /// Piece codes that exist in this variant.
+    pub valid_code: [bool; CODES],
+    pub royal_code: [bool; CODES],
+    /// `attack_step[c][d]`: codes of colour `c` that attack a square from
+    /// the adjacent square in direction `d` (seen from the attacked square).
+    pub attack_step: [[u128; 8]; 2],
+    /// Codes of colour `c` that slide without limit back along direction `d`.
+    pub attack_slide: [[u128; 8]; 2],
+    /// Codes of colour `c` with range exactly 2 along direction `d`.
+    pub attack_range2: [[u128; 8]; 2],
+    /// Jump attacks: (offset from the attacked square, codes) per colour.
+    pub attack_jump: [Vec<(i16, u128)>; 2],
+}
+
+#[inline]
+pub(crate) fn has(mask: u128, code: u8) -> bool {
+    mask.checked_shr(code as u32).unwrap_or(0) & 1 != 0
+}
+
+impl Tables {
+    fn build(variant: Variant) -> Tables {
+        let spec = variant.spec();
+        let mut kind_spec = [None; KIND_SLOTS];
+        for k in spec.kinds {
+            kind_spec[k.kind as usize] = Some(k);
+        }
+        let mut legs = vec![Vec::new(); CODES];
+        let mut lion = vec![LionPower::None; CODES];
+        let mut valid_code = [false; CODES];
+        let mut royal_code = [false; CODES];
+        let mut attack_step = [[0u128; 8]; 2];
+        let mut attack_slide = [[0u128; 8]; 2];
+        let mut attack_range2 = [[0u128; 8]; 2];
+        let mut jumps: [Vec<(i16, u128)>; 2] = [Vec::new(), Vec::new()];
+        for k in spec.kinds {
+            for promoted in [false, true] {
+                let movement = match (promoted, k.promotion) {
+                    (false, _) => k.movement,
+                    (true, Some((m, _))) => m,
+                    (true, None) => continue,
+                };
+                for color in Color::BOTH {
+                    let code = Piece::new(color, k.kind, promoted).code();
+                    valid_code[code as usize] = true;
+                    royal_code[code as usize] = if promoted { k.promoted_royal } else { k.royal };
+                    let sign: i8 = if color == Color::Sente { 1 } else { -1 };
+                    lion[code as usize] = movement.lion;
+                    let bit = 1u128 << code;
+                    for leg in movement.legs {
+                        let (dx, dy) = (leg.dx * sign, leg.dy * sign);
+                        let dir = if leg.jump { u8::MAX } else { dir_index(dx, dy).expect("unit direction") };
+                        legs[code as usize].push(CompiledLeg {
+                            offset: mailbox_offset(dx, dy),
+                            range: leg.range,
+                            jump: leg.jump,
+                            dir,
+                        });
+                        let c = color as usize;
+                        if leg.jump {
+                            // Seen from the attacked square the attacker sits at -offset.
+                            let off = -mailbox_offset(dx, dy);
+                            match jumps[c].iter_mut().find(|(o, _)| *o == off) {
+                                Some((_, m)) => *m |= bit,
+                                None => jumps[c].push((off, bit)),
+                            }
+                        } else {
+                            // The attacker sits in direction -d from the target.
+                            let back = dir_index(-dx, -dy).unwrap() as usize;
+                            attack_step[c][back] |= bit;
+                            if leg.range == u8::MAX {
+                                attack_slide[c][back] |= bit;
+                            } else if leg.range == 2 {
+                                attack_range2[c][back] |= bit;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Tables {
+            spec,
+            legs,
+            lion,
+            kind_spec,
+            valid_code,
+            royal_code,
+            attack_step,
+            attack_slide,
+            attack_range2,
+            attack_jump: jumps,
+        }
+    }
+}
+
+impl VariantSpec {
+    pub fn kind(&self, kind: Kind) -> Option<&'static KindSpec> {
+        self.variant.tables().kind_spec[kind as usize]
+    }
+
+    /// Does a piece of this colour on this row stand in its promotion zone?
+    #[inline]
+    pub fn in_zone(&self, color: Color, row: usize) -> bool {
+        match color {
+            Color::Sente => row < self.zone_depth,
+            Color::Gote => row >= self.size - self.zone_depth,
+        }
+    }
+
+    /// Rows left ahead of a piece of `color` on `row` (0 on the last rank).
+    #[inline]
+    pub fn rows_ahead(&self, color: Color, row: usize) -> usize {
+        match color {
+            Color::Sente => row,
+            Color::Gote => self.size - 1 - row,
+        }
+    }
+}
