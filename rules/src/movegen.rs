@@ -8,7 +8,7 @@
 
 use crate::moves::Move;
 use crate::position::Position;
-use crate::types::{Color, Kind, Piece, Square, EMPTY, GOTE_BIT, WALL};
+use crate::types::{Color, Kind, Square, EMPTY, GOTE_BIT, WALL};
 use crate::variant::{has, mailbox_offset, LionPower, PromotionRule, DIRS};
 
 /// Opposite of each direction index in [`DIRS`].
@@ -136,25 +136,25 @@ impl Position {
     }
 
     /// Pushes a board move with the promotion choices the rules give.
-    #[inline]
+    #[inline(always)]
     fn push_board_move(&self, out: &mut Vec<Move>, code: u8, from: Square, to: Square, capture: bool) {
-        let spec = self.t.spec;
-        let piece = Piece(code);
-        let ks = match self.t.kind_spec[piece.kind() as usize] {
-            Some(ks) => ks,
-            None => return,
-        };
-        if piece.is_promoted() || ks.promotion.is_none() {
+        if self.t.can_promote[code as usize] {
+            self.push_promotion_choices(out, code, from, to, capture);
+        } else {
             out.push(Move::Normal { from, to, promote: false });
-            return;
         }
+    }
+
+    #[inline(never)]
+    fn push_promotion_choices(&self, out: &mut Vec<Move>, code: u8, from: Square, to: Square, capture: bool) {
+        let spec = self.t.spec;
         let color = self.side;
         let (zf, zt) = (spec.in_zone(color, from.row()), spec.in_zone(color, to.row()));
         let can = match spec.promotion_rule {
             PromotionRule::StartOrEnd => zf || zt,
             PromotionRule::EnterOrCapture => (capture && (zf || zt)) || (!zf && zt),
         };
-        let must = (spec.rows_ahead(color, to.row()) as u8) < ks.dead_ranks;
+        let must = (spec.rows_ahead(color, to.row()) as u8) < self.t.dead_ranks[code as usize];
         if can {
             out.push(Move::Normal { from, to, promote: true });
         }
@@ -224,25 +224,29 @@ impl Position {
         }
     }
 
-    fn own_squares(&self) -> impl Iterator<Item = (Square, u8)> + '_ {
-        let size = self.t.spec.size;
-        let bit = self.side_bit();
-        (0..size).flat_map(move |row| {
-            (0..size).filter_map(move |col| {
-                let sq = Square::from_col_row(col, row);
-                let code = self.code(sq);
-                (code != EMPTY && code & GOTE_BIT == bit).then_some((sq, code))
-            })
-        })
+    /// Calls `f` for each of the side to move's pieces, from the
+    /// occupancy bits.
+    #[inline(always)]
+    fn for_each_own(&self, mut f: impl FnMut(Square, u8)) {
+        let t = self.t;
+        let words = (t.spec.size * t.spec.size).div_ceil(64);
+        for w in 0..words {
+            let mut bits = self.occupied[self.side.index()][w];
+            while bits != 0 {
+                let sq = t.square_of_dense[w * 64 + bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+                f(sq, self.code(sq));
+            }
+        }
     }
 
     /// All moves ignoring the check rule (and dai's repetition ban).
     fn pseudo_legal(&self, out: &mut Vec<Move>) {
         let mut pass_done = false;
-        for (from, code) in self.own_squares() {
+        self.for_each_own(|from, code| {
             self.piece_moves(out, from, code);
             self.lion_moves(out, from, code, &mut pass_done);
-        }
+        });
         self.drops(out, None);
     }
 
@@ -303,24 +307,15 @@ impl Position {
 
     /// A copy without history, for trying moves.
     pub(crate) fn scratch(&self) -> Position {
-        Position {
-            t: self.t,
-            board: self.board,
-            hands: self.hands,
-            side: self.side,
-            start_move_number: self.start_move_number,
-            royals: self.royals,
-            pawn_files: self.pawn_files,
-            hash: self.hash,
-            history: Vec::new(),
-        }
+        // Every field but the history is Copy.
+        Position { history: Vec::new(), ..*self }
     }
 
     /// Legal moves under the check rule for `royal`.
     fn checked_moves(&self, out: &mut Vec<Move>, royal: Square) {
         let ks = self.king_safety(royal);
         let them = self.side.opponent();
-        for (from, code) in self.own_squares() {
+        self.for_each_own(|from, code| {
             if from == ks.royal {
                 for leg in &self.t.legs[code as usize] {
                     let to = from.offset(leg.offset as isize);
@@ -329,7 +324,7 @@ impl Position {
                         out.push(Move::Normal { from, to, promote: false });
                     }
                 }
-                continue;
+                return;
             }
             let pin = ks.pin_dir(from);
             if self.may_promote_to_royal(code) && (pin.is_some() || ks.checkers > 0) {
@@ -345,10 +340,10 @@ impl Position {
                         out.push(m);
                     }
                 }
-                continue;
+                return;
             }
             if ks.checkers >= 2 {
-                continue;
+                return;
             }
             for leg in &self.t.legs[code as usize] {
                 if let Some(d) = pin {
@@ -372,7 +367,7 @@ impl Position {
                     }
                 }
             }
-        }
+        });
         match ks.checkers {
             0 => self.drops(out, None),
             1 => {

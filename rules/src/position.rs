@@ -49,6 +49,7 @@ pub struct Undo {
     hash: u64,
     royals: [Royals; 2],
     pawn_files: [u16; 2],
+    occupied: [[u64; 4]; 2],
 }
 
 /// One ply of the game history.
@@ -80,6 +81,9 @@ pub struct Position {
     /// Bit f set: an unpromoted pawn of that colour stands on file f+1.
     pub(crate) pawn_files: [u16; 2],
     pub(crate) hash: u64,
+    /// Occupied squares per colour as bits of dense indices
+    /// (`row * size + col`), so generation visits pieces, not squares.
+    pub(crate) occupied: [[u64; 4]; 2],
     pub(crate) history: Vec<HistoryEntry>,
 }
 
@@ -121,8 +125,28 @@ impl Position {
             royals: [Royals::NONE; 2],
             pawn_files: [0; 2],
             hash: 0,
+            occupied: [[0; 4]; 2],
             history: Vec::new(),
         }
+    }
+
+    /// Rebuilds the occupancy bits from the board (after a setup).
+    pub(crate) fn recompute_occupancy(&mut self) {
+        self.occupied = [[0; 4]; 2];
+        for i in 0..self.t.spec.size * self.t.spec.size {
+            let code = self.board[self.t.square_of_dense[i].index()];
+            if code != EMPTY {
+                let c = Piece(code).color().index();
+                self.occupied[c][i / 64] |= 1 << (i % 64);
+            }
+        }
+    }
+
+    #[inline]
+    fn toggle_occupied(&mut self, sq: Square, code: u8) {
+        let i = self.t.dense_of[sq.index()] as usize;
+        let c = ((code & GOTE_BIT) >> 6) as usize;
+        self.occupied[c][i / 64] ^= 1 << (i % 64);
     }
 
     /// The start position of a variant.
@@ -182,6 +206,15 @@ impl Position {
     /// Zobrist hash of board, hands and side to move.
     pub fn zobrist(&self) -> u64 {
         self.hash
+    }
+
+    /// How many times the current position (board, hands and side to move,
+    /// by Zobrist hash) occurred earlier in this game's recorded history:
+    /// 0 the first time. Feature planes for networks read it.
+    pub fn repetitions(&self) -> usize {
+        // The position before the last move had the other side to move:
+        // only every second earlier position can be equal.
+        self.history.iter().rev().skip(1).step_by(2).filter(|e| e.hash_before() == self.hash).count()
     }
 
     /// The hash computed from scratch (tests compare it with the
@@ -295,6 +328,7 @@ impl Position {
     #[inline]
     fn put(&mut self, sq: Square, code: u8) {
         self.board[sq.index()] = code;
+        self.toggle_occupied(sq, code);
         self.hash ^= KEYS.board[sq.index()][code as usize];
     }
 
@@ -303,6 +337,7 @@ impl Position {
         let code = self.board[sq.index()];
         self.board[sq.index()] = EMPTY;
         self.hash ^= KEYS.board[sq.index()][code as usize];
+        self.toggle_occupied(sq, code);
         code
     }
 
@@ -336,6 +371,7 @@ impl Position {
             hash: self.hash,
             royals: self.royals,
             pawn_files: self.pawn_files,
+            occupied: self.occupied,
         };
         let mut undo = undo;
         let us = self.side;
@@ -420,6 +456,7 @@ impl Position {
         self.hash = undo.hash;
         self.royals = undo.royals;
         self.pawn_files = undo.pawn_files;
+        self.occupied = undo.occupied;
     }
 
     /// Plays a legal move and records it in the game history (for

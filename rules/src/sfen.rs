@@ -298,6 +298,7 @@ impl Position {
         pos.side = setup.side;
         pos.start_move_number = setup.move_number;
         pos.hash = pos.zobrist_from_scratch();
+        pos.recompute_occupancy();
         if let Some(k) = pos.checked_royal(pos.side.opponent()) {
             if pos.attacked(k, pos.side) {
                 return Err(SfenError::OpponentInCheck);

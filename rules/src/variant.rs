@@ -2,7 +2,7 @@
 //! promotion, drops, royals and the start position. One move generator reads
 //! these tables for every variant.
 
-use crate::types::{Color, Kind, Piece, CODES, KIND_SLOTS, STRIDE};
+use crate::types::{Color, Kind, Piece, Square, CODES, KIND_SLOTS, STRIDE};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::OnceLock;
@@ -563,6 +563,15 @@ pub(crate) struct Tables {
     pub attack_range2: [[u128; 8]; 2],
     /// Jump attacks: (offset from the attacked square, codes) per colour.
     pub attack_jump: [Vec<(i16, u128)>; 2],
+    /// Mailbox cell of each dense square index (`row * size + col`).
+    pub square_of_dense: Vec<Square>,
+    /// Dense index of each mailbox cell (0 off the board).
+    pub dense_of: Vec<u16>,
+    /// Unpromoted, promotable pieces: the only codes whose moves may offer
+    /// a promotion.
+    pub can_promote: [bool; CODES],
+    /// `dead_ranks` by code.
+    pub dead_ranks: [u8; CODES],
 }
 
 #[inline]
@@ -630,7 +639,26 @@ impl Tables {
                 }
             }
         }
+        let size = spec.size;
+        let square_of_dense: Vec<Square> = (0..size * size).map(|i| Square::from_dense(i, size)).collect();
+        let mut dense_of = vec![0u16; crate::types::CELLS];
+        for (i, s) in square_of_dense.iter().enumerate() {
+            dense_of[s.index()] = i as u16;
+        }
+        let mut can_promote = [false; CODES];
+        let mut dead_ranks = [0u8; CODES];
+        for k in spec.kinds {
+            for color in Color::BOTH {
+                let code = Piece::new(color, k.kind, false).code() as usize;
+                can_promote[code] = k.promotion.is_some();
+                dead_ranks[code] = k.dead_ranks;
+            }
+        }
         Tables {
+            square_of_dense,
+            dense_of,
+            can_promote,
+            dead_ranks,
             spec,
             legs,
             lion,
