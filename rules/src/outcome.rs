@@ -186,3 +186,104 @@ impl Position {
         in_zone >= 10 && self.impasse_points(us, true) >= needed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Variant;
+
+    fn after(sfen: &str, moves: &str) -> Position {
+        let mut pos = Position::from_sfen(Variant::Shogi, sfen).unwrap();
+        for m in moves.split_whitespace() {
+            pos.play_usi(m).unwrap();
+        }
+        pos
+    }
+
+    fn text(pos: &Position, rules: &EndRules) -> String {
+        pos.outcome(rules).map_or("none ongoing".into(), |o| o.to_text())
+    }
+
+    #[test]
+    fn perpetual_check_loses_for_the_checker_at_the_fourth_occurrence() {
+        let cycle = "9b9a 1a1b 9a9b 1b1a ";
+        let sfen = "8k/R8/9/9/9/9/9/9/4K4 b - 1";
+        let rules = EndRules::default();
+        assert_eq!(text(&after(sfen, &cycle.repeat(2)), &rules), "none ongoing");
+        assert_eq!(text(&after(sfen, &cycle.repeat(3)), &rules), "gote perpetual_check");
+    }
+
+    #[test]
+    fn repetition_without_constant_check_is_a_draw() {
+        // Same king shuffle, but the rook returns by a quiet square first.
+        let sfen = "8k/9/R8/9/9/9/9/9/4K4 b - 1";
+        let cycle = "9c9d 1a2a 9d9c 2a1a ";
+        let rules = EndRules::default();
+        assert_eq!(text(&after(sfen, &cycle.repeat(3)), &rules), "draw repetition");
+        assert_eq!(text(&after(sfen, &cycle.repeat(2)), &rules), "none ongoing");
+    }
+
+    #[test]
+    fn declaration_needs_ten_pieces_and_28_points_for_sente() {
+        let ok = Position::from_sfen(Variant::Shogi, "4K4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 b RB 1").unwrap();
+        assert!(ok.can_declare());
+        // 24 points: one rook short.
+        let short = Position::from_sfen(Variant::Shogi, "4K4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 b R 1").unwrap();
+        assert!(!short.can_declare());
+        // Gote's king is not in its zone.
+        let gote = Position::from_sfen(Variant::Shogi, "4K4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 w RB 1").unwrap();
+        assert!(!gote.can_declare());
+        // Nine pieces in the zone are not enough, whatever the points.
+        let few = Position::from_sfen(Variant::Shogi, "4K4/PPPPPPP2/3RB4/9/9/9/9/9/4k4 b RBP 1").unwrap();
+        assert!(!few.can_declare());
+    }
+
+    #[test]
+    fn twenty_four_point_rule_adjudicates_when_both_kings_entered() {
+        let sfen = "4K4/PPPPPPPPP/3RB4/9/4k4/9/9/9/9 b RB 1";
+        let rules = EndRules { impasse: ImpasseRule::Points24, max_plies: None };
+        let pos = Position::from_sfen(Variant::Shogi, sfen).unwrap();
+        assert_eq!(text(&pos, &rules), "none ongoing", "gote's king has not entered");
+        // Gote's king walks into sente's camp: 29 points against 0.
+        let entered = Position::from_sfen(Variant::Shogi, "4K4/PPPPPPPPP/3RB4/9/9/9/4k4/9/9 b RB 1").unwrap();
+        assert_eq!(text(&entered, &rules), "sente impasse");
+        assert_eq!(entered.impasse_points(Color::Sente, false), 29);
+        // Under the declaration rule the same position plays on.
+        assert_eq!(text(&entered, &EndRules::default()), "none ongoing");
+    }
+
+    #[test]
+    fn maximum_length_is_a_draw_unless_mated_first() {
+        let rules = EndRules { impasse: ImpasseRule::Declaration27, max_plies: Some(4) };
+        let start = crate::Position::startpos(Variant::Shogi).to_sfen();
+        assert_eq!(text(&after(&start, "7g7f 3c3d 2g2f"), &rules), "none ongoing");
+        assert_eq!(text(&after(&start, "7g7f 3c3d 2g2f 4c4d"), &rules), "draw max_moves");
+    }
+
+    #[test]
+    fn a_side_without_moves_loses_even_out_of_check() {
+        // Gote's king on 9a: gold on 7b covers 8a and 8b, the pawn covers 9b.
+        let pos = Position::from_sfen(Variant::Shogi, "k8/2G6/P8/9/9/9/9/9/4K4 w - 1").unwrap();
+        assert!(!pos.in_check());
+        assert_eq!(text(&pos, &EndRules::default()), "sente no_moves");
+    }
+
+    #[test]
+    fn sho_loses_when_all_royals_are_gone_and_lives_on_with_one() {
+        // Sente king and prince; gote rook takes the prince: sente still
+        // has its king, so play goes on under the check rule.
+        let mut p = Position::from_sfen(Variant::Sho, "4k4/9/9/9/4r4/8P/9/4+E4/4K4 w - 1").unwrap();
+        assert!(!p.in_check());
+        p.play_usi("5e5h").unwrap();
+        assert_eq!(p.royals(Color::Sente).len(), 1);
+        assert!(p.in_check());
+        assert_eq!(text(&p, &EndRules::default()), "none ongoing");
+        // Capturing the last royal ends the game.
+        let mut q = Position::from_sfen(Variant::Sho, "4k4/9/9/9/4r4/8P/9/4+E4/4K4 w - 1").unwrap();
+        q.play_usi("5e5h").unwrap();
+        q.play_usi("1f1e").unwrap_err(); // sente must answer the check
+        // Without other pieces the side to move is bare and loses.
+        let bare = Position::from_sfen(Variant::Sho, "4k4/9/9/9/9/9/9/4r4/4K4 b - 1").unwrap();
+        assert_eq!(text(&bare, &EndRules::default()), "gote bare_king");
+    }
+}

@@ -110,3 +110,39 @@ fn shogi_endings() {
         assert_eq!(got, f[2], "line {}", i + 1);
     }
 }
+
+/// More endings built with cshogi and pyffish (`data/fixtures/README.md`):
+/// perpetual check by either side, declarations valid and not, no moves.
+/// Lines whose answer is `error illegal_move ...` are checked by the CLI
+/// tests; here a declaration token `win` is judged with `can_declare`.
+#[test]
+fn shogi_endings_extra() {
+    let rules = EndRules::default();
+    let mut checked = 0;
+    for (i, line) in data("fixtures/endings-shogi.tsv").lines().enumerate() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let mut pos = Position::from_sfen(Variant::Shogi, f[0]).unwrap();
+        let moves: Vec<&str> = f[1].split_whitespace().collect();
+        let mut got = None;
+        for (ply, m) in moves.iter().enumerate() {
+            if *m == "win" {
+                got = Some(if pos.can_declare() && ply + 1 == moves.len() {
+                    format!("{} declaration", pos.side_to_move().name())
+                } else {
+                    format!("error illegal_move win ply {}", ply + 1)
+                });
+                break;
+            }
+            pos.play_usi(m).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
+        }
+        let got = got.unwrap_or_else(|| pos.outcome(&rules).map_or("none ongoing".to_string(), |o| o.to_text()));
+        assert_eq!(got, f[2], "line {}: {line}", i + 1);
+        checked += 1;
+    }
+    assert_eq!(checked, 31);
+}
+
+#[test]
+fn sho_perft_extra_matches_pyffish_and_sjaak() {
+    assert!(check_perft(Variant::Sho, "fixtures/perft-sho-extra.txt", 0, u64::MAX) >= 36);
+}
