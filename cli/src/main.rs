@@ -4,6 +4,7 @@
 //! Exit status 2 means bad input (a flag, a SFEN, a move), with a message
 //! on stderr that names the problem.
 
+mod convert_cmd;
 mod rules_cmds;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +25,8 @@ enum Command {
     Moves(rules_cmds::MovesArgs),
     /// Play move lists read from stdin and print how each game stands.
     Outcome(rules_cmds::OutcomeArgs),
+    /// Convert game records between KIF, KI2, CSA, USI and Western text.
+    Convert(convert_cmd::ConvertArgs),
 }
 
 /// Errors that mean "the user gave bad input": exit status 2.
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         Command::Perft(args) => rules_cmds::perft(args),
         Command::Moves(args) => rules_cmds::moves(args),
         Command::Outcome(args) => rules_cmds::outcome(args),
+        Command::Convert(args) => convert_cmd::convert(args),
     };
     match result {
         Ok(code) => code,

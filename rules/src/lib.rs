@@ -15,6 +15,7 @@ mod moves;
 mod outcome;
 mod perft;
 mod position;
+pub mod records;
 mod sfen;
 mod types;
 mod usi;

@@ -1,0 +1,359 @@
+//! `koma convert`: game records from one format to another, one file, many
+//! files or whole directories at once.
+//!
+//! A bad file does not stop the run: its error is printed as
+//! `file:line: message` and the next file is read. The last line on stderr
+//! is the summary `files N, games N, moves N, errors N`; the exit status is
+//! 2 when any file failed.
+
+use crate::BadInput;
+use anyhow::{Context, Result};
+use clap::Args;
+use rules::records::{
+    encode_record, read_games, write_csa_with, write_record, CsaVersion, Encoding, Format, Record, RecordError,
+};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct ConvertArgs {
+    /// Input format: kif, ki2, csa or usi. Guessed from each file's
+    /// extension when left out (.kif .kifu .ki2 .ki2u .csa .usi .sfen).
+    #[arg(long)]
+    from: Option<String>,
+    /// Output format: kif, ki2, csa, usi or western. Guessed from the
+    /// extension of -o when left out.
+    #[arg(long)]
+    to: Option<String>,
+    /// Record files or directories (searched recursively for record
+    /// files). None: standard input.
+    inputs: Vec<PathBuf>,
+    /// Where to write: a file for one input, a directory for several (or
+    /// for a directory). Standard output when left out.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Encoding of KIF and KI2 output: utf-8 or sjis (Shift_JIS).
+    #[arg(long, default_value = "utf-8")]
+    encoding: String,
+    /// CSA version to write: 2.2 or 3.0.
+    #[arg(long, default_value = "2.2")]
+    csa_version: String,
+}
+
+/// One file to read: where it is, the path to name its output by, and
+/// its format.
+#[derive(Clone)]
+struct Input {
+    path: PathBuf,
+    relative: PathBuf,
+    format: Option<Format>,
+}
+
+#[derive(Default)]
+struct Tally {
+    files: usize,
+    games: usize,
+    moves: usize,
+    errors: usize,
+}
+
+fn parse_format(name: &str, readable: bool) -> Result<Format> {
+    let format = Format::from_name(name).ok_or_else(|| {
+        BadInput(format!(
+            "unknown format '{name}' (expected kif, ki2, csa, usi or western)"
+        ))
+    })?;
+    if readable && !format.readable() {
+        return Err(BadInput("western text can be written, not read".into()).into());
+    }
+    Ok(format)
+}
+
+fn extension(path: &Path) -> String {
+    path.extension().and_then(|e| e.to_str()).unwrap_or("").to_string()
+}
+
+/// Record files under `dir`, sorted, with their path below `dir`.
+fn walk(dir: &Path, root: &Path, from: Option<Format>, out: &mut Vec<Input>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading directory {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            walk(&path, root, from, out)?;
+            continue;
+        }
+        let by_extension = Format::from_extension(&extension(&path)).filter(|f| f.readable());
+        let wanted = match (from, by_extension) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(f), Some(g)) => f == g,
+        };
+        if wanted {
+            let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+            out.push(Input {
+                path,
+                relative,
+                format: by_extension,
+            });
+        }
+    }
+    Ok(())
+}
+
+pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
+    let from = args.from.as_deref().map(|f| parse_format(f, true)).transpose()?;
+    let encoding = Encoding::from_name(&args.encoding)
+        .ok_or_else(|| BadInput(format!("unknown encoding '{}' (expected utf-8 or sjis)", args.encoding)))?;
+    let csa_version = match args.csa_version.as_str() {
+        "2.2" | "V2.2" => CsaVersion::V22,
+        "3.0" | "V3.0" => CsaVersion::V30,
+        v => return Err(BadInput(format!("unknown CSA version '{v}' (expected 2.2 or 3.0)")).into()),
+    };
+
+    let mut inputs = Vec::new();
+    let mut any_directory = false;
+    for path in &args.inputs {
+        if path.is_dir() {
+            any_directory = true;
+            walk(path, path, from, &mut inputs)?;
+        } else {
+            let relative = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
+            let format = Format::from_extension(&extension(path)).filter(|f| f.readable());
+            inputs.push(Input {
+                path: path.clone(),
+                relative,
+                format,
+            });
+        }
+    }
+    let many = any_directory || inputs.len() > 1;
+
+    let to = match (&args.to, &args.output) {
+        (Some(t), _) => parse_format(t, false)?,
+        (None, Some(out)) if !many => Format::from_extension(&extension(out))
+            .ok_or_else(|| BadInput(format!("say --to: cannot tell a format from '{}'", out.display())))?,
+        _ => return Err(BadInput("say which format to write with --to".into()).into()),
+    };
+    let writer = Writer {
+        to,
+        encoding,
+        csa_version,
+    };
+
+    let destination = match &args.output {
+        None => Destination::Stdout,
+        Some(dir) if many || dir.is_dir() => {
+            if dir.is_file() {
+                return Err(BadInput(format!("-o {}: several inputs need a directory", dir.display())).into());
+            }
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            Destination::Directory(dir.clone())
+        }
+        Some(file) => Destination::File(file.clone()),
+    };
+
+    let mut tally = Tally::default();
+    if args.inputs.is_empty() {
+        let from = from.ok_or_else(|| BadInput("reading standard input needs --from".into()))?;
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("reading standard input")?;
+        let input = Input {
+            path: PathBuf::from("-"),
+            relative: PathBuf::from("stdin"),
+            format: Some(from),
+        };
+        convert_one(&input, &bytes, from, &writer, &destination, &mut tally);
+    } else {
+        // Two inputs with one stem (game.kif, game.csa) must not write one
+        // output: the second keeps its old extension in the name.
+        let mut taken = std::collections::HashSet::new();
+        for input in &inputs {
+            let mut input = input.clone();
+            if !taken.insert(input.relative.with_extension(writer.extension())) {
+                let mut name = input.relative.file_stem().unwrap_or_default().to_os_string();
+                name.push(format!("-{}", extension(&input.path)));
+                input.relative = input.relative.with_file_name(name);
+                taken.insert(input.relative.with_extension(writer.extension()));
+            }
+            let input = &input;
+            let Some(format) = from.or(input.format) else {
+                report(
+                    &input.path,
+                    None,
+                    "cannot tell the format from the extension; say --from",
+                    &mut tally,
+                );
+                continue;
+            };
+            match std::fs::read(&input.path) {
+                Ok(bytes) => convert_one(input, &bytes, format, &writer, &destination, &mut tally),
+                Err(e) => report(&input.path, None, &e.to_string(), &mut tally),
+            }
+        }
+    }
+    eprintln!(
+        "files {}, games {}, moves {}, errors {}",
+        tally.files, tally.games, tally.moves, tally.errors
+    );
+    Ok(if tally.errors > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+enum Destination {
+    Stdout,
+    File(PathBuf),
+    Directory(PathBuf),
+}
+
+struct Writer {
+    to: Format,
+    encoding: Encoding,
+    csa_version: CsaVersion,
+}
+
+impl Writer {
+    fn text(&self, record: &Record) -> Result<String, RecordError> {
+        match self.to {
+            Format::Csa => write_csa_with(record, self.csa_version),
+            f => write_record(f, record),
+        }
+    }
+
+    /// The bytes of the games of one input: formats that hold several
+    /// games in a file (CSA, USI, Western) get them all; KIF and KI2 one
+    /// each, so `Vec` holds one entry per output file.
+    fn files(&self, games: &[Record]) -> Result<Vec<Vec<u8>>, RecordError> {
+        let texts: Vec<String> = games.iter().map(|g| self.text(g)).collect::<Result<_, _>>()?;
+        let encoding = match self.to {
+            Format::Kif | Format::Ki2 => self.encoding,
+            _ => Encoding::Utf8,
+        };
+        match self.to {
+            Format::Kif | Format::Ki2 => texts.iter().map(|t| encode_record(self.to, t, encoding)).collect(),
+            Format::Csa => encode_record(self.to, &texts.join("/\n"), encoding).map(|b| vec![b]),
+            Format::Usi => encode_record(self.to, &texts.concat(), encoding).map(|b| vec![b]),
+            Format::Western => encode_record(self.to, &texts.join("\n"), encoding).map(|b| vec![b]),
+        }
+    }
+
+    fn extension(&self) -> &'static str {
+        self.to.extension(self.encoding)
+    }
+}
+
+fn report(path: &Path, line: Option<usize>, message: &str, tally: &mut Tally) {
+    tally.errors += 1;
+    match line {
+        Some(l) => eprintln!("{}:{l}: {message}", path.display()),
+        None => eprintln!("{}: {message}", path.display()),
+    }
+}
+
+fn convert_one(
+    input: &Input,
+    bytes: &[u8],
+    format: Format,
+    writer: &Writer,
+    destination: &Destination,
+    tally: &mut Tally,
+) {
+    tally.files += 1;
+    let promised = Format::encoding_of_extension(&extension(&input.path));
+    let games = match read_games(format, bytes, promised) {
+        Ok(games) => games,
+        Err(e) => return report(&input.path, e.line, &e.message(), tally),
+    };
+    let files = match writer.files(&games) {
+        Ok(files) => files,
+        Err(e) => {
+            return report(
+                &input.path,
+                e.line,
+                &format!("writing {}: {}", writer.to.name(), e.message()),
+                tally,
+            )
+        }
+    };
+    let written = match destination {
+        Destination::Stdout => {
+            let mut out = std::io::stdout().lock();
+            files.iter().try_for_each(|f| out.write_all(f))
+        }
+        Destination::File(path) => write_files(path, &files),
+        Destination::Directory(dir) => {
+            write_files(&dir.join(&input.relative).with_extension(writer.extension()), &files)
+        }
+    };
+    if let Err(e) = written {
+        return report(&input.path, None, &format!("writing output: {e}"), tally);
+    }
+    tally.games += games.len();
+    tally.moves += games.iter().map(|g| g.moves.len()).sum::<usize>();
+}
+
+/// Writes one output file, or `name-1.ext`, `name-2.ext`... for several.
+fn write_files(path: &Path, files: &[Vec<u8>]) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    if let [only] = files {
+        return std::fs::write(path, only);
+    }
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("game");
+    let ext = extension(path);
+    for (i, bytes) in files.iter().enumerate() {
+        std::fs::write(path.with_file_name(format!("{stem}-{}.{ext}", i + 1)), bytes)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(from: Option<&str>, to: &str, inputs: Vec<PathBuf>, output: Option<PathBuf>) -> ConvertArgs {
+        ConvertArgs {
+            from: from.map(str::to_string),
+            to: Some(to.to_string()),
+            inputs,
+            output,
+            encoding: "utf-8".into(),
+            csa_version: "2.2".into(),
+        }
+    }
+
+    #[test]
+    fn a_directory_converts_past_a_bad_file() {
+        let dir = std::env::temp_dir().join(format!("koma-convert-{}", std::process::id()));
+        let (src, out) = (dir.join("in"), dir.join("out"));
+        std::fs::create_dir_all(src.join("sub")).unwrap();
+        std::fs::write(src.join("a.csa"), "V2.2\nPI\n+\n+7776FU\n-3334FU\n%TORYO\n").unwrap();
+        std::fs::write(src.join("sub/b.usi"), "startpos moves 2g2f\nstartpos moves 7g7f 8c8d\n").unwrap();
+        std::fs::write(src.join("sub/bad.csa"), "V2.2\nPI\n+\n+7775FU\n").unwrap();
+        std::fs::write(src.join("notes.md"), "not a record").unwrap();
+        let code = convert(args(None, "kif", vec![src.clone()], Some(out.clone()))).unwrap();
+        assert_eq!(code, ExitCode::from(2), "a bad file fails the run");
+        let kif = std::fs::read_to_string(out.join("a.kifu")).unwrap();
+        assert!(kif.contains("   2 ３四歩(33)"), "{kif}");
+        assert!(out.join("sub/b-1.kifu").exists() && out.join("sub/b-2.kifu").exists());
+        assert!(!out.join("sub/bad.kifu").exists());
+        // One file to one named file, the format from -o's extension.
+        let single = dir.join("a.csa");
+        let mut one = args(Some("csa"), "csa", vec![src.join("a.csa")], Some(single.clone()));
+        one.to = None;
+        assert_eq!(convert(one).unwrap(), ExitCode::SUCCESS);
+        assert!(std::fs::read_to_string(&single)
+            .unwrap()
+            .contains("+7776FU\n-3334FU\n%TORYO\n"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,164 @@
+//! KI2, the Japanese record format of books and newspapers: the KIF header,
+//! then moves as they are read aloud (`▲７六歩 △３四歩 ▲２二角成 △同　銀`),
+//! several to a line or one, and a summary line (`まで4手で先手の勝ち`)
+//! that is the only word on how the game ended. A summary that names a
+//! winner without a cause is read as checkmate when the loser stands
+//! mated, else as resignation.
+
+use super::japanese::{japanese, parse_japanese, side_mark};
+use super::kif_header::{end_from_summary, parse_summary, summary_line, write_header, HeaderReader};
+use super::{ErrorKind, Record, RecordError, RecordedMove};
+use crate::{Position, Square};
+
+const MARKS: [char; 5] = ['▲', '△', '☗', '☖', '▽'];
+
+/// Reads one KI2 game (text already decoded).
+pub fn read_ki2(text: &str) -> Result<Record, RecordError> {
+    let mut header = HeaderReader::default();
+    let mut header_comments = Vec::new();
+    let mut game: Option<(Record, Position)> = None;
+    let mut lines = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        lines = n;
+        let line = raw.trim_end_matches(['\r', ' ', '　', '\t']);
+        if line.trim().is_empty() || line.starts_with('#') || line.starts_with('&') {
+            continue;
+        }
+        if let Some(comment) = line.strip_prefix('*') {
+            match game.as_mut().and_then(|(r, _)| r.moves.last_mut()) {
+                Some(m) => m.comments.push(comment.to_string()),
+                None => header_comments.push(comment.to_string()),
+            }
+            continue;
+        }
+        if line.starts_with("変化") {
+            break;
+        }
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("まで") {
+            let summary = parse_summary(trimmed)
+                .ok_or_else(|| RecordError::at_line(ErrorKind::Syntax, n, line, "unknown result"))?;
+            let (record, pos) = match &mut game {
+                Some(g) => g,
+                None => game.insert(begin(&header, std::mem::take(&mut header_comments))?),
+            };
+            record.end = Some(end_from_summary(&summary, pos));
+            break;
+        }
+        if !trimmed.starts_with(MARKS) {
+            if game.is_none() && (header.take(n, line)? || line.starts_with("手数----")) {
+                continue;
+            }
+            let kind = if game.is_none() {
+                ErrorKind::UnknownHeader
+            } else {
+                ErrorKind::Syntax
+            };
+            return Err(RecordError::at_line(kind, n, line, "not a KI2 header or move line"));
+        }
+        let (record, pos) = match &mut game {
+            Some(g) => g,
+            None => game.insert(begin(&header, std::mem::take(&mut header_comments))?),
+        };
+        for token in split_moves(trimmed) {
+            let previous = record.moves.last().map(|m| m.mv.to());
+            let ply = record.moves.len() + 1;
+            let mv = parse_japanese(pos, token, previous).map_err(|e| e.in_record(n, ply))?;
+            pos.play(mv);
+            record.moves.push(RecordedMove::new(mv));
+        }
+    }
+    match game {
+        Some((record, _)) => Ok(record),
+        None if lines > 0 => Ok(begin(&header, header_comments)?.0),
+        None => Err(RecordError::new(
+            ErrorKind::Truncated,
+            Some(1),
+            "",
+            "no KI2 game in the text",
+        )),
+    }
+}
+
+/// `▲７六歩    △３四歩` → [`▲７六歩`, `△３四歩`]: each move starts at a
+/// side mark (moves may hold a full-width space: `△同　銀`).
+fn split_moves(line: &str) -> Vec<&str> {
+    let starts: Vec<usize> = line
+        .char_indices()
+        .filter(|(_, c)| MARKS.contains(c))
+        .map(|(i, _)| i)
+        .collect();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(k, &s)| line[s..starts.get(k + 1).copied().unwrap_or(line.len())].trim_end_matches([' ', '　', '\t']))
+        .collect()
+}
+
+fn begin(header: &HeaderReader, comments: Vec<String>) -> Result<(Record, Position), RecordError> {
+    let start = header.start()?;
+    let pos = start
+        .position()
+        .map_err(|e| RecordError::new(ErrorKind::Position, None, start.sfen(), e.to_string()))?;
+    let mut record = Record::new(start);
+    record.info = header.info.clone();
+    record.comments = comments;
+    Ok((record, pos))
+}
+
+/// Writes a record as KI2 text, one move a line (encode it with
+/// [`super::encode_record`]). Times are not part of KI2.
+pub fn write_ki2(record: &Record) -> Result<String, RecordError> {
+    let mut out = String::new();
+    write_header(record, &mut out)?;
+    out.push('\n');
+    let mut previous: Option<Square> = None;
+    let end_pos = record.replay(|pos, _, m| {
+        out.push(side_mark(pos.side_to_move()));
+        out.push_str(&japanese(pos, m.mv, previous));
+        out.push('\n');
+        for c in &m.comments {
+            out.push_str(&format!("*{c}\n"));
+        }
+        previous = Some(m.mv.to());
+    })?;
+    if let Some(end) = &record.end {
+        out.push_str(&summary_line(
+            record,
+            end,
+            record.moves.len(),
+            end_pos.side_to_move(),
+            true,
+        ));
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::EndReason;
+    use crate::Color;
+
+    #[test]
+    fn several_moves_a_line_and_the_summary() {
+        let text =
+            "手合割：平手\n先手：A\n後手：B\n\n▲７六歩    △３四歩    ▲２二角成  △同　銀\n*nice\nまで4手で後手の勝ち\n";
+        let r = read_ki2(text).unwrap();
+        assert_eq!(r.usi_moves(), ["7g7f", "3c3d", "8h2b+", "3a2b"]);
+        assert_eq!(r.moves[3].comments, ["nice"]);
+        let end = r.end.as_ref().unwrap();
+        assert_eq!((end.reason, end.winner), (EndReason::Resign, Some(Color::Gote)));
+        let again = read_ki2(&write_ki2(&r).unwrap()).unwrap();
+        assert_eq!(again, r);
+    }
+
+    #[test]
+    fn a_bad_move_names_its_line() {
+        let text = "手合割：平手\n\n▲７六歩 △３四歩\n▲２二角 △同　金\n";
+        let e = read_ki2(text).unwrap_err();
+        assert_eq!((e.line, e.ply), (Some(4), Some(4)), "{e}");
+    }
+}

@@ -1,0 +1,365 @@
+//! KIF, the Japanese record format of Kifu for Windows and most shogi
+//! programs: a header, then numbered moves with their origin and time,
+//!
+//! ```text
+//! 手数----指手---------消費時間--
+//!    1 ７六歩(77)        ( 0:12/00:00:12)
+//!    2 ３四歩(33)        ( 0:05/00:00:05)
+//!    3 投了              ( 0:00/00:00:12)
+//! まで2手で後手の勝ち
+//! ```
+//!
+//! The end is a last numbered line (投了, 詰み, 千日手, ...) and a summary
+//! line; where both are there the numbered line decides. Only the main line
+//! is read: a 変化 (variation) section ends the record.
+
+use super::japanese::{kif_move, parse_kif_move};
+use super::kif_header::{end_from_summary, parse_summary, summary_line, write_header, HeaderReader, Summary};
+use super::{seconds, EndReason, ErrorKind, GameEnd, Record, RecordError, RecordedMove};
+use crate::{Color, Position, Square};
+use std::time::Duration;
+
+/// The word of a numbered end line, and what it means for the side to
+/// move: `Some(true)` it wins, `Some(false)` it loses.
+const END_WORDS: [(&str, EndReason); 17] = [
+    ("投了", EndReason::Resign),
+    ("詰み", EndReason::Checkmate),
+    ("千日手", EndReason::Repetition),
+    ("入玉勝ち", EndReason::Declaration),
+    ("入玉宣言", EndReason::Declaration),
+    ("宣言勝ち", EndReason::Declaration),
+    ("持将棋", EndReason::Impasse),
+    ("切れ負け", EndReason::TimeUp),
+    ("時間切れ", EndReason::TimeUp),
+    ("反則負け", EndReason::IllegalMove),
+    ("反則勝ち", EndReason::IllegalMove),
+    ("中断", EndReason::Abort),
+    ("最大手数", EndReason::MaxMoves),
+    ("引き分け", EndReason::Draw),
+    ("不詰", EndReason::NoMate),
+    ("封じ手", EndReason::Abort),
+    ("エラー", EndReason::Error),
+];
+
+/// The numbered end line's word for `end`.
+fn end_word(end: &GameEnd, to_move: Color) -> &'static str {
+    match end.reason {
+        EndReason::Resign => "投了",
+        EndReason::Checkmate => "詰み",
+        EndReason::Repetition | EndReason::PerpetualCheck => "千日手",
+        EndReason::Declaration => "入玉勝ち",
+        EndReason::Impasse => "持将棋",
+        EndReason::TimeUp => "切れ負け",
+        EndReason::IllegalMove if end.winner == Some(to_move) => "反則勝ち",
+        EndReason::IllegalMove => "反則負け",
+        EndReason::Abort | EndReason::Error => "中断",
+        EndReason::MaxMoves => "最大手数",
+        EndReason::Draw => "引き分け",
+        EndReason::NoMate => "不詰",
+    }
+}
+
+/// A numbered line split into number, move text and time.
+struct MoveLine<'a> {
+    number: usize,
+    text: &'a str,
+    time: Option<Duration>,
+}
+
+/// `   1 ７六歩(77)   ( 0:12/00:00:12)+`: the time and the trailing `+`
+/// (variations follow) are optional.
+fn split_move_line(line: &str) -> Option<MoveLine<'_>> {
+    let s = line.trim_start();
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let number = s[..digits].parse().ok()?;
+    let rest = &s[digits..];
+    if !rest.starts_with([' ', '　', '\t']) {
+        return None;
+    }
+    let mut body = rest.trim().trim_end_matches('+').trim_end();
+    let mut time = None;
+    if body.ends_with(')') {
+        if let Some(open) = body.rfind('(') {
+            let inside = &body[open + 1..body.len() - 1];
+            if inside.contains('/') || inside.contains(':') {
+                time = parse_time(inside);
+                body = body[..open].trim_end();
+            }
+        }
+    }
+    Some(MoveLine {
+        number,
+        text: body.trim_end_matches([' ', '　']),
+        time,
+    })
+}
+
+/// ` 0:12/00:00:12`: the move's own time, minutes and seconds.
+fn parse_time(inside: &str) -> Option<Duration> {
+    let own = inside.split('/').next()?.trim();
+    let mut total = 0f64;
+    for part in own.split(':') {
+        total = total * 60.0 + part.trim().parse::<f64>().ok()?;
+    }
+    Some(seconds(total))
+}
+
+/// Does the line look like a numbered move (so the header has ended)?
+fn is_move_line(line: &str) -> bool {
+    split_move_line(line).is_some()
+}
+
+/// Reads one KIF game (text already decoded).
+pub fn read_kif(text: &str) -> Result<Record, RecordError> {
+    let mut header = HeaderReader::default();
+    let mut header_comments = Vec::new();
+    let mut game: Option<(Record, Position)> = None;
+    let mut numbered_end = false;
+    let mut summary: Option<(usize, Summary)> = None;
+    let mut last_number: Option<usize> = None;
+    let mut lines = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        lines = n;
+        let line = raw.trim_end_matches(['\r', ' ', '　', '\t']);
+        if line.trim().is_empty() || line.starts_with('#') || line.starts_with('&') {
+            continue;
+        }
+        if let Some(comment) = line.strip_prefix('*') {
+            match &mut game {
+                Some((record, _)) => match (&mut record.end, record.moves.last_mut()) {
+                    (Some(end), _) => end.comments.push(comment.to_string()),
+                    (None, Some(m)) => m.comments.push(comment.to_string()),
+                    (None, None) => header_comments.push(comment.to_string()),
+                },
+                None => header_comments.push(comment.to_string()),
+            }
+            continue;
+        }
+        if line.starts_with("変化") {
+            break;
+        }
+        if line.trim_start().starts_with("まで") {
+            // Unknown summaries are left alone: the numbered end line is
+            // what counts in KIF.
+            if let Some(s) = parse_summary(line) {
+                summary = Some((n, s));
+            }
+            continue;
+        }
+        if game.is_none() {
+            if line.starts_with("手数----") || line.starts_with("手数－") {
+                game = Some(begin(&header, std::mem::take(&mut header_comments))?);
+                continue;
+            }
+            if header.take(n, line)? {
+                continue;
+            }
+            if !is_move_line(line) {
+                return Err(RecordError::at_line(
+                    ErrorKind::UnknownHeader,
+                    n,
+                    line,
+                    "not a KIF header line",
+                ));
+            }
+            game = Some(begin(&header, std::mem::take(&mut header_comments))?);
+        }
+        let (record, pos) = game.as_mut().expect("started above");
+        let Some(ml) = split_move_line(line) else {
+            return Err(RecordError::at_line(
+                ErrorKind::Syntax,
+                n,
+                line,
+                "expected a numbered move",
+            ));
+        };
+        if let Some(last) = last_number {
+            if ml.number != last + 1 {
+                return Err(RecordError::at_line(
+                    ErrorKind::Syntax,
+                    n,
+                    line,
+                    format!("move number {} follows {last}", ml.number),
+                ));
+            }
+        }
+        last_number = Some(ml.number);
+        let ply = record.moves.len() + 1;
+        if record.end.is_some() {
+            return Err(
+                RecordError::at_line(ErrorKind::Syntax, n, ml.text, "move after the end of the game").at_ply(ply),
+            );
+        }
+        if let Some(&(_, reason)) = END_WORDS.iter().find(|(w, _)| *w == ml.text) {
+            let mut end = GameEnd::at(reason, pos);
+            if ml.text == "反則勝ち" {
+                end.winner = Some(pos.side_to_move());
+            }
+            end.time = ml.time;
+            record.end = Some(end);
+            numbered_end = true;
+            continue;
+        }
+        let previous = record.moves.last().map(|m| m.mv.to());
+        let mv = parse_kif_move(pos, ml.text, previous).map_err(|e| e.in_record(n, ply))?;
+        pos.play(mv);
+        record.moves.push(RecordedMove {
+            mv,
+            time: ml.time,
+            comments: Vec::new(),
+        });
+    }
+    let (mut record, pos) = match game {
+        Some(g) => g,
+        None if header.start().is_ok() && lines > 0 => begin(&header, header_comments)?,
+        None => {
+            return Err(RecordError::new(
+                ErrorKind::Truncated,
+                Some(lines.max(1)),
+                "",
+                "no KIF game in the text",
+            ))
+        }
+    };
+    if let (false, Some((_, s))) = (numbered_end, &summary) {
+        record.end = Some(end_from_summary(s, &pos));
+    }
+    Ok(record)
+}
+
+fn begin(header: &HeaderReader, comments: Vec<String>) -> Result<(Record, Position), RecordError> {
+    let start = header.start()?;
+    let pos = start
+        .position()
+        .map_err(|e| RecordError::new(ErrorKind::Position, None, start.sfen(), e.to_string()))?;
+    let mut record = Record::new(start);
+    record.info = header.info.clone();
+    record.comments = comments;
+    Ok((record, pos))
+}
+
+/// Display width: full-width characters take two columns.
+fn width(s: &str) -> usize {
+    s.chars().map(|c| if c.is_ascii() { 1 } else { 2 }).sum()
+}
+
+/// `( 0:12/00:00:12)`: this move's time and the mover's total.
+fn time_text(own: Duration, total: Duration) -> String {
+    let (m, s) = (own.as_secs() / 60, own.as_secs() % 60);
+    let t = total.as_secs();
+    format!("({:>2}:{:02}/{:02}:{:02}:{:02})", m, s, t / 3600, t / 60 % 60, t % 60)
+}
+
+/// Writes a record as KIF text (encode it with [`super::encode_record`]).
+pub fn write_kif(record: &Record) -> Result<String, RecordError> {
+    let mut out = String::new();
+    write_header(record, &mut out)?;
+    out.push_str("手数----指手---------消費時間--\n");
+    let timed = record.moves.iter().any(|m| m.time.is_some()) || record.end.as_ref().is_some_and(|e| e.time.is_some());
+    let mut totals = [Duration::ZERO; 2];
+    let mut lines = Vec::new();
+    let mut previous: Option<Square> = None;
+    let end_pos = record.replay(|pos, i, m| {
+        let text = kif_move(pos, m.mv, previous);
+        let mut line = format!("{:>4} {}", i + 1, text);
+        if timed {
+            let own = m.time.unwrap_or_default();
+            totals[pos.side_to_move().index()] += own;
+            line.push_str(&" ".repeat(14usize.saturating_sub(width(&text)) + 1));
+            line.push_str(&time_text(own, totals[pos.side_to_move().index()]));
+        }
+        lines.push(line);
+        for c in &m.comments {
+            lines.push(format!("*{c}"));
+        }
+        previous = Some(m.mv.to());
+    })?;
+    for line in lines {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if let Some(end) = &record.end {
+        let to_move = end_pos.side_to_move();
+        let word = end_word(end, to_move);
+        out.push_str(&format!("{:>4} {}", record.moves.len() + 1, word));
+        if timed {
+            let own = end.time.unwrap_or_default();
+            let total = totals[to_move.index()] + own;
+            out.push_str(&" ".repeat(14usize.saturating_sub(width(word)) + 1));
+            out.push_str(&time_text(own, total));
+        }
+        out.push('\n');
+        for c in &end.comments {
+            out.push_str(&format!("*{c}\n"));
+        }
+        out.push_str(&summary_line(record, end, record.moves.len(), to_move, false));
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::Start;
+    use crate::Handicap;
+
+    const GAME: &str = "\
+開始日時：2024/05/01 10:00:00
+手合割：平手
+先手：A
+後手：B
+手数----指手---------消費時間--
+   1 ７六歩(77)        ( 0:12/00:00:12)
+*good
+   2 ３四歩(33)        ( 0:05/00:00:05)
+   3 ２二角成(88)      ( 0:01/00:00:13)
+   4 同　銀(31)        ( 0:02/00:00:07)
+   5 投了              ( 0:00/00:00:13)
+まで4手で後手の勝ち
+";
+
+    #[test]
+    fn reads_moves_times_comments_and_the_end() {
+        let r = read_kif(GAME).unwrap();
+        assert_eq!(r.usi_moves(), ["7g7f", "3c3d", "8h2b+", "3a2b"]);
+        assert_eq!(r.moves[0].time, Some(Duration::from_secs(12)));
+        assert_eq!(r.moves[0].comments, ["good"]);
+        let end = r.end.as_ref().unwrap();
+        assert_eq!((end.reason, end.winner), (EndReason::Resign, Some(Color::Gote)));
+        assert_eq!(r.info.sente.as_deref(), Some("A"));
+        assert_eq!(read_kif(&write_kif(&r).unwrap()).unwrap(), r);
+    }
+
+    #[test]
+    fn errors_name_line_and_move() {
+        let bad = GAME.replace("３四歩(33)", "３五歩(33)");
+        let e = read_kif(&bad).unwrap_err();
+        assert_eq!((e.kind, e.line, e.ply), (ErrorKind::IllegalMove, Some(8), Some(2)));
+        assert!(e.to_string().contains("３五歩(33)"), "{e}");
+        let cut = &GAME[..GAME.find("(33)").unwrap()];
+        let e = read_kif(cut).unwrap_err();
+        assert_eq!(e.line, Some(8), "{e}");
+        let e = read_kif(&GAME.replace("手合割：平手", "おかしな行")).unwrap_err();
+        assert_eq!((e.kind, e.line), (ErrorKind::UnknownHeader, Some(2)));
+    }
+
+    #[test]
+    fn handicap_games_name_the_players_by_their_role() {
+        let mut r = Record::new(Start::Handicap(Handicap::TwoPiece));
+        let mut pos = Handicap::TwoPiece.position();
+        for m in ["6a6b", "7g7f"] {
+            r.moves.push(RecordedMove::new(pos.play_usi(m).unwrap()));
+        }
+        r.info.sente = Some("shitate".into());
+        r.end = Some(GameEnd::at(EndReason::Resign, &pos));
+        let text = write_kif(&r).unwrap();
+        assert!(text.contains("手合割：二枚落ち\n下手：shitate\n"), "{text}");
+        assert!(text.contains("まで2手で下手の勝ち"), "{text}");
+        assert_eq!(read_kif(&text).unwrap(), r);
+    }
+}
