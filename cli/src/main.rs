@@ -5,6 +5,7 @@
 //! on stderr that names the problem.
 
 mod convert_cmd;
+mod model_cmds;
 mod rules_cmds;
 
 use clap::{Parser, Subcommand};
@@ -25,8 +26,26 @@ enum Command {
     Moves(rules_cmds::MovesArgs),
     /// Play move lists read from stdin and print how each game stands.
     Outcome(rules_cmds::OutcomeArgs),
+    /// Write a freshly initialised network as a checkpoint.
+    Init(model_cmds::InitArgs),
+    /// Evaluate a position with a checkpoint: WDL and the top moves.
+    Eval(model_cmds::EvalArgs),
     /// Convert game records between KIF, KI2, CSA, USI and Western text.
     Convert(convert_cmd::ConvertArgs),
+    /// Benchmarks.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    #[command(subcommand)]
+    what: BenchCommand,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Raw network evaluations per second for each batch size.
+    Nn(model_cmds::BenchNnArgs),
 }
 
 /// Errors that mean "the user gave bad input": exit status 2.
@@ -53,7 +72,12 @@ fn main() -> ExitCode {
         Command::Perft(args) => rules_cmds::perft(args),
         Command::Moves(args) => rules_cmds::moves(args),
         Command::Outcome(args) => rules_cmds::outcome(args),
+        Command::Init(args) => model_cmds::init(args),
+        Command::Eval(args) => model_cmds::eval(args),
         Command::Convert(args) => convert_cmd::convert(args),
+        Command::Bench(args) => match args.what {
+            BenchCommand::Nn(a) => model_cmds::bench_nn(a),
+        },
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,173 @@
+//! `koma init`, `koma eval`, `koma bench nn`: the network on the command line.
+
+use crate::BadInput;
+use anyhow::{Context, Result};
+use clap::Args;
+use model::encoding::Encoder;
+use model::{tch, Evaluator, Expected, NetConfig, Precision, TorchEvaluator};
+use rules::{Position, Variant};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The part of a config file the network needs: `variant` and `[model]`.
+/// Other tables belong to other subcommands and are checked by them.
+#[derive(Deserialize)]
+struct NetworkSection {
+    variant: String,
+    #[serde(default)]
+    model: NetConfig,
+}
+
+fn bad(msg: impl Into<String>) -> anyhow::Error {
+    BadInput(msg.into()).into()
+}
+
+fn load_network_section(path: &Path) -> Result<(Variant, NetConfig)> {
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read config {}: {e}", path.display())))?;
+    let section: NetworkSection =
+        toml::from_str(&text).map_err(|e| bad(format!("bad config {}: {e}", path.display())))?;
+    let variant = section.variant.parse::<Variant>().map_err(|e| bad(format!("{}: {e}", path.display())))?;
+    Ok((variant, section.model))
+}
+
+fn device(name: &str) -> Result<tch::Device> {
+    model::parse_device(name).map_err(|e| bad(e.to_string()))
+}
+
+#[derive(Args)]
+pub struct InitArgs {
+    /// Config file (`variant` and the `[model]` table are used).
+    #[arg(long)]
+    config: PathBuf,
+    /// Checkpoint to write (`<stem>.safetensors` + `<stem>.json`).
+    #[arg(long)]
+    out: PathBuf,
+    /// Seed of the initial weights (same seed, same weights).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+pub fn init(args: InitArgs) -> Result<ExitCode> {
+    let (variant, config) = load_network_section(&args.config)?;
+    let encoder = Encoder::new(variant);
+    let net = model::Net::new(&config, encoder.net_shape(), args.seed, tch::Device::Cpu)
+        .map_err(|e| bad(format!("{}: {e}", args.config.display())))?;
+    let info = model::CheckpointInfo { variant: variant.name().to_string(), encoder_version: Encoder::VERSION, step: 0 };
+    let (paths, meta) = model::save_checkpoint(&net, &args.out, &info)?;
+    println!(
+        "wrote {} ({} parameters, {} blocks x {} channels, variant {variant})",
+        paths.meta.display(),
+        meta.parameters,
+        config.blocks,
+        config.channels
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct EvalArgs {
+    /// Checkpoint (`.json` or `.safetensors` path, or their common stem).
+    #[arg(long)]
+    checkpoint: PathBuf,
+    /// Position to evaluate (default: the variant's start position).
+    #[arg(long)]
+    sfen: Option<String>,
+    /// Moves (USI) played from the position first.
+    #[arg(long, num_args = 1..)]
+    moves: Vec<String>,
+    /// How many moves to list.
+    #[arg(long, default_value_t = 5)]
+    top: usize,
+    /// cpu, cuda or cuda:N.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+}
+
+pub fn eval(args: EvalArgs) -> Result<ExitCode> {
+    let meta = model::read_checkpoint_meta(&args.checkpoint)?;
+    let variant = meta.variant.parse::<Variant>().map_err(|e| bad(format!("checkpoint: {e}")))?;
+    let encoder = Encoder::new(variant);
+    let expected = Expected::new(variant.name(), Encoder::VERSION).with_shape(encoder.net_shape());
+    let device = device(&args.device)?;
+    let (net, meta) = model::load_checkpoint(&args.checkpoint, &expected, device)?;
+    let evaluator = TorchEvaluator::new(&net, device, Precision::Auto)?;
+
+    let mut pos = match &args.sfen {
+        Some(s) => Position::from_sfen(variant, s).map_err(|e| bad(format!("bad SFEN '{s}': {e}")))?,
+        None => Position::startpos(variant),
+    };
+    for (i, m) in args.moves.iter().enumerate() {
+        pos.play_usi(m).map_err(|e| bad(format!("move {} ({m}): {e}", i + 1)))?;
+    }
+    let mut input = vec![0f32; encoder.input_len()];
+    encoder.encode(&pos, &mut input);
+    let out = evaluator.evaluate(&input, 1)?;
+    let [w, d, l] = out.wdl(0);
+    println!("checkpoint {} (step {}, variant {variant})", args.checkpoint.display(), meta.step);
+    println!("position {}", pos.to_sfen());
+    println!("wdl {w:.4} {d:.4} {l:.4} (side to move: {})", pos.side_to_move().name());
+
+    // Softmax of the logits over the legal moves only.
+    let logits = out.policy(0);
+    let mut moves: Vec<(rules::Move, f32)> =
+        pos.legal_moves().into_iter().map(|m| (m, logits[encoder.move_index(&pos, m)])).collect();
+    let max = moves.iter().map(|m| m.1).fold(f32::NEG_INFINITY, f32::max);
+    let sum: f32 = moves.iter().map(|m| (m.1 - max).exp()).sum();
+    for m in &mut moves {
+        m.1 = (m.1 - max).exp() / sum;
+    }
+    moves.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.to_usi().cmp(&b.0.to_usi())));
+    for (m, p) in moves.iter().take(args.top) {
+        println!("{:<10} {p:.4}", m.to_usi());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct BenchNnArgs {
+    /// Config file (`variant` and `[model]` give the network).
+    #[arg(long)]
+    config: PathBuf,
+    /// Batch sizes, comma separated.
+    #[arg(long, default_value = "1,16,64,256", value_delimiter = ',')]
+    batch: Vec<usize>,
+    /// cpu, cuda or cuda:N.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// libtorch CPU threads (0: libtorch's default).
+    #[arg(long, default_value_t = 1)]
+    threads: i32,
+    /// Seconds to measure each batch size.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+}
+
+pub fn bench_nn(args: BenchNnArgs) -> Result<ExitCode> {
+    let (variant, config) = load_network_section(&args.config)?;
+    let encoder = Encoder::new(variant);
+    let device = device(&args.device)?;
+    if args.threads > 0 {
+        tch::set_num_threads(args.threads);
+    }
+    let options = model::BenchOptions { min_time: std::time::Duration::from_secs_f64(args.seconds), ..Default::default() };
+    let shape = encoder.net_shape();
+    eprintln!(
+        "bench nn: {variant}, {} blocks x {} channels, input {}x{}x{}, policy {}, device {}, {} CPU threads",
+        config.blocks,
+        config.channels,
+        shape.input_planes,
+        shape.board_height,
+        shape.board_width,
+        encoder.policy_size(),
+        args.device,
+        tch::get_num_threads()
+    );
+    let rows = model::bench_forward(&config, shape, device, Precision::Auto, &args.batch, &options)
+        .context("benchmark failed")?;
+    println!("{:>6} {:>12} {:>12}", "batch", "evals/s", "ms/batch");
+    for r in rows {
+        println!("{:>6} {:>12.1} {:>12.3}", r.batch, r.evals_per_sec, r.ms_per_batch);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,248 @@
+#![doc = include_str!("README.md")]
+
+mod features;
+mod policy;
+
+pub use features::{hand_max, progress_horizon, InputPlane};
+pub use policy::{PolicyPlane, DIRS, DIR_NAMES, RAY_MAX};
+
+use crate::shape::NetShape;
+use rules::{Move, Position, Variant};
+use serde::{Deserialize, Serialize};
+
+/// Version of the input planes and policy labels. Checkpoints record it;
+/// bump it whenever the meaning or order of a plane changes.
+pub const ENCODER_VERSION: u32 = 1;
+
+/// Choices that change the input planes (recorded with the checkpoint).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EncoderOptions {
+    /// dlshogi-style attack planes: per side, the squares attacked by each
+    /// (kind, promoted) and attacker-count planes (>= 1, 2, 3). Default
+    /// false (dlshogi: on; AlphaZero: off).
+    pub attack_planes: bool,
+}
+
+/// The bridge between positions of one variant and the network: input
+/// planes, and a label for every legal move. Everything is seen from the
+/// side to move: gote's board is turned half a circle, so the network
+/// always moves "up" (towards row 0).
+#[derive(Clone, Debug)]
+pub struct Encoder {
+    variant: Variant,
+    size: usize,
+    options: EncoderOptions,
+    features: features::FeatureLayout,
+    policy: policy::PolicyLayout,
+}
+
+impl Encoder {
+    pub const VERSION: u32 = ENCODER_VERSION;
+
+    /// The encoder of `variant` with default options.
+    pub fn new(variant: Variant) -> Encoder {
+        Encoder::with_options(variant, EncoderOptions::default())
+    }
+
+    pub fn with_options(variant: Variant, options: EncoderOptions) -> Encoder {
+        Encoder {
+            variant,
+            size: variant.size(),
+            options,
+            features: features::FeatureLayout::new(variant, &options),
+            policy: policy::PolicyLayout::new(variant),
+        }
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    pub fn options(&self) -> EncoderOptions {
+        self.options
+    }
+
+    /// Board side (9 or 15); planes are `board_size x board_size`.
+    pub fn board_size(&self) -> usize {
+        self.size
+    }
+
+    /// Squares per plane.
+    pub fn squares(&self) -> usize {
+        self.size * self.size
+    }
+
+    pub fn input_planes(&self) -> usize {
+        self.features.planes.len()
+    }
+
+    /// f32 values written by [`Encoder::encode`].
+    pub fn input_len(&self) -> usize {
+        self.input_planes() * self.squares()
+    }
+
+    pub fn policy_planes(&self) -> usize {
+        self.policy.planes.len()
+    }
+
+    /// Number of policy labels: `policy_planes * squares`.
+    pub fn policy_size(&self) -> usize {
+        self.policy_planes() * self.squares()
+    }
+
+    /// The network shape this encoder feeds.
+    pub fn net_shape(&self) -> NetShape {
+        NetShape {
+            input_planes: self.input_planes(),
+            board_height: self.size,
+            board_width: self.size,
+            policy_planes: self.policy_planes(),
+        }
+    }
+
+    /// What each input plane holds, in order.
+    pub fn input_plane_info(&self) -> &[InputPlane] {
+        &self.features.planes
+    }
+
+    /// What each policy plane labels, in order.
+    pub fn policy_plane_info(&self) -> &[PolicyPlane] {
+        &self.policy.planes
+    }
+
+    /// Writes the input planes of `pos` into `out` (`input_len()` values,
+    /// `[plane][row][col]` in the mover's view; every value is written).
+    ///
+    /// Panics if `out` has the wrong length or `pos` is another variant.
+    pub fn encode(&self, pos: &Position, out: &mut [f32]) {
+        assert_eq!(pos.variant(), self.variant, "position of another variant");
+        self.features.encode(pos, out);
+    }
+
+    /// The label of a move of `pos` in `0..policy_size()`; `None` only for
+    /// a move no legal move of the variant could be.
+    #[inline]
+    pub fn try_move_index(&self, pos: &Position, mv: Move) -> Option<usize> {
+        self.policy.move_index(pos, mv)
+    }
+
+    /// The label of a legal move of `pos`.
+    ///
+    /// Panics for a move that no position of the variant could allow (use
+    /// [`Encoder::try_move_index`] for unchecked input).
+    #[inline]
+    pub fn move_index(&self, pos: &Position, mv: Move) -> usize {
+        self.policy
+            .move_index(pos, mv)
+            .unwrap_or_else(|| panic!("{mv} has no policy label in {}", self.variant))
+    }
+
+    /// The legal move of `pos` with label `index`, if there is one.
+    pub fn index_move(&self, pos: &Position, index: usize) -> Option<Move> {
+        self.policy.index_move_among(pos, index, &pos.legal_moves())
+    }
+
+    /// Like [`Encoder::index_move`] with the legal moves already at hand.
+    pub fn index_move_among(&self, pos: &Position, index: usize, legal: &[Move]) -> Option<Move> {
+        self.policy.index_move_among(pos, index, legal)
+    }
+
+    /// The labels of the legal moves, in [`Position::legal_moves`] order.
+    pub fn legal_move_indices(&self, pos: &Position) -> Vec<usize> {
+        let (mut moves, mut indices) = (Vec::new(), Vec::new());
+        self.legal_moves_indexed(pos, &mut moves, &mut indices);
+        indices
+    }
+
+    /// Fills `moves` with the legal moves and `indices` with their labels
+    /// (buffers are cleared first and reused).
+    pub fn legal_moves_indexed(
+        &self,
+        pos: &Position,
+        moves: &mut Vec<Move>,
+        indices: &mut Vec<usize>,
+    ) {
+        pos.generate_legal(moves);
+        indices.clear();
+        indices.extend(moves.iter().map(|&m| self.move_index(pos, m)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plane_counts() {
+        let counts: Vec<_> = Variant::ALL
+            .iter()
+            .map(|&v| {
+                let plain = Encoder::new(v);
+                let attacks = Encoder::with_options(
+                    v,
+                    EncoderOptions {
+                        attack_planes: true,
+                    },
+                );
+                (
+                    plain.input_planes(),
+                    attacks.input_planes(),
+                    plain.policy_planes(),
+                )
+            })
+            .collect();
+        // Keep README.md in step with these numbers.
+        assert_eq!(counts, vec![(48, 82, 27), (38, 76, 20), (113, 229, 123)]);
+    }
+
+    #[test]
+    fn start_positions_label_every_move() {
+        for v in Variant::ALL {
+            let enc = Encoder::new(v);
+            let pos = Position::startpos(v);
+            let moves = pos.legal_moves();
+            let idx = enc.legal_move_indices(&pos);
+            let mut sorted = idx.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), moves.len(), "{v}");
+            for (&m, &i) in moves.iter().zip(&idx) {
+                assert!(i < enc.policy_size());
+                assert_eq!(enc.index_move(&pos, i), Some(m), "{v} {m}");
+            }
+        }
+    }
+
+    #[test]
+    fn moves_off_the_board_have_no_label() {
+        let enc = Encoder::new(Variant::Shogi);
+        let pos = Position::startpos(Variant::Shogi);
+        let (a, b) = (rules::Square::new(12, 1), rules::Square::new(12, 2));
+        let mv = Move::Normal {
+            from: a,
+            to: b,
+            promote: false,
+        };
+        assert_eq!(enc.try_move_index(&pos, mv), None);
+        let drop = Move::Drop {
+            kind: rules::Kind::Pawn,
+            to: rules::Square::new(5, 5),
+        };
+        assert_eq!(
+            Encoder::new(Variant::Sho).try_move_index(&Position::startpos(Variant::Sho), drop),
+            None
+        );
+    }
+
+    #[test]
+    fn gote_view_matches_sente_view_after_first_move() {
+        // 7g7f for sente and 3c3d for gote are the same move in the mover's view.
+        let enc = Encoder::new(Variant::Shogi);
+        let mut pos = Position::startpos(Variant::Shogi);
+        let a = enc.move_index(&pos, pos.parse_usi("7g7f").unwrap());
+        pos.play_usi("2g2f").unwrap();
+        let b = enc.move_index(&pos, pos.parse_usi("3c3d").unwrap());
+        assert_eq!(a, b);
+    }
+}

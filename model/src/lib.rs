@@ -1,0 +1,40 @@
+//! koma's neural network layer, generic over a [`NetShape`] so that every shogi variant's
+//! encoder can plug in later:
+//!
+//! - [`NetConfig`] / [`Net`]: a ResNet tower (optional KataGo-style global pooling blocks)
+//!   with a convolutional policy head and a win/draw/loss value head, built on tch
+//!   (libtorch). Parameter names are the checkpoint format (see `data/FORMAT.md`).
+//! - [`checkpoint`]: safetensors weights + JSON metadata, written atomically, loaded
+//!   with typed compatibility errors.
+//! - [`Evaluator`]: the forward pass as a service (`TorchEvaluator` on CPU/CUDA,
+//!   `UniformEvaluator` for tests and baselines).
+//! - [`Batcher`]: one thread per device gathering requests from many producers into
+//!   large forward passes.
+//! - [`bench_forward`]: evaluations per second for `koma bench nn`.
+
+pub mod batcher;
+pub mod bench;
+pub mod checkpoint;
+pub mod config;
+pub mod device;
+pub mod encoding;
+pub mod evaluator;
+pub mod net;
+pub mod shape;
+mod torch_link;
+mod util;
+
+pub use batcher::{BatchError, Batcher, BatcherConfig, BatcherHandle, BatcherStats, EvalSlot};
+pub use bench::{bench_forward, BenchError, BenchOptions, BenchRow};
+pub use checkpoint::{
+    load_checkpoint, read_checkpoint_meta, save_checkpoint, CheckpointError, CheckpointInfo,
+    CheckpointMeta, CheckpointPaths, Expected, CHECKPOINT_FORMAT_VERSION,
+};
+pub use config::{ConfigError, NetConfig};
+pub use device::{parse_device, torch_info, DeviceError, Precision, TorchInfo};
+pub use evaluator::{EvalError, Evaluation, Evaluator, TorchEvaluator, UniformEvaluator};
+pub use net::{Net, NetError, ResNet};
+pub use shape::{NetShape, ShapeError, WDL_LEN};
+
+/// Re-exported so that dependents use the same tch version without naming it.
+pub use tch;

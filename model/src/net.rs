@@ -1,0 +1,597 @@
+//! The residual network: tch modules built from an `nn::Path`, so that parameter names are
+//! stable. Those names are the checkpoint format; `data/FORMAT.md` lists them and a test
+//! pins them.
+//!
+//! Parameter names (`{i}` = block index from 0; every `bn` has `weight`, `bias`,
+//! `running_mean`, `running_var`):
+//! ```text
+//! stem.conv.weight                [C, input_planes, 3, 3]
+//! stem.bn.*                       [C]
+//! blocks.{i}.conv1.weight         [C, C, 3, 3]
+//! blocks.{i}.bn1.*                [C]
+//! blocks.{i}.conv2.weight         [C, C, 3, 3]
+//! blocks.{i}.bn2.*                [C]
+//! blocks.{i}.gpool.conv.weight    [G, C, 3, 3]     (global pooling blocks only)
+//! blocks.{i}.gpool.bn.*           [G]
+//! blocks.{i}.gpool.linear.weight  [C, 2G]          (mean and max of each pooled channel)
+//! policy.conv.weight              [P, C, 3, 3]
+//! policy.bn.*                     [P]
+//! policy.out.weight               [policy_planes, P, 1, 1]
+//! policy.out.bias                 [policy_planes]
+//! value.conv.weight               [V, C, 1, 1]
+//! value.bn.*                      [V]
+//! value.fc1.weight                [H, V * squares]
+//! value.fc1.bias                  [H]
+//! value.fc2.weight                [3, H]
+//! value.fc2.bias                  [3]
+//! ```
+
+use std::sync::Mutex;
+
+use tch::nn::{self, ModuleT};
+use tch::{Device, Kind, Tensor};
+
+use crate::config::{ConfigError, NetConfig};
+use crate::shape::{NetShape, ShapeError, WDL_LEN};
+
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error("invalid network config: {0}")]
+    Config(#[from] ConfigError),
+    #[error("invalid network shape: {0}")]
+    Shape(#[from] ShapeError),
+    #[error("input has {got} values, expected {expected} ({batch} positions x {per_position})")]
+    InputLength {
+        got: usize,
+        expected: usize,
+        batch: usize,
+        per_position: usize,
+    },
+    #[error("torch: {0}")]
+    Torch(#[from] tch::TchError),
+}
+
+/// A convolution without bias followed by batch norm.
+#[derive(Debug)]
+struct ConvBn {
+    conv: nn::Conv2D,
+    bn: nn::BatchNorm,
+    pad: i64,
+}
+
+/// Batch norm epsilon (tch's and PyTorch's default).
+const BN_EPS: f64 = 1e-5;
+
+impl ConvBn {
+    fn new(p: &nn::Path, cin: usize, cout: usize, k: usize, bn_scale: f64) -> ConvBn {
+        let conv = nn::conv2d(
+            p / "conv",
+            cin as i64,
+            cout as i64,
+            k as i64,
+            nn::ConvConfig {
+                padding: (k / 2) as i64,
+                bias: false,
+                ..Default::default()
+            },
+        );
+        let bn = nn::batch_norm2d(
+            p / "bn",
+            cout as i64,
+            nn::BatchNormConfig {
+                ws_init: nn::Init::Const(bn_scale),
+                eps: BN_EPS,
+                ..Default::default()
+            },
+        );
+        ConvBn {
+            conv,
+            bn,
+            pad: (k / 2) as i64,
+        }
+    }
+
+    /// Same layers under explicit names (`<conv_name>.weight`, `<bn_name>.*`).
+    fn named(p: &nn::Path, conv_name: &str, bn_name: &str, c: usize, bn_scale: f64) -> ConvBn {
+        let conv = nn::conv2d(
+            p / conv_name,
+            c as i64,
+            c as i64,
+            3,
+            nn::ConvConfig {
+                padding: 1,
+                bias: false,
+                ..Default::default()
+            },
+        );
+        let bn = nn::batch_norm2d(
+            p / bn_name,
+            c as i64,
+            nn::BatchNormConfig {
+                ws_init: nn::Init::Const(bn_scale),
+                eps: BN_EPS,
+                ..Default::default()
+            },
+        );
+        ConvBn { conv, bn, pad: 1 }
+    }
+
+    fn forward_t(&self, xs: &Tensor, train: bool) -> Tensor {
+        self.bn.forward_t(&xs.apply(&self.conv), train)
+    }
+
+    /// Folds the batch norm into the convolution (inference only).
+    fn fuse(&self, device: Device, kind: Kind) -> Result<FusedConv, tch::TchError> {
+        let bn = &self.bn;
+        let w = self.conv.ws.f_to_kind(Kind::Float)?;
+        let gamma = bn
+            .ws
+            .as_ref()
+            .expect("affine batch norm")
+            .f_to_kind(Kind::Float)?;
+        let beta = bn
+            .bs
+            .as_ref()
+            .expect("affine batch norm")
+            .f_to_kind(Kind::Float)?;
+        let mean = bn.running_mean.f_to_kind(Kind::Float)?;
+        let var = bn.running_var.f_to_kind(Kind::Float)?;
+        let scale = gamma.f_mul(&var.f_add_scalar(BN_EPS)?.f_rsqrt()?)?;
+        let w = w.f_mul(&scale.f_view([-1, 1, 1, 1])?)?;
+        let b = beta.f_sub(&mean.f_mul(&scale)?)?;
+        let pad = self.pad;
+        FusedConv::new(w, b, pad, device, kind)
+    }
+}
+
+#[derive(Debug)]
+struct GlobalPool {
+    conv: ConvBn,
+    linear: nn::Linear,
+}
+
+#[derive(Debug)]
+struct Block {
+    c1: ConvBn,
+    c2: ConvBn,
+    gpool: Option<GlobalPool>,
+}
+
+/// Mean and max of every channel over the board: `[B, G, H, W] -> [B, 2G]`.
+fn global_pool(g: &Tensor) -> Result<Tensor, tch::TchError> {
+    let mean = g.f_mean_dim([2i64, 3].as_slice(), false, None::<Kind>)?;
+    let max = g.f_amax([2i64, 3].as_slice(), false)?;
+    Tensor::f_cat(&[mean, max], 1)
+}
+
+impl Block {
+    fn new(p: &nn::Path, config: &NetConfig, index: usize) -> Block {
+        let c = config.channels;
+        let last_scale = if config.zero_init_residual { 0.0 } else { 1.0 };
+        let c1 = ConvBn::named(p, "conv1", "bn1", c, 1.0);
+        let c2 = ConvBn::named(p, "conv2", "bn2", c, last_scale);
+        let gpool = config.is_global_pooling_block(index).then(|| {
+            let g = config.global_pooling_channels;
+            let gp = p / "gpool";
+            GlobalPool {
+                conv: ConvBn::new(&gp, c, g, 3, 1.0),
+                linear: nn::linear(
+                    &gp / "linear",
+                    (2 * g) as i64,
+                    c as i64,
+                    nn::LinearConfig {
+                        bias: false,
+                        ..Default::default()
+                    },
+                ),
+            }
+        });
+        Block { c1, c2, gpool }
+    }
+
+    fn forward_t(&self, xs: &Tensor, train: bool) -> Tensor {
+        let mut a = self.c1.forward_t(xs, train);
+        if let Some(gp) = &self.gpool {
+            let g = gp.conv.forward_t(xs, train).relu();
+            let pooled = global_pool(&g).expect("global pooling");
+            let bias = pooled.apply(&gp.linear);
+            a += bias.unsqueeze(-1).unsqueeze(-1);
+        }
+        let b = self.c2.forward_t(&a.relu(), train);
+        (b + xs).relu()
+    }
+}
+
+/// The network's modules, built under a `nn::Path` (tch style). Use [`Net`] for a network
+/// that owns its `VarStore`.
+#[derive(Debug)]
+pub struct ResNet {
+    config: NetConfig,
+    shape: NetShape,
+    stem: ConvBn,
+    blocks: Vec<Block>,
+    policy_conv: ConvBn,
+    policy_out: nn::Conv2D,
+    value_conv: ConvBn,
+    value_fc1: nn::Linear,
+    value_fc2: nn::Linear,
+}
+
+impl ResNet {
+    /// Creates the parameters under `p` (names in the module docs) with tch's default
+    /// initialisation (Kaiming uniform for convolutions and linear layers), batch norm
+    /// scales 1 (0 for the last of each block with `zero_init_residual`).
+    pub fn new(p: &nn::Path, config: &NetConfig, shape: NetShape) -> Result<ResNet, NetError> {
+        config.validate()?;
+        shape.validate()?;
+        crate::torch_link::anchor();
+        let c = config.channels;
+        let stem = ConvBn::new(&(p / "stem"), shape.input_planes, c, 3, 1.0);
+        let bp = p / "blocks";
+        let blocks = (0..config.blocks)
+            .map(|i| Block::new(&(&bp / i), config, i))
+            .collect();
+        let pp = p / "policy";
+        let pc = config.policy_channels();
+        let policy_conv = ConvBn::new(&pp, c, pc, 3, 1.0);
+        let policy_out = nn::conv2d(
+            &pp / "out",
+            pc as i64,
+            shape.policy_planes as i64,
+            1,
+            nn::ConvConfig {
+                bias: true,
+                ..Default::default()
+            },
+        );
+        let vp = p / "value";
+        let vc = config.value_channels;
+        let value_conv = ConvBn::new(&vp, c, vc, 1, 1.0);
+        let value_fc1 = nn::linear(
+            &vp / "fc1",
+            (vc * shape.squares()) as i64,
+            config.value_hidden as i64,
+            Default::default(),
+        );
+        let value_fc2 = nn::linear(
+            &vp / "fc2",
+            config.value_hidden as i64,
+            WDL_LEN as i64,
+            Default::default(),
+        );
+        Ok(ResNet {
+            config: config.clone(),
+            shape,
+            stem,
+            blocks,
+            policy_conv,
+            policy_out,
+            value_conv,
+            value_fc1,
+            value_fc2,
+        })
+    }
+
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    pub fn shape(&self) -> NetShape {
+        self.shape
+    }
+
+    /// Forward pass. `xs`: `[B, input_planes, H, W]` (or `[B, input_len]`), float.
+    /// Returns `(policy logits [B, policy_len], wdl logits [B, 3])`. `train` selects
+    /// batch statistics (and updates the running ones) versus the running statistics.
+    pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let s = self.shape;
+        let xs = xs.view([
+            -1,
+            s.input_planes as i64,
+            s.board_height as i64,
+            s.board_width as i64,
+        ]);
+        let mut x = self.stem.forward_t(&xs, train).relu();
+        for block in &self.blocks {
+            x = block.forward_t(&x, train);
+        }
+        let p = self
+            .policy_conv
+            .forward_t(&x, train)
+            .relu()
+            .apply(&self.policy_out);
+        let policy = p.flatten(1, -1);
+        let v = self.value_conv.forward_t(&x, train).relu().flatten(1, -1);
+        let wdl = v.apply(&self.value_fc1).relu().apply(&self.value_fc2);
+        (policy, wdl)
+    }
+
+    /// An inference-only copy with every batch norm folded into its convolution, with
+    /// weights on `device` in `kind` (f32, f16 or bf16). Computed in f32.
+    pub fn fuse(&self, device: Device, kind: Kind) -> Result<FusedNet, tch::TchError> {
+        tch::no_grad(|| {
+            let blocks = self
+                .blocks
+                .iter()
+                .map(|b| {
+                    Ok(FusedBlock {
+                        c1: b.c1.fuse(device, kind)?,
+                        c2: b.c2.fuse(device, kind)?,
+                        gpool: match &b.gpool {
+                            None => None,
+                            Some(gp) => Some((
+                                gp.conv.fuse(device, kind)?,
+                                to_dev(&gp.linear.ws, device, kind)?,
+                            )),
+                        },
+                    })
+                })
+                .collect::<Result<Vec<_>, tch::TchError>>()?;
+            let out_b = self.policy_out.bs.as_ref().expect("policy.out has a bias");
+            Ok(FusedNet {
+                shape: self.shape,
+                device,
+                kind,
+                stem: self.stem.fuse(device, kind)?,
+                blocks,
+                policy_conv: self.policy_conv.fuse(device, kind)?,
+                policy_out: FusedConv::new(
+                    self.policy_out.ws.f_to_kind(Kind::Float)?,
+                    out_b.f_to_kind(Kind::Float)?,
+                    0,
+                    device,
+                    kind,
+                )?,
+                value_conv: self.value_conv.fuse(device, kind)?,
+                fc1: linear_params(&self.value_fc1, device, kind)?,
+                fc2: linear_params(&self.value_fc2, device, kind)?,
+            })
+        })
+    }
+}
+
+fn to_dev(t: &Tensor, device: Device, kind: Kind) -> Result<Tensor, tch::TchError> {
+    t.f_detach()?
+        .f_to_device(device)?
+        .f_to_kind(kind)?
+        .f_contiguous()
+}
+
+fn linear_params(
+    l: &nn::Linear,
+    device: Device,
+    kind: Kind,
+) -> Result<(Tensor, Tensor), tch::TchError> {
+    let b = l.bs.as_ref().expect("linear layer with bias");
+    Ok((to_dev(&l.ws, device, kind)?, to_dev(b, device, kind)?))
+}
+
+/// A convolution with bias, batch norm already folded in.
+#[derive(Debug)]
+struct FusedConv {
+    w: Tensor,
+    b: Tensor,
+    pad: i64,
+}
+
+impl FusedConv {
+    fn new(
+        w: Tensor,
+        b: Tensor,
+        pad: i64,
+        device: Device,
+        kind: Kind,
+    ) -> Result<Self, tch::TchError> {
+        Ok(FusedConv {
+            w: to_dev(&w, device, kind)?,
+            b: to_dev(&b, device, kind)?,
+            pad,
+        })
+    }
+
+    fn forward(&self, xs: &Tensor) -> Result<Tensor, tch::TchError> {
+        xs.f_conv2d(
+            &self.w,
+            Some(&self.b),
+            [1i64, 1],
+            [self.pad, self.pad],
+            [1i64, 1],
+            1,
+        )
+    }
+}
+
+#[derive(Debug)]
+struct FusedBlock {
+    c1: FusedConv,
+    c2: FusedConv,
+    gpool: Option<(FusedConv, Tensor)>,
+}
+
+/// Inference form of a [`ResNet`] (batch norms folded, eval semantics, fixed device and
+/// precision). Produced by [`ResNet::fuse`] / [`Net::fuse`]; used by
+/// [`crate::TorchEvaluator`]. Holds plain tensors, independent of the `VarStore`.
+#[derive(Debug)]
+pub struct FusedNet {
+    shape: NetShape,
+    device: Device,
+    kind: Kind,
+    stem: FusedConv,
+    blocks: Vec<FusedBlock>,
+    policy_conv: FusedConv,
+    policy_out: FusedConv,
+    value_conv: FusedConv,
+    fc1: (Tensor, Tensor),
+    fc2: (Tensor, Tensor),
+}
+
+impl FusedNet {
+    pub fn shape(&self) -> NetShape {
+        self.shape
+    }
+
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// `xs` on this net's device and kind, `[B, planes, H, W]`. Returns (policy logits,
+    /// wdl logits) in this net's kind. Call under `tch::no_grad`.
+    pub fn forward(&self, xs: &Tensor) -> Result<(Tensor, Tensor), tch::TchError> {
+        let mut x = self.stem.forward(xs)?.f_relu()?;
+        for b in &self.blocks {
+            let mut a = b.c1.forward(&x)?;
+            if let Some((conv, lw)) = &b.gpool {
+                let g = conv.forward(&x)?.f_relu()?;
+                let bias = global_pool(&g)?.f_linear(lw, None::<&Tensor>)?;
+                a = a.f_add(&bias.f_unsqueeze(-1)?.f_unsqueeze(-1)?)?;
+            }
+            let y = b.c2.forward(&a.f_relu()?)?;
+            x = y.f_add(&x)?.f_relu()?;
+        }
+        let p = self
+            .policy_out
+            .forward(&self.policy_conv.forward(&x)?.f_relu()?)?;
+        let policy = p.f_flatten(1, -1)?;
+        let v = self.value_conv.forward(&x)?.f_relu()?.f_flatten(1, -1)?;
+        let v = v.f_linear(&self.fc1.0, Some(&self.fc1.1))?.f_relu()?;
+        let wdl = v.f_linear(&self.fc2.0, Some(&self.fc2.1))?;
+        Ok((policy, wdl))
+    }
+}
+
+/// Serialises seeded initialisation: `tch::manual_seed` sets a process-wide generator.
+static INIT_LOCK: Mutex<()> = Mutex::new(());
+
+/// A network that owns its parameters (`VarStore`).
+#[derive(Debug)]
+pub struct Net {
+    vs: nn::VarStore,
+    model: ResNet,
+}
+
+impl Net {
+    /// A freshly initialised network. Deterministic: the parameters are created on the CPU
+    /// right after `tch::manual_seed(seed)` under a process-wide lock, then moved to
+    /// `device`, so the same seed gives bit-identical weights on any device (for one
+    /// libtorch version). This reseeds torch's global generator as a side effect.
+    pub fn new(
+        config: &NetConfig,
+        shape: NetShape,
+        seed: u64,
+        device: Device,
+    ) -> Result<Net, NetError> {
+        config.validate()?;
+        shape.validate()?;
+        let mut vs = nn::VarStore::new(Device::Cpu);
+        let model = {
+            let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            tch::manual_seed(seed as i64);
+            ResNet::new(&vs.root(), config, shape)?
+        };
+        if device != Device::Cpu {
+            vs.set_device(device);
+        }
+        Ok(Net { vs, model })
+    }
+
+    pub fn config(&self) -> &NetConfig {
+        &self.model.config
+    }
+
+    pub fn shape(&self) -> NetShape {
+        self.model.shape
+    }
+
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    pub fn model(&self) -> &ResNet {
+        &self.model
+    }
+
+    pub fn var_store(&self) -> &nn::VarStore {
+        &self.vs
+    }
+
+    /// For optimisers (`nn::Adam::default().build(net.var_store(), lr)`) and device moves.
+    pub fn var_store_mut(&mut self) -> &mut nn::VarStore {
+        &mut self.vs
+    }
+
+    /// Number of scalar parameters, trainable ones plus batch norm running statistics.
+    pub fn parameter_count(&self) -> usize {
+        self.vs.variables().values().map(|t| t.numel()).sum()
+    }
+
+    /// Sorted parameter names with their shapes: the checkpoint's table of contents.
+    pub fn parameter_shapes(&self) -> Vec<(String, Vec<i64>)> {
+        let mut v: Vec<_> = self
+            .vs
+            .variables()
+            .into_iter()
+            .map(|(k, t)| (k, t.size()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// See [`ResNet::forward_t`].
+    pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+        self.model.forward_t(xs, train)
+    }
+
+    /// Evaluation-mode forward pass on host data: `inputs` holds `batch` encoded positions.
+    /// Returns (policy logits, wdl logits) as f32 vectors. Convenience for tests and tools;
+    /// evaluators use [`FusedNet`].
+    pub fn forward_host(
+        &self,
+        inputs: &[f32],
+        batch: usize,
+    ) -> Result<(Vec<f32>, Vec<f32>), NetError> {
+        let s = self.shape();
+        if inputs.len() != batch * s.input_len() {
+            return Err(NetError::InputLength {
+                got: inputs.len(),
+                expected: batch * s.input_len(),
+                batch,
+                per_position: s.input_len(),
+            });
+        }
+        tch::no_grad(|| {
+            let xs = Tensor::f_from_slice(inputs)?
+                .f_view([
+                    batch as i64,
+                    s.input_planes as i64,
+                    s.board_height as i64,
+                    s.board_width as i64,
+                ])?
+                .f_to_device(self.device())?;
+            let (p, v) = self.forward_t(&xs, false);
+            let p = p
+                .f_to_device(Device::Cpu)?
+                .f_to_kind(Kind::Float)?
+                .f_contiguous()?;
+            let v = v
+                .f_to_device(Device::Cpu)?
+                .f_to_kind(Kind::Float)?
+                .f_contiguous()?;
+            let mut pv = vec![0f32; batch * s.policy_len()];
+            let mut vv = vec![0f32; batch * WDL_LEN];
+            let n = pv.len();
+            p.f_copy_data(&mut pv, n)?;
+            let n = vv.len();
+            v.f_copy_data(&mut vv, n)?;
+            Ok((pv, vv))
+        })
+    }
+
+    /// See [`ResNet::fuse`].
+    pub fn fuse(&self, device: Device, kind: Kind) -> Result<FusedNet, tch::TchError> {
+        self.model.fuse(device, kind)
+    }
+}
