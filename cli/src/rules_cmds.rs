@@ -4,7 +4,7 @@
 use crate::BadInput;
 use anyhow::Result;
 use clap::Args;
-use rules::{EndRules, ImpasseRule, Move, Position, Variant};
+use rules::{EndRules, ImpasseRule, Notation, Position, Variant};
 use std::io::{BufRead, BufWriter, Write};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -17,9 +17,13 @@ pub struct PositionArgs {
     /// Start from this SFEN instead of the start position.
     #[arg(long)]
     sfen: Option<String>,
-    /// Moves (USI) played from the position first.
+    /// Moves played from the position first (in --notation).
     #[arg(long, num_args = 1.., allow_hyphen_values = false)]
     moves: Vec<String>,
+    /// Move notation of input and output: usi (`7g7f`, dai `8m7l8m`) or
+    /// xboard (HaChu's: `g3g4`, `h3g4,g4h3`, `@@@@`).
+    #[arg(long, default_value = "usi")]
+    notation: String,
 }
 
 fn bad(msg: impl Into<String>) -> anyhow::Error {
@@ -30,6 +34,10 @@ fn parse_variant(name: &str) -> Result<Variant> {
     name.parse::<Variant>().map_err(|e| bad(e.to_string()))
 }
 
+fn parse_notation(name: &str) -> Result<Notation> {
+    name.parse::<Notation>().map_err(|e| bad(e.to_string()))
+}
+
 impl PositionArgs {
     fn given(&self) -> bool {
         self.sfen.is_some() || !self.moves.is_empty()
@@ -37,12 +45,13 @@ impl PositionArgs {
 
     fn position(&self) -> Result<Position> {
         let variant = parse_variant(&self.variant)?;
+        let notation = parse_notation(&self.notation)?;
         let mut pos = match &self.sfen {
             Some(s) => Position::from_sfen(variant, s).map_err(|e| bad(format!("bad SFEN '{s}': {e}")))?,
             None => Position::startpos(variant),
         };
         for (i, m) in self.moves.iter().enumerate() {
-            pos.play_usi(m).map_err(|e| bad(format!("move {} ({m}): {e}", i + 1)))?;
+            pos.play_text(m, notation).map_err(|e| bad(format!("move {} ({m}): {e}", i + 1)))?;
         }
         Ok(pos)
     }
@@ -62,11 +71,12 @@ pub struct PerftArgs {
 
 pub fn perft(args: PerftArgs) -> Result<ExitCode> {
     let mut pos = args.position.position()?;
+    let notation = parse_notation(&args.position.notation)?;
     let start = Instant::now();
     let mut out = BufWriter::new(std::io::stdout().lock());
     let nodes = if args.divide {
         let mut rows: Vec<(String, u64)> =
-            rules::divide(&mut pos, args.depth).into_iter().map(|(m, n)| (m.to_usi(), n)).collect();
+            rules::divide(&mut pos, args.depth).into_iter().map(|(m, n)| (pos.move_text(m, notation), n)).collect();
         rows.sort();
         for (m, n) in &rows {
             writeln!(out, "{m} {n}")?;
@@ -88,17 +98,18 @@ pub struct MovesArgs {
     position: PositionArgs,
 }
 
-fn sorted_moves(pos: &Position) -> String {
-    let mut moves: Vec<String> = pos.legal_moves().iter().map(|m: &Move| m.to_usi()).collect();
+fn sorted_moves(pos: &Position, notation: Notation) -> String {
+    let mut moves: Vec<String> = pos.legal_moves().iter().map(|&m| pos.move_text(m, notation)).collect();
     moves.sort();
     moves.join(" ")
 }
 
 pub fn moves(args: MovesArgs) -> Result<ExitCode> {
     let mut out = BufWriter::new(std::io::stdout().lock());
+    let notation = parse_notation(&args.position.notation)?;
     if args.position.given() {
         let pos = args.position.position()?;
-        writeln!(out, "{}", sorted_moves(&pos))?;
+        writeln!(out, "{}", sorted_moves(&pos, notation))?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -109,8 +120,8 @@ pub fn moves(args: MovesArgs) -> Result<ExitCode> {
         if line.trim().is_empty() {
             continue;
         }
-        match rules::parse_position_command(variant, line.trim()) {
-            Ok(pos) => writeln!(out, "{line}\t{}", sorted_moves(&pos))?,
+        match rules::parse_position_with(variant, line.trim(), notation) {
+            Ok(pos) => writeln!(out, "{line}\t{}", sorted_moves(&pos, notation))?,
             Err(e) => {
                 failed = true;
                 writeln!(out, "error line {}: {e}", n + 1)?;
@@ -134,6 +145,9 @@ pub struct OutcomeArgs {
     /// Game length in plies (SFEN move number - 1) that ends in a draw.
     #[arg(long)]
     max_moves: Option<u32>,
+    /// Move notation of the input: usi or xboard (HaChu's).
+    #[arg(long, default_value = "usi")]
+    notation: String,
 }
 
 /// One input line of `koma outcome`: either an answer or a bad line.
@@ -142,8 +156,12 @@ enum Answer {
     Bad(String),
 }
 
-fn outcome_line(variant: Variant, rules: &EndRules, line: &str) -> Answer {
-    let (position, moves) = line.split_once('\t').unwrap_or((line, ""));
+fn outcome_line(variant: Variant, rules: &EndRules, notation: Notation, line: &str) -> Answer {
+    // `<position>\t<moves>`, or one field `startpos moves ...` / `sfen ... moves ...`.
+    let (position, moves) = line.split_once('\t').unwrap_or_else(|| match line.find(" moves ") {
+        Some(i) => (&line[..i], &line[i + " moves ".len()..]),
+        None => (line.strip_suffix(" moves").unwrap_or(line), ""),
+    });
     let position = position.trim();
     let pos = if position == "startpos" {
         Ok(Position::startpos(variant))
@@ -168,7 +186,7 @@ fn outcome_line(variant: Variant, rules: &EndRules, line: &str) -> Answer {
             }
             return Answer::Text(format!("error illegal_move win ply {ply}"));
         }
-        if pos.play_usi(m).is_err() {
+        if pos.play_text(m, notation).is_err() {
             return Answer::Text(format!("error illegal_move {m} ply {ply}"));
         }
     }
@@ -180,6 +198,7 @@ fn outcome_line(variant: Variant, rules: &EndRules, line: &str) -> Answer {
 
 pub fn outcome(args: OutcomeArgs) -> Result<ExitCode> {
     let variant = parse_variant(&args.variant)?;
+    let notation = parse_notation(&args.notation)?;
     let impasse = match args.impasse {
         27 => ImpasseRule::Declaration27,
         24 => ImpasseRule::Points24,
@@ -193,7 +212,7 @@ pub fn outcome(args: OutcomeArgs) -> Result<ExitCode> {
         if line.trim().is_empty() {
             continue;
         }
-        match outcome_line(variant, &rules, &line) {
+        match outcome_line(variant, &rules, notation, &line) {
             Answer::Text(t) => writeln!(out, "{t}")?,
             Answer::Bad(msg) => {
                 failed = true;

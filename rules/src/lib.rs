@@ -20,6 +20,7 @@ mod sfen;
 mod types;
 mod usi;
 mod variant;
+mod xboard;
 mod zobrist;
 
 pub use handicap::{Handicap, UnknownHandicap};
@@ -33,3 +34,4 @@ pub use usi::{MoveError, PositionCommandError, parse_position_command};
 pub use variant::{
     KindSpec, Leg, LionPower, Movement, PromotionRule, RoyalRule, UnknownVariant, Variant, VariantSpec,
 };
+pub use xboard::{parse_position_with, parse_square as xboard_parse_square, square_name as xboard_square_name, Notation, UnknownNotation, XboardError, XboardMove};

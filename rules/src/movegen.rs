@@ -145,20 +145,24 @@ impl Position {
         }
     }
 
-    #[inline(never)]
+    #[inline(always)]
     fn push_promotion_choices(&self, out: &mut Vec<Move>, code: u8, from: Square, to: Square, capture: bool) {
-        let spec = self.t.spec;
-        let color = self.side;
-        let (zf, zt) = (spec.in_zone(color, from.row()), spec.in_zone(color, to.row()));
-        let can = match spec.promotion_rule {
+        let t = self.t;
+        let c = self.side.index();
+        let mask = crate::types::BOARD_LEN - 1;
+        let (zf, zt) = (t.zone_cell[c][from.index() & mask], t.zone_cell[c][to.index() & mask]);
+        let can = match t.spec.promotion_rule {
             PromotionRule::StartOrEnd => zf || zt,
             PromotionRule::EnterOrCapture => (capture && (zf || zt)) || (!zf && zt),
         };
-        let must = (spec.rows_ahead(color, to.row()) as u8) < self.t.dead_ranks[code as usize];
+        let must = t.ahead_cell[c][to.index() & mask] < t.dead_ranks[code as usize];
         if can {
             out.push(Move::Normal { from, to, promote: true });
         }
-        if !must {
+        // A piece must promote where it could never move again only when
+        // promotion is on offer: under EnterOrCapture a non-capture inside
+        // the zone may still go to the last rank unpromoted (HaChu agrees).
+        if !must || !can {
             out.push(Move::Normal { from, to, promote: false });
         }
     }

@@ -2,7 +2,7 @@
 //! game history that repetition needs. Moves are made and unmade in place.
 
 use crate::moves::Move;
-use crate::types::{Color, Kind, Piece, Square, CELLS, EMPTY, GOTE_BIT, KIND_SLOTS, WALL};
+use crate::types::{Color, Kind, Piece, Square, BOARD_LEN, EMPTY, GOTE_BIT, KIND_SLOTS, WALL};
 use crate::variant::{has, RoyalRule, Tables, Variant, DIRS};
 use crate::zobrist::{KEYS, MAX_HAND};
 
@@ -72,7 +72,7 @@ impl HistoryEntry {
 #[derive(Clone)]
 pub struct Position {
     pub(crate) t: &'static Tables,
-    pub(crate) board: [u8; CELLS],
+    pub(crate) board: [u8; BOARD_LEN],
     pub(crate) hands: [[u8; KIND_SLOTS]; 2],
     pub(crate) side: Color,
     /// SFEN move number of the position the game started from.
@@ -110,7 +110,7 @@ impl Position {
     pub(crate) fn empty(variant: Variant) -> Position {
         let t = variant.tables();
         let size = t.spec.size;
-        let mut board = [WALL; CELLS];
+        let mut board = [WALL; BOARD_LEN];
         for row in 0..size {
             for col in 0..size {
                 board[Square::from_col_row(col, row).index()] = EMPTY;
@@ -276,11 +276,10 @@ impl Position {
     pub(crate) fn attacked_ignoring(&self, sq: Square, by: Color, ignore: Square) -> bool {
         let t = self.t;
         let c = by.index();
-        let b = &self.board;
         for d in 0..8 {
             let off = crate::variant::mailbox_offset(DIRS[d].0, DIRS[d].1) as isize;
             let mut s = sq.offset(off);
-            let code = b[s.index()];
+            let code = self.code(s);
             if code != EMPTY && s != ignore {
                 if has(t.attack_step[c][d], code) {
                     return true;
@@ -294,7 +293,7 @@ impl Position {
             let mut dist = 2;
             loop {
                 s = s.offset(off);
-                let code = b[s.index()];
+                let code = self.code(s);
                 if code == EMPTY || s == ignore {
                     if t.attack_slide[c][d] == 0 {
                         break;
@@ -309,7 +308,7 @@ impl Position {
             }
         }
         for &(off, mask) in &t.attack_jump[c] {
-            if has(mask, b[sq.offset(off as isize).index()]) {
+            if has(mask, self.code(sq.offset(off as isize))) {
                 return true;
             }
         }
@@ -484,7 +483,8 @@ impl Position {
     /// The piece code at a mailbox cell (walls included).
     #[inline]
     pub(crate) fn code(&self, sq: Square) -> u8 {
-        self.board[sq.index()]
+        // The mask proves the index in range, so no bounds check is emitted.
+        self.board[sq.index() & (BOARD_LEN - 1)]
     }
 
     #[inline]

@@ -6,7 +6,7 @@
 
 use crate::position::Position;
 use crate::types::{Color, Kind, Piece, Square, KIND_SLOTS};
-use crate::variant::{RoyalRule, Variant};
+use crate::variant::{PromotionRule, RoyalRule, Variant};
 use crate::zobrist::MAX_HAND;
 use std::fmt::Write;
 
@@ -267,7 +267,11 @@ impl Position {
             let Some(p) = *p else { continue };
             let sq = Square::from_dense(i, size);
             let ks = spec.kind(p.kind()).expect("parsed kinds belong to the variant");
-            if !p.is_promoted() && (spec.rows_ahead(p.color(), sq.row()) as u8) < ks.dead_ranks {
+            // Dai's promotion rule lets a piece reach such a square unpromoted
+            // (a non-capture inside the zone cannot promote), so only the
+            // other variants refuse it.
+            let dead_allowed = spec.promotion_rule == PromotionRule::EnterOrCapture;
+            if !dead_allowed && !p.is_promoted() && (spec.rows_ahead(p.color(), sq.row()) as u8) < ks.dead_ranks {
                 return Err(SfenError::DeadPiece { piece: p, square: sq });
             }
             if p.kind() == Kind::King {

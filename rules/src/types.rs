@@ -52,6 +52,9 @@ pub const STRIDE: usize = 19;
 pub const PAD: usize = 2;
 /// Cells in the padded mailbox.
 pub const CELLS: usize = STRIDE * STRIDE;
+/// Length of the board array: the mailbox rounded up to a power of two so
+/// that a masked index needs no bounds check.
+pub const BOARD_LEN: usize = 512;
 /// The largest board side (dai shogi).
 pub const MAX_SIZE: usize = 15;
 

@@ -14,6 +14,9 @@ pub enum MoveError {
     Syntax(#[from] UsiMoveError),
     #[error("illegal move {mv}: {why}")]
     Illegal { mv: String, why: &'static str },
+    /// XBoard text that is malformed or illegal here.
+    #[error(transparent)]
+    Xboard(#[from] crate::xboard::XboardError),
 }
 
 impl Position {
@@ -47,7 +50,7 @@ impl Position {
         Err(MoveError::Illegal { mv: text.to_string(), why: self.explain_illegal(mv) })
     }
 
-    fn explain_illegal(&self, mv: Move) -> &'static str {
+    pub(crate) fn explain_illegal(&self, mv: Move) -> &'static str {
         let squares: Vec<Square> = match mv {
             Move::Normal { from, to, .. } => vec![from, to],
             Move::Drop { to, .. } => vec![to],
@@ -131,6 +134,15 @@ pub enum PositionCommandError {
 /// `startpos moves 7g7f`, `sfen <sfen> [moves ...]`) or a bare SFEN, and
 /// plays the moves. Returns the position after the moves.
 pub fn parse_position_command(variant: Variant, text: &str) -> Result<Position, PositionCommandError> {
+    parse_position_command_in(variant, text, crate::Notation::Usi)
+}
+
+/// [`parse_position_command`] with the moves in `notation`.
+pub(crate) fn parse_position_command_in(
+    variant: Variant,
+    text: &str,
+    notation: crate::Notation,
+) -> Result<Position, PositionCommandError> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let (mut pos, rest) = match words.first() {
         None => return Err(PositionCommandError::Empty),
@@ -149,7 +161,7 @@ pub fn parse_position_command(variant: Variant, text: &str) -> Result<Position, 
             return Err(PositionCommandError::ExpectedMoves(first.to_string()));
         }
         for (i, &m) in moves.iter().enumerate() {
-            pos.play_usi(m).map_err(|source| PositionCommandError::Move { ply: i + 1, mv: m.to_string(), source })?;
+            pos.play_text(m, notation).map_err(|source| PositionCommandError::Move { ply: i + 1, mv: m.to_string(), source })?;
         }
     }
     Ok(pos)

@@ -572,6 +572,10 @@ pub(crate) struct Tables {
     pub can_promote: [bool; CODES],
     /// `dead_ranks` by code.
     pub dead_ranks: [u8; CODES],
+    /// Per colour and mailbox cell: inside that colour's promotion zone.
+    pub zone_cell: [Vec<bool>; 2],
+    /// Per colour and mailbox cell: ranks left ahead (0 on the last rank).
+    pub ahead_cell: [Vec<u8>; 2],
 }
 
 #[inline]
@@ -654,7 +658,17 @@ impl Tables {
                 dead_ranks[code] = k.dead_ranks;
             }
         }
+        let mut zone_cell = [vec![false; crate::types::BOARD_LEN], vec![false; crate::types::BOARD_LEN]];
+        let mut ahead_cell = [vec![0u8; crate::types::BOARD_LEN], vec![0u8; crate::types::BOARD_LEN]];
+        for s in &square_of_dense {
+            for color in Color::BOTH {
+                zone_cell[color.index()][s.index()] = spec.in_zone(color, s.row());
+                ahead_cell[color.index()][s.index()] = spec.rows_ahead(color, s.row()) as u8;
+            }
+        }
         Tables {
+            zone_cell,
+            ahead_cell,
             square_of_dense,
             dense_of,
             can_promote,
