@@ -7,6 +7,8 @@
 mod convert_cmd;
 mod model_cmds;
 mod rules_cmds;
+mod selfplay_cmd;
+mod train_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -32,8 +34,16 @@ enum Command {
     Eval(model_cmds::EvalArgs),
     /// Convert game records between KIF, KI2, CSA, USI and Western text.
     Convert(convert_cmd::ConvertArgs),
+    /// Play self-play games and write training sample chunks.
+    Selfplay(selfplay_cmd::SelfplayArgs),
     /// Benchmarks.
     Bench(BenchArgs),
+    /// The main job: self-play and learning in one process (runs/<name>/).
+    Train(train_cmd::TrainArgs),
+    /// Supervised training from game records (bootstrap a network).
+    Learn(train_cmd::LearnArgs),
+    /// Play a checkpoint against a baseline (random, greedy) or another checkpoint.
+    Evaluate(train_cmd::EvaluateArgs),
 }
 
 #[derive(clap::Args)]
@@ -46,6 +56,9 @@ struct BenchArgs {
 enum BenchCommand {
     /// Raw network evaluations per second for each batch size.
     Nn(model_cmds::BenchNnArgs),
+    /// Network evaluations per second inside self-play next to the raw forward pass at
+    /// the same batch size (last line: `... ratio <number>`).
+    Selfplay(selfplay_cmd::BenchSelfplayArgs),
 }
 
 /// Errors that mean "the user gave bad input": exit status 2.
@@ -75,8 +88,13 @@ fn main() -> ExitCode {
         Command::Init(args) => model_cmds::init(args),
         Command::Eval(args) => model_cmds::eval(args),
         Command::Convert(args) => convert_cmd::convert(args),
+        Command::Selfplay(args) => selfplay_cmd::selfplay(args),
+        Command::Train(args) => train_cmd::train(args),
+        Command::Learn(args) => train_cmd::learn(args),
+        Command::Evaluate(args) => train_cmd::evaluate(args),
         Command::Bench(args) => match args.what {
             BenchCommand::Nn(a) => model_cmds::bench_nn(a),
+            BenchCommand::Selfplay(a) => selfplay_cmd::bench_selfplay(a),
         },
     };
     match result {

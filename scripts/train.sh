@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The main job: a small self-play training run of standard shogi on the CPU.
+#
+# On a fresh machine this sets everything up (.venv with the pinned torch wheel, via
+# scripts/env.sh), builds `koma` in release mode and runs
+#   koma train --config configs/shogi-tiny.toml --run <date-time> [your flags]
+# which plays self-play games and trains the network in one process for 25 minutes
+# (train.max_minutes), evaluating it against a random mover and a material-greedy
+# player as it goes, and ends with a one-line summary.
+#
+#   scripts/train.sh                              # a new run named after the date
+#   scripts/train.sh --run demo                   # a named run (runs/demo/)
+#   scripts/train.sh --run demo --resume          # continue it after Ctrl-C or a crash
+#   scripts/train.sh --config configs/shogi-b10c128.toml --max-minutes 0   # a GPU run
+#
+# Ctrl-C saves a checkpoint and stops. Output: runs/<name>/ (checkpoints, samples,
+# TensorBoard logs in tb/, evaluation results in eval.jsonl).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=env.sh
+source scripts/env.sh
+cargo build --release -p koma-cli >&2
+
+config="configs/shogi-tiny.toml"
+run=""
+args=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --config) config="$2"; shift 2 ;;
+        --config=*) config="${1#--config=}"; shift ;;
+        --run) run="$2"; shift 2 ;;
+        --run=*) run="${1#--run=}"; shift ;;
+        *) args+=("$1"); shift ;;
+    esac
+done
+if [[ -z "$run" ]]; then
+    run="$(date -u +%Y%m%d-%H%M%S)"
+fi
+echo "train.sh: run '$run' with $config; logs in runs/$run/tb" >&2
+echo "train.sh: view them with: scripts/tensorboard.sh   (then open http://localhost:6006)" >&2
+status=0
+target/release/koma train --config "$config" --run "$run" "${args[@]}" || status=$?
+echo "train.sh: checkpoints in runs/$run/checkpoints, evaluations in runs/$run/eval.jsonl" >&2
+echo "train.sh: play the network against the random mover:" >&2
+echo "  target/release/koma evaluate --checkpoint runs/$run/\$(python3 -c 'import json;print(json.load(open(\"runs/$run/state.json\"))[\"checkpoint\"])') --opponent random --games 100" >&2
+exit $status

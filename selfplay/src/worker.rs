@@ -1,0 +1,556 @@
+//! Self-play workers: a rayon pool in which each worker plays many games at once, steps
+//! each game's search one simulation at a time, and submits the leaves of all its games
+//! to the batching service as one request (no thread per game).
+//!
+//! [`run_selfplay`] runs the pool, hands every finished game to the caller on the calling
+//! thread, and reports progress.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use model::encoding::Encoder;
+use model::BatcherHandle;
+use rules::{Color, EndRules, Position, Variant};
+
+use crate::config::SelfplayFileConfig;
+use crate::mcts::{Search, Step};
+use crate::rng::Rng;
+use crate::samples::{GameResult, Sample};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SelfplayError {
+    #[error("opening file {path}: {message}")]
+    Opening { path: String, message: String },
+    #[error("batcher: {0}")]
+    Batch(#[from] model::BatchError),
+    #[error("encoder shape {encoder} does not match the evaluator's {evaluator}")]
+    Shape { encoder: model::NetShape, evaluator: model::NetShape },
+    #[error("worker pool: {0}")]
+    Pool(String),
+}
+
+/// How a game ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameEnd {
+    pub winner: Option<Color>,
+    /// `checkmate`, `repetition`, ... (`rules::Reason::name`), `declaration` or `resign`.
+    pub reason: String,
+}
+
+/// A finished game.
+#[derive(Clone, Debug)]
+pub struct GameRecord {
+    /// Samples in game order (random opening plies are not recorded).
+    pub samples: Vec<Sample>,
+    /// Plies played, random opening plies included.
+    pub plies: u32,
+    pub end: GameEnd,
+    /// This game was one of the no-resign games.
+    pub no_resign: bool,
+    /// In a no-resign game, the side that would have resigned (first time), if any.
+    pub would_have_resigned: Option<Color>,
+    /// The USI moves of the game after its start position, and that position (SFEN).
+    pub start_sfen: String,
+    pub moves: Vec<String>,
+}
+
+impl GameRecord {
+    /// In a no-resign game with a would-be resignation: whether that resignation would
+    /// have been wrong (the side did not lose).
+    pub fn false_resign(&self) -> Option<bool> {
+        self.would_have_resigned.map(|c| self.end.winner != Some(c.opponent()))
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Games to finish (games are started until this many have been started).
+    pub games: u64,
+    /// Stops the run early (games in progress are abandoned).
+    pub stop: Arc<AtomicBool>,
+    /// Progress callback interval.
+    pub progress_every: Duration,
+}
+
+impl RunOptions {
+    pub fn games(n: u64) -> RunOptions {
+        RunOptions { games: n, stop: Arc::new(AtomicBool::new(false)), progress_every: Duration::from_secs(5) }
+    }
+}
+
+/// Counters of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Progress {
+    pub elapsed: Duration,
+    pub games_done: u64,
+    /// Moves played (searched positions).
+    pub positions: u64,
+    /// Samples recorded in finished games.
+    pub samples: u64,
+    /// Network evaluations requested by the searches.
+    pub evaluations: u64,
+    /// Batcher: forward passes and positions evaluated.
+    pub forward_passes: u64,
+    pub batched_positions: u64,
+    /// Sum of the lengths (plies) of finished games.
+    pub game_plies: u64,
+    pub resigned: u64,
+    /// No-resign games with a would-be resignation, and how many of those were wrong.
+    pub resign_checks: u64,
+    pub false_resigns: u64,
+    /// Searches stopped by the tree memory cap.
+    pub capped_searches: u64,
+}
+
+impl Progress {
+    pub fn positions_per_sec(&self) -> f64 {
+        self.positions as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+    pub fn evals_per_sec(&self) -> f64 {
+        self.batched_positions as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+    pub fn mean_batch(&self) -> f64 {
+        if self.forward_passes == 0 {
+            0.0
+        } else {
+            self.batched_positions as f64 / self.forward_passes as f64
+        }
+    }
+    pub fn mean_game_length(&self) -> f64 {
+        if self.games_done == 0 {
+            0.0
+        } else {
+            self.game_plies as f64 / self.games_done as f64
+        }
+    }
+    pub fn false_resign_rate(&self) -> Option<f64> {
+        (self.resign_checks > 0).then(|| self.false_resigns as f64 / self.resign_checks as f64)
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    positions: AtomicU64,
+    evaluations: AtomicU64,
+    capped: AtomicU64,
+    games_started: AtomicU64,
+}
+
+/// Start positions to pick from.
+#[derive(Clone, Debug)]
+pub struct Openings {
+    /// Positions given as `position` commands (with moves played, so the history counts).
+    positions: Vec<Position>,
+}
+
+impl Openings {
+    pub fn startpos(variant: Variant) -> Openings {
+        Openings { positions: vec![Position::startpos(variant)] }
+    }
+
+    /// Reads an opening file: one `startpos [moves ...]`, `sfen <sfen> [moves ...]` or bare
+    /// SFEN per line; blank lines and `#` comments are skipped.
+    pub fn load(variant: Variant, path: &Path) -> Result<Openings, SelfplayError> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SelfplayError::Opening { path: p.clone(), message: e.to_string() })?;
+        let mut positions = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let line = line.strip_prefix("position ").unwrap_or(line);
+            let pos = rules::parse_position_command(variant, line)
+                .map_err(|e| SelfplayError::Opening { path: p.clone(), message: format!("line {}: {e}", i + 1) })?;
+            positions.push(pos);
+        }
+        if positions.is_empty() {
+            return Err(SelfplayError::Opening { path: p, message: "no positions".into() });
+        }
+        Ok(Openings { positions })
+    }
+
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+}
+
+struct Pending {
+    sfen: String,
+    repetitions: u8,
+    policy: Vec<(u32, f32)>,
+    root_wdl: [f32; 3],
+    full: bool,
+    side: Color,
+    ply: u32,
+}
+
+struct Game {
+    pos: Position,
+    start_sfen: String,
+    moves: Vec<String>,
+    search: Search,
+    rng: Rng,
+    full: bool,
+    records: Vec<Pending>,
+    no_resign: bool,
+    below: [u32; 2],
+    would_resign: Option<Color>,
+    plies: u32,
+}
+
+/// Everything a worker needs, shared.
+struct Ctx<'a> {
+    cfg: &'a SelfplayFileConfig,
+    encoder: Encoder,
+    end_rules: EndRules,
+    openings: &'a Openings,
+    opts: &'a RunOptions,
+    counters: &'a Counters,
+    seed: u64,
+}
+
+impl Ctx<'_> {
+    /// Claims a game number, or `None` when enough games were started (or stopping).
+    fn claim_game(&self) -> Option<u64> {
+        if self.opts.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let n = self.counters.games_started.fetch_add(1, Ordering::Relaxed);
+        (n < self.opts.games).then_some(n)
+    }
+
+    fn new_game(&self, number: u64, search: Search) -> Game {
+        let sp = &self.cfg.selfplay;
+        let mut rng = Rng::stream(self.seed, number.wrapping_add(1));
+        // Opening: a start position, then random plies (retry if the game ends).
+        let mut pos;
+        let mut tries = 0;
+        loop {
+            pos = self.openings.positions[rng.below(self.openings.positions.len())].clone();
+            let mut ok = true;
+            for _ in 0..sp.random_opening_plies {
+                if pos.outcome(&self.end_rules).is_some() || pos.can_declare() {
+                    ok = false;
+                    break;
+                }
+                let moves = pos.legal_moves();
+                pos.play(moves[rng.below(moves.len())]);
+            }
+            ok = ok && pos.outcome(&self.end_rules).is_none() && !pos.can_declare();
+            tries += 1;
+            if ok || tries >= 20 {
+                break;
+            }
+        }
+        let no_resign = rng.bernoulli(sp.no_resign_fraction);
+        let start_sfen = pos.to_sfen();
+        let mut g = Game {
+            pos,
+            start_sfen,
+            moves: Vec::new(),
+            search,
+            rng,
+            full: false,
+            records: Vec::new(),
+            no_resign,
+            below: [0; 2],
+            would_resign: None,
+            plies: 0,
+        };
+        self.start_search(&mut g);
+        g
+    }
+
+    fn start_search(&self, g: &mut Game) {
+        let sp = &self.cfg.selfplay;
+        g.full = g.rng.bernoulli(sp.full_search_fraction);
+        let sims = if g.full { sp.simulations_full } else { sp.simulations_cheap };
+        // KataGo: cheap searches get no noise (and no policy target).
+        g.search.start(&g.pos, sims, g.full || self.cfg.search.gumbel);
+    }
+
+    /// The game's end at its current position, if it has ended.
+    fn game_end(&self, pos: &Position) -> Option<GameEnd> {
+        if let Some(o) = pos.outcome(&self.end_rules) {
+            return Some(GameEnd { winner: o.winner, reason: o.reason.name().to_string() });
+        }
+        if pos.can_declare() {
+            return Some(GameEnd { winner: Some(pos.side_to_move()), reason: "declaration".into() });
+        }
+        None
+    }
+
+    /// The search of `g` is done: record the sample, play the move. Returns the end of
+    /// the game if it ended.
+    fn finish_move(&self, g: &mut Game) -> Option<GameEnd> {
+        let sp = &self.cfg.selfplay;
+        if g.search.hit_memory_cap() {
+            self.counters.capped.fetch_add(1, Ordering::Relaxed);
+        }
+        let wdl = g.search.root_wdl();
+        let side = g.pos.side_to_move();
+        let temperature = if g.pos.plies_played() < sp.temperature_plies as usize {
+            sp.temperature_start
+        } else {
+            sp.temperature_end
+        };
+        let Some(mv) = g.search.choose_move(temperature, &mut g.rng) else {
+            // No legal move although the rules did not end the game: cannot happen with
+            // consistent rules; end it as a loss for the side to move.
+            return Some(GameEnd { winner: Some(side.opponent()), reason: "no_moves".into() });
+        };
+        let policy: Vec<(u32, f32)> = g
+            .search
+            .policy_target()
+            .into_iter()
+            .map(|(m, p)| (self.encoder.move_index(&g.pos, m) as u32, p))
+            .collect();
+        g.records.push(Pending {
+            sfen: g.pos.to_sfen(),
+            repetitions: g.pos.repetitions().min(255) as u8,
+            policy,
+            root_wdl: wdl,
+            full: g.full,
+            side,
+            ply: g.plies,
+        });
+        self.counters.positions.fetch_add(1, Ordering::Relaxed);
+        // Resignation.
+        let q = wdl[0] - wdl[2];
+        let s = side.index();
+        if q < sp.resign_threshold {
+            g.below[s] += 1;
+        } else {
+            g.below[s] = 0;
+        }
+        if g.below[s] >= sp.resign_consecutive && sp.resign_threshold > -1.0 {
+            if g.no_resign {
+                g.would_resign.get_or_insert(side);
+            } else {
+                return Some(GameEnd { winner: Some(side.opponent()), reason: "resign".into() });
+            }
+        }
+        g.moves.push(mv.to_usi());
+        g.pos.play(mv);
+        g.plies += 1;
+        self.game_end(&g.pos)
+    }
+
+    fn finish_game(&self, g: &mut Game, end: GameEnd) -> GameRecord {
+        let total = g.plies;
+        let samples = g
+            .records
+            .drain(..)
+            .map(|r| {
+                let result = match end.winner {
+                    None => GameResult::Draw,
+                    Some(c) if c == r.side => GameResult::Win,
+                    Some(_) => GameResult::Loss,
+                };
+                Sample {
+                    sfen: r.sfen,
+                    repetitions: r.repetitions,
+                    policy: r.policy,
+                    result,
+                    root_wdl: r.root_wdl,
+                    plies_left: total - r.ply,
+                    full_search: r.full,
+                }
+            })
+            .collect();
+        GameRecord {
+            samples,
+            plies: g.plies,
+            end,
+            no_resign: g.no_resign,
+            would_have_resigned: g.would_resign,
+            start_sfen: std::mem::take(&mut g.start_sfen),
+            moves: std::mem::take(&mut g.moves),
+        }
+    }
+
+    /// One worker: plays its games until no more are to be started.
+    fn worker(&self, index: usize, handle: BatcherHandle, tx: std::sync::mpsc::Sender<GameRecord>) -> Result<(), SelfplayError> {
+        let k = self.cfg.selfplay.games_per_worker;
+        let len = self.encoder.input_len();
+        let mut slot = handle.slot();
+        let mut games: Vec<Game> = Vec::with_capacity(k);
+        let mut spare: Vec<Search> = Vec::new();
+        let new_search = || Search::new(self.cfg.search.clone(), self.end_rules, self.cfg.variant);
+        for _ in 0..k {
+            match self.claim_game() {
+                Some(n) => games.push(self.new_game(n, new_search())),
+                None => break,
+            }
+        }
+        let mut buf = vec![0.0f32; k * len];
+        let mut waiting: Vec<usize> = Vec::with_capacity(k);
+        let _ = index;
+        loop {
+            if self.opts.stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            waiting.clear();
+            let mut gi = 0;
+            while gi < games.len() {
+                let off = waiting.len() * len;
+                let g = &mut games[gi];
+                let step = g.search.select(&self.encoder, &mut buf[off..off + len], &mut g.rng);
+                match step {
+                    Step::NeedsEval => {
+                        waiting.push(gi);
+                        gi += 1;
+                    }
+                    Step::Done | Step::Collision => {
+                        if let Some(end) = self.finish_move(g) {
+                            let record = self.finish_game(g, end);
+                            let _ = tx.send(record);
+                            // Replace the game with a new one, or drop it.
+                            let done = games.swap_remove(gi);
+                            spare.push(done.search);
+                            if let Some(n) = self.claim_game() {
+                                let s = spare.pop().unwrap_or_else(new_search);
+                                games.push(self.new_game(n, s));
+                            }
+                            // `gi` now holds another game (or is past the end).
+                        } else {
+                            self.start_search(g);
+                        }
+                    }
+                }
+            }
+            if waiting.is_empty() {
+                return Ok(());
+            }
+            let n = waiting.len();
+            slot.inputs_mut(n).copy_from_slice(&buf[..n * len]);
+            self.counters.evaluations.fetch_add(n as u64, Ordering::Relaxed);
+            let out = slot.evaluate()?;
+            for (j, &gi) in waiting.iter().enumerate() {
+                let g = &mut games[gi];
+                g.search.apply(out.policy(j), out.wdl(j), &mut g.rng);
+            }
+        }
+    }
+}
+
+/// Plays self-play games with `cfg` against the evaluator behind `handle` until
+/// `opts.games` games are finished (or `opts.stop` is set). Calls `on_game` for every
+/// finished game and `on_progress` every `opts.progress_every`, both on the calling
+/// thread. Returns the final counters.
+pub fn run_selfplay(
+    cfg: &SelfplayFileConfig,
+    handle: BatcherHandle,
+    openings: &Openings,
+    opts: &RunOptions,
+    mut on_game: impl FnMut(GameRecord),
+    mut on_progress: impl FnMut(&Progress),
+) -> Result<Progress, SelfplayError> {
+    let encoder = Encoder::new(cfg.variant);
+    if encoder.net_shape() != handle.shape() {
+        return Err(SelfplayError::Shape { encoder: encoder.net_shape(), evaluator: handle.shape() });
+    }
+    let workers = if cfg.selfplay.workers == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        cfg.selfplay.workers
+    };
+    let seed = if cfg.selfplay.seed != 0 {
+        cfg.selfplay.seed
+    } else {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .thread_name(|i| format!("koma-selfplay-{i}"))
+        .build()
+        .map_err(|e| SelfplayError::Pool(e.to_string()))?;
+    let counters = Counters::default();
+    let ctx = Ctx {
+        cfg,
+        encoder,
+        end_rules: EndRules { max_plies: Some(cfg.selfplay.max_plies), ..EndRules::default() },
+        openings,
+        opts,
+        counters: &counters,
+        seed,
+    };
+    let start = Instant::now();
+    let base = handle.stats();
+    let (tx, rx) = std::sync::mpsc::channel::<GameRecord>();
+    let mut progress = Progress::default();
+    let snapshot = |p: &mut Progress| {
+        let s = handle.stats();
+        p.elapsed = start.elapsed();
+        p.positions = counters.positions.load(Ordering::Relaxed);
+        p.evaluations = counters.evaluations.load(Ordering::Relaxed);
+        p.capped_searches = counters.capped.load(Ordering::Relaxed);
+        p.forward_passes = s.forward_passes - base.forward_passes;
+        p.batched_positions = s.positions - base.positions;
+    };
+    let result: Result<(), SelfplayError> = std::thread::scope(|scope| {
+        let ctx = &ctx;
+        let pool = &pool;
+        let handle2 = handle.clone();
+        let runner = scope.spawn(move || -> Result<(), SelfplayError> {
+            let errors = std::sync::Mutex::new(Vec::new());
+            pool.scope(|s| {
+                for i in 0..workers {
+                    let tx = tx.clone();
+                    let h = handle2.clone();
+                    let errors = &errors;
+                    s.spawn(move |_| {
+                        if let Err(e) = ctx.worker(i, h, tx) {
+                            // Stop the others: a batcher error is fatal.
+                            ctx.opts.stop.store(true, Ordering::Relaxed);
+                            errors.lock().unwrap().push(e);
+                        }
+                    });
+                }
+                drop(tx);
+            });
+            match errors.into_inner().unwrap().into_iter().next() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        });
+        let mut last = Instant::now();
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(rec) => {
+                    progress.games_done += 1;
+                    progress.game_plies += rec.plies as u64;
+                    progress.samples += rec.samples.len() as u64;
+                    if rec.end.reason == "resign" {
+                        progress.resigned += 1;
+                    }
+                    if let Some(f) = rec.false_resign() {
+                        progress.resign_checks += 1;
+                        progress.false_resigns += f as u64;
+                    }
+                    on_game(rec);
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if last.elapsed() >= opts.progress_every {
+                last = Instant::now();
+                snapshot(&mut progress);
+                on_progress(&progress);
+            }
+        }
+        runner.join().unwrap_or_else(|_| Err(SelfplayError::Pool("a worker panicked".into())))
+    });
+    snapshot(&mut progress);
+    result?;
+    Ok(progress)
+}

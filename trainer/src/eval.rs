@@ -1,0 +1,288 @@
+//! Evaluation games: the network (a small deterministic search, or the raw policy with
+//! `simulations = 1`) against a baseline player or another network, colours
+//! alternating, many games at once with their network leaves batched into one forward
+//! pass. Games are adjudicated by `rules::Position::outcome` with a maximum length
+//! (and the declaration rule); the score is (wins + draws / 2) / games.
+
+use std::sync::Arc;
+
+use model::encoding::Encoder;
+use model::{Evaluation, Evaluator};
+use rules::{Color, EndRules, Position, Variant};
+use selfplay::baselines::{BaselinePlayer, GreedyMover, RandomMover};
+use selfplay::mcts::{Search, Step};
+use selfplay::{Rng, SearchConfig};
+
+/// Who the network plays.
+pub enum Opponent {
+    Baseline(Box<dyn BaselinePlayer>),
+    Net(Arc<dyn Evaluator>),
+}
+
+impl Opponent {
+    /// `random` or `greedy`.
+    pub fn baseline(name: &str) -> Option<Opponent> {
+        match name {
+            "random" => Some(Opponent::Baseline(Box::new(RandomMover))),
+            "greedy" => Some(Opponent::Baseline(Box::new(GreedyMover::default()))),
+            _ => None,
+        }
+    }
+}
+
+/// How evaluation games are played.
+#[derive(Clone, Debug)]
+pub struct MatchSettings {
+    pub games: usize,
+    /// Simulations per network move (1 = raw policy).
+    pub simulations: u32,
+    pub max_plies: u32,
+    /// Random plies at the start; games 2k and 2k+1 share the opening with colours
+    /// swapped.
+    pub random_plies: u32,
+    pub search: SearchConfig,
+    pub seed: u64,
+}
+
+/// Result of a match, from the network's view.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MatchResult {
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+    /// Sum of game lengths in plies.
+    pub plies: u64,
+}
+
+impl MatchResult {
+    pub fn games(&self) -> u32 {
+        self.wins + self.draws + self.losses
+    }
+
+    /// (wins + draws / 2) / games, in 0..1.
+    pub fn score(&self) -> f64 {
+        let n = self.games();
+        if n == 0 {
+            return 0.5;
+        }
+        (self.wins as f64 + 0.5 * self.draws as f64) / n as f64
+    }
+
+    /// Elo difference implied by the score, the score clamped to
+    /// [1/(2n), 1 - 1/(2n)] so that 0 and 1 give finite values.
+    pub fn elo(&self) -> f64 {
+        elo_from_score(self.score(), self.games())
+    }
+}
+
+/// `-400 log10(1/s - 1)` with `s` clamped to `[1/(2n), 1 - 1/(2n)]` (n games, at least 1).
+pub fn elo_from_score(score: f64, games: u32) -> f64 {
+    let eps = 0.5 / games.max(1) as f64;
+    let s = score.clamp(eps, 1.0 - eps);
+    -400.0 * (1.0 / s - 1.0).log10()
+}
+
+struct Game {
+    pos: Position,
+    ours: Color,
+    /// Search per side that uses a network (index: colour).
+    searches: [Option<Search>; 2],
+    done: bool,
+}
+
+fn game_end(pos: &Position, rules: &EndRules) -> Option<Option<Color>> {
+    if let Some(o) = pos.outcome(rules) {
+        return Some(o.winner);
+    }
+    if pos.can_declare() {
+        return Some(Some(pos.side_to_move()));
+    }
+    None
+}
+
+/// Plays `settings.games` games of `ours` against `opponent` in `variant`.
+pub fn play_match(
+    variant: Variant,
+    ours: &dyn Evaluator,
+    mut opponent: Opponent,
+    settings: &MatchSettings,
+) -> MatchResult {
+    let encoder = Encoder::new(variant);
+    let rules = EndRules { max_plies: Some(settings.max_plies), ..EndRules::default() };
+    let mut rng = Rng::new(settings.seed);
+    let mut games: Vec<Game> = Vec::with_capacity(settings.games);
+    let mut opening = Position::startpos(variant);
+    for i in 0..settings.games {
+        if i % 2 == 0 {
+            // A fresh opening for each pair (retry if the random plies end the game).
+            for _ in 0..20 {
+                opening = Position::startpos(variant);
+                let mut ok = true;
+                for _ in 0..settings.random_plies {
+                    let moves = opening.legal_moves();
+                    if moves.is_empty() || game_end(&opening, &rules).is_some() {
+                        ok = false;
+                        break;
+                    }
+                    opening.play(moves[rng.below(moves.len())]);
+                }
+                if ok && game_end(&opening, &rules).is_none() {
+                    break;
+                }
+            }
+        }
+        let ours_color = if i % 2 == 0 { Color::Sente } else { Color::Gote };
+        let mk = || Search::new(settings.search.clone(), rules, variant);
+        let opp_is_net = matches!(opponent, Opponent::Net(_));
+        let mut searches = [None, None];
+        searches[ours_color.index()] = Some(mk());
+        if opp_is_net {
+            searches[ours_color.opponent().index()] = Some(mk());
+        }
+        games.push(Game { pos: opening.clone(), ours: ours_color, searches, done: false });
+    }
+    let mut result = MatchResult::default();
+    let il = encoder.input_len();
+    let mut started = vec![false; games.len()];
+    let mut bufs: [Vec<f32>; 2] = [Vec::new(), Vec::new()];
+    let mut waiting: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    let mut out = Evaluation::new();
+    let finish = |g: &mut Game, winner: Option<Color>, result: &mut MatchResult| {
+        g.done = true;
+        match winner {
+            None => result.draws += 1,
+            Some(c) if c == g.ours => result.wins += 1,
+            Some(_) => result.losses += 1,
+        }
+        result.plies += g.pos.plies_played() as u64;
+    };
+    loop {
+        // 0: our network, 1: the opponent's network.
+        waiting[0].clear();
+        waiting[1].clear();
+        bufs[0].clear();
+        bufs[1].clear();
+        let mut active = 0;
+        for (gi, g) in games.iter_mut().enumerate() {
+            // Advance this game until a network evaluation is needed or it ends.
+            loop {
+                if g.done {
+                    break;
+                }
+                if let Some(w) = game_end(&g.pos, &rules) {
+                    finish(g, w, &mut result);
+                    break;
+                }
+                let side = g.pos.side_to_move();
+                let Some(search) = g.searches[side.index()].as_mut() else {
+                    // Baseline move.
+                    let Opponent::Baseline(p) = &mut opponent else { unreachable!() };
+                    match p.choose(&g.pos, &mut rng) {
+                        Some(mv) => g.pos.play(mv),
+                        None => {
+                            let w = Some(side.opponent());
+                            finish(g, w, &mut result);
+                        }
+                    }
+                    continue;
+                };
+                if !started[gi] {
+                    search.start(&g.pos, settings.simulations, false);
+                    started[gi] = true;
+                }
+                let slot = if side == g.ours { 0 } else { 1 };
+                let off = bufs[slot].len();
+                bufs[slot].resize(off + il, 0.0);
+                match search.select(&encoder, &mut bufs[slot][off..off + il], &mut rng) {
+                    Step::NeedsEval => {
+                        waiting[slot].push(gi);
+                        break;
+                    }
+                    Step::Done | Step::Collision => {
+                        bufs[slot].truncate(off);
+                        if search.pending() > 0 {
+                            // Cannot happen with one leaf at a time; be safe.
+                            break;
+                        }
+                        started[gi] = false;
+                        match search.choose_move(0.0, &mut rng) {
+                            Some(mv) => g.pos.play(mv),
+                            None => {
+                                let w = Some(side.opponent());
+                                finish(g, w, &mut result);
+                            }
+                        }
+                    }
+                }
+            }
+            if !g.done {
+                active += 1;
+            }
+        }
+        if active == 0 {
+            break;
+        }
+        for slot in 0..2 {
+            if waiting[slot].is_empty() {
+                continue;
+            }
+            let ev: &dyn Evaluator = if slot == 0 {
+                ours
+            } else {
+                match &opponent {
+                    Opponent::Net(e) => e.as_ref(),
+                    Opponent::Baseline(_) => unreachable!(),
+                }
+            };
+            let n = waiting[slot].len();
+            if ev.evaluate_into(&bufs[slot], n, &mut out).is_err() {
+                // A failed forward pass: adjudicate the remaining games as draws.
+                for g in games.iter_mut().filter(|g| !g.done) {
+                    finish(g, None, &mut result);
+                }
+                return result;
+            }
+            for (j, &gi) in waiting[slot].iter().enumerate() {
+                let g = &mut games[gi];
+                let side = g.pos.side_to_move();
+                if let Some(s) = g.searches[side.index()].as_mut() {
+                    s.apply(out.policy(j), out.wdl(j), &mut rng);
+                }
+            }
+        }
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::UniformEvaluator;
+
+    #[test]
+    fn elo_is_clamped_and_symmetric() {
+        assert_eq!(elo_from_score(0.5, 10), 0.0);
+        assert!((elo_from_score(0.75, 100) + elo_from_score(0.25, 100)).abs() < 1e-9);
+        assert!(elo_from_score(1.0, 100).is_finite());
+        assert!(elo_from_score(1.0, 100) > 800.0);
+    }
+
+    #[test]
+    fn uniform_search_plays_full_games() {
+        let enc = Encoder::new(Variant::Shogi);
+        let ev = UniformEvaluator::new(enc.net_shape());
+        let s = MatchSettings {
+            games: 4,
+            simulations: 4,
+            max_plies: 60,
+            random_plies: 2,
+            search: SearchConfig::default(),
+            seed: 3,
+        };
+        let r = play_match(Variant::Shogi, &ev, Opponent::baseline("random").unwrap(), &s);
+        assert_eq!(r.games(), 4);
+        let arc: Arc<dyn Evaluator> = Arc::new(UniformEvaluator::new(enc.net_shape()));
+        let r = play_match(Variant::Shogi, &ev, Opponent::Net(arc), &s);
+        assert_eq!(r.games(), 4);
+    }
+}

@@ -1,0 +1,303 @@
+//! The replay window and the loader thread that turns it into minibatches.
+//!
+//! [`Replay`] holds the newest `capacity` samples (positions). The [`Loader`] thread
+//! draws uniformly random samples from it, encodes them (input planes, dense policy
+//! target, WDL target) and keeps a bounded queue of ready minibatches, so the optimiser
+//! only waits when the loader cannot keep up; [`Loader::next`] measures that wait.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use model::encoding::Encoder;
+use rules::Variant;
+use selfplay::samples::{encode_sample, list_chunks, read_chunk_expect, Sample};
+use selfplay::Rng;
+
+/// The newest samples, oldest first.
+#[derive(Debug, Default)]
+pub struct Replay {
+    samples: VecDeque<Sample>,
+    capacity: usize,
+    /// Samples ever added (including those already dropped from the window).
+    added: u64,
+}
+
+impl Replay {
+    pub fn new(capacity: usize) -> Replay {
+        Replay { samples: VecDeque::new(), capacity: capacity.max(1), added: 0 }
+    }
+
+    pub fn push(&mut self, s: Sample) {
+        if self.samples.len() == self.capacity {
+            self.samples.pop_front();
+        }
+        self.samples.push_back(s);
+        self.added += 1;
+    }
+
+    pub fn extend(&mut self, it: impl IntoIterator<Item = Sample>) {
+        for s in it {
+            self.push(s);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub fn added(&self) -> u64 {
+        self.added
+    }
+
+    /// `n` samples drawn uniformly with replacement (clones).
+    pub fn draw(&self, n: usize, rng: &mut Rng) -> Vec<Sample> {
+        if self.samples.is_empty() {
+            return Vec::new();
+        }
+        (0..n).map(|_| self.samples[rng.below(self.samples.len())].clone()).collect()
+    }
+
+    /// Fills the window from the newest chunk files of `dir` (names sort by age).
+    /// Damaged chunks are skipped and reported in the returned list. Returns the samples
+    /// loaded and the total number of samples in all readable chunks of the folder.
+    pub fn load_dir(
+        &mut self,
+        dir: &Path,
+        variant: Variant,
+        encoder_version: u32,
+    ) -> (usize, u64, Vec<String>) {
+        let mut problems = Vec::new();
+        let Ok(files) = list_chunks(dir) else {
+            return (0, 0, problems);
+        };
+        let mut total = 0u64;
+        let mut chunks: Vec<Vec<Sample>> = Vec::new();
+        let mut held = 0usize;
+        // Newest first, until the window is full; older files only counted.
+        for f in files.iter().rev() {
+            if held >= self.capacity {
+                if let Ok(bytes) = std::fs::read(f) {
+                    if let Ok((h, ..)) = selfplay::samples::decode_header(&bytes, f) {
+                        total += h.count as u64;
+                    }
+                }
+                continue;
+            }
+            match read_chunk_expect(f, variant, encoder_version) {
+                Ok(c) => {
+                    total += c.samples.len() as u64;
+                    held += c.samples.len();
+                    chunks.push(c.samples);
+                }
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
+        let mut loaded = 0;
+        for c in chunks.into_iter().rev() {
+            loaded += c.len();
+            self.extend(c);
+        }
+        (loaded.min(self.capacity), total, problems)
+    }
+}
+
+/// One encoded minibatch.
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    pub n: usize,
+    /// `n * input_len` input planes.
+    pub inputs: Vec<f32>,
+    /// `n * policy_len` dense policy targets (zeros where the sample has none).
+    pub policy: Vec<f32>,
+    /// `n` weights: 1 where the sample has a policy target (full search), else 0.
+    pub policy_mask: Vec<f32>,
+    /// `n * 3` win/draw/loss targets.
+    pub wdl: Vec<f32>,
+}
+
+/// Encodes `samples` into a [`Batch`]. Samples whose SFEN does not parse are replaced by
+/// the next good one (self-play never writes such samples; this keeps a damaged record
+/// from stopping training). `q_mix` mixes the root WDL into the value target.
+pub fn encode_batch(encoder: &Encoder, samples: &[Sample], q_mix: f32) -> Batch {
+    let il = encoder.input_len();
+    let pl = encoder.policy_size();
+    let n = samples.len();
+    let mut b = Batch {
+        n,
+        inputs: vec![0.0; n * il],
+        policy: vec![0.0; n * pl],
+        policy_mask: vec![0.0; n],
+        wdl: vec![0.0; n * 3],
+    };
+    let mut i = 0;
+    for s in samples {
+        if encode_sample(encoder, s, &mut b.inputs[i * il..(i + 1) * il]).is_err() {
+            continue;
+        }
+        if s.full_search && !s.policy.is_empty() {
+            for &(l, p) in &s.policy {
+                if (l as usize) < pl {
+                    b.policy[i * pl + l as usize] = p;
+                }
+            }
+            b.policy_mask[i] = 1.0;
+        }
+        let r = s.result.wdl();
+        for k in 0..3 {
+            b.wdl[i * 3 + k] = (1.0 - q_mix) * r[k] + q_mix * s.root_wdl[k];
+        }
+        i += 1;
+    }
+    if i < n {
+        b.n = i;
+        b.inputs.truncate(i * il);
+        b.policy.truncate(i * pl);
+        b.policy_mask.truncate(i);
+        b.wdl.truncate(i * 3);
+    }
+    b
+}
+
+/// Background minibatch producer over a shared [`Replay`].
+pub struct Loader {
+    rx: Receiver<Batch>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    /// Seconds the consumer spent waiting in [`Loader::next`], and calls.
+    pub wait_seconds: f64,
+    pub batches: u64,
+}
+
+impl Loader {
+    /// Starts the thread: batches of `batch_size` from `replay`, `prefetch` ahead.
+    pub fn spawn(
+        replay: Arc<Mutex<Replay>>,
+        encoder: Encoder,
+        batch_size: usize,
+        prefetch: usize,
+        q_mix: f32,
+        seed: u64,
+    ) -> Loader {
+        let (tx, rx): (SyncSender<Batch>, Receiver<Batch>) = std::sync::mpsc::sync_channel(prefetch.max(1));
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("koma-loader".into())
+            .spawn(move || {
+                let mut rng = Rng::new(seed);
+                while !stop2.load(Ordering::Relaxed) {
+                    let samples = {
+                        let r = replay.lock().unwrap_or_else(|e| e.into_inner());
+                        r.draw(batch_size, &mut rng)
+                    };
+                    if samples.is_empty() {
+                        std::thread::sleep(Duration::from_millis(50));
+                        continue;
+                    }
+                    let b = encode_batch(&encoder, &samples, q_mix);
+                    if b.n == 0 {
+                        continue;
+                    }
+                    if tx.send(b).is_err() {
+                        return;
+                    }
+                }
+            })
+            .expect("spawn loader thread");
+        Loader { rx, stop, thread: Some(thread), wait_seconds: 0.0, batches: 0 }
+    }
+
+    /// The next minibatch, or `None` if none came within `timeout`.
+    pub fn next(&mut self, timeout: Duration) -> Option<Batch> {
+        let t = Instant::now();
+        let r = match self.rx.recv_timeout(timeout) {
+            Ok(b) => Some(b),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        };
+        self.wait_seconds += t.elapsed().as_secs_f64();
+        if r.is_some() {
+            self.batches += 1;
+        }
+        r
+    }
+}
+
+impl Drop for Loader {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Unblock a pending send.
+        while self.rx.try_recv().is_ok() {}
+        if let Some(t) = self.thread.take() {
+            // Drain until the thread sees the flag.
+            loop {
+                if t.is_finished() {
+                    break;
+                }
+                while self.rx.try_recv().is_ok() {}
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rules::Position;
+    use selfplay::samples::GameResult;
+
+    fn sample(i: u32) -> Sample {
+        Sample {
+            sfen: Position::startpos(Variant::Shogi).to_sfen(),
+            repetitions: 0,
+            policy: vec![(i % 100, 1.0)],
+            result: GameResult::Win,
+            root_wdl: [0.5, 0.5, 0.0],
+            plies_left: 10,
+            full_search: i % 2 == 0,
+        }
+    }
+
+    #[test]
+    fn window_keeps_the_newest() {
+        let mut r = Replay::new(3);
+        r.extend((0..5).map(sample));
+        assert_eq!(r.len(), 3);
+        assert_eq!(r.added(), 5);
+        assert_eq!(r.samples[0].policy[0].0, 2);
+    }
+
+    #[test]
+    fn batch_targets() {
+        let enc = Encoder::new(Variant::Shogi);
+        let b = encode_batch(&enc, &[sample(4), sample(5)], 0.5);
+        assert_eq!(b.n, 2);
+        assert_eq!(b.policy_mask, vec![1.0, 0.0]);
+        assert_eq!(b.policy[4], 1.0);
+        assert_eq!(&b.wdl[..3], &[0.75, 0.25, 0.0]);
+        assert_eq!(b.inputs.len(), 2 * enc.input_len());
+    }
+
+    #[test]
+    fn loader_produces_batches() {
+        let replay = Arc::new(Mutex::new(Replay::new(100)));
+        replay.lock().unwrap().extend((0..10).map(sample));
+        let mut l = Loader::spawn(replay, Encoder::new(Variant::Shogi), 4, 2, 0.0, 1);
+        let b = l.next(Duration::from_secs(10)).unwrap();
+        assert_eq!(b.n, 4);
+    }
+}

@@ -1,0 +1,57 @@
+//! TensorBoard scalars through the `tensorboard-rs` crate: event files
+//! (`events.out.tfevents.*`, TFRecord framing with masked CRC-32C) in `runs/<name>/tb/`.
+//! A resumed run writes a new event file into the same folder; TensorBoard merges them.
+//!
+//! View them with `scripts/tensorboard.sh` (or `.venv/bin/tensorboard --logdir runs`).
+
+use std::path::{Path, PathBuf};
+
+use tensorboard_rs::summary_writer::SummaryWriter;
+
+/// Scalar tags written by the trainer (scores are in 0..1, Elo relative to the opponent).
+pub mod tags {
+    pub const LOSS_TOTAL: &str = "loss/total";
+    pub const LOSS_POLICY: &str = "loss/policy";
+    pub const LOSS_VALUE: &str = "loss/value";
+    pub const POLICY_ACCURACY: &str = "train/policy_accuracy";
+    pub const VALUE_ERROR: &str = "train/value_mse";
+    pub const LEARNING_RATE: &str = "train/learning_rate";
+    pub const GRAD_NORM: &str = "train/grad_norm";
+    pub const LOADER_WAIT: &str = "perf/loader_wait_fraction";
+    pub const STEPS_PER_SEC: &str = "perf/steps_per_second";
+    pub const GAMES_PER_HOUR: &str = "selfplay/games_per_hour";
+    pub const EVALS_PER_SEC: &str = "selfplay/evaluations_per_second";
+    pub const MEAN_GAME_LENGTH: &str = "selfplay/mean_game_length";
+    pub const FALSE_RESIGN_RATE: &str = "selfplay/false_resign_rate";
+    pub const SAMPLES_GENERATED: &str = "selfplay/samples_generated";
+    pub const TRAIN_RATIO: &str = "train/samples_trained_per_generated";
+}
+
+/// A TensorBoard scalar writer.
+pub struct Tb {
+    writer: SummaryWriter,
+    dir: PathBuf,
+}
+
+impl Tb {
+    /// Opens a new event file in `dir` (created if needed).
+    pub fn new(dir: impl AsRef<Path>) -> std::io::Result<Tb> {
+        let dir = dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&dir)?;
+        Ok(Tb { writer: SummaryWriter::new(&dir), dir })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn scalar(&mut self, tag: &str, value: f64, step: u64) {
+        if value.is_finite() {
+            self.writer.add_scalar(tag, value as f32, step as usize);
+        }
+    }
+
+    pub fn flush(&mut self) {
+        self.writer.flush();
+    }
+}
