@@ -402,7 +402,7 @@ impl Position {
             Some(royal) => self.checked_moves(out, royal),
             None => self.pseudo_legal(out),
         }
-        if self.t.spec.repetition_illegal && !self.history.is_empty() {
+        if self.repetition_illegal && !self.history.is_empty() {
             self.remove_repetitions(out);
         }
     }

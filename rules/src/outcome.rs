@@ -121,7 +121,7 @@ impl Position {
     /// Fourfold repetition: a draw, or a loss for a side that gave check
     /// with every one of its moves since the first occurrence.
     pub fn repetition(&self) -> Option<Outcome> {
-        if self.t.spec.repetition_illegal {
+        if self.repetition_illegal {
             return None;
         }
         let earlier: Vec<usize> =

@@ -84,6 +84,11 @@ pub struct Position {
     /// Occupied squares per colour as bits of dense indices
     /// (`row * size + col`), so generation visits pieces, not squares.
     pub(crate) occupied: [[u64; 4]; 2],
+    /// A move that recreates an earlier position is illegal (dai shogi's
+    /// default, as HaChu plays); otherwise the fourth occurrence ends the
+    /// game. Starts as the variant's default; see
+    /// [`Position::set_repetition_illegal`].
+    pub(crate) repetition_illegal: bool,
     pub(crate) history: Vec<HistoryEntry>,
 }
 
@@ -126,6 +131,7 @@ impl Position {
             pawn_files: [0; 2],
             hash: 0,
             occupied: [[0; 4]; 2],
+            repetition_illegal: t.spec.repetition_illegal,
             history: Vec::new(),
         }
     }
@@ -147,6 +153,17 @@ impl Position {
         let i = self.t.dense_of[sq.index()] as usize;
         let c = ((code & GOTE_BIT) >> 6) as usize;
         self.occupied[c][i / 64] ^= 1 << (i % 64);
+    }
+
+    /// Chooses the repetition rule: `true` bans any move that recreates an
+    /// earlier position of the game, `false` lets the fourth occurrence end
+    /// it (draw, or a loss for perpetual check).
+    pub fn set_repetition_illegal(&mut self, illegal: bool) {
+        self.repetition_illegal = illegal;
+    }
+
+    pub fn repetition_illegal(&self) -> bool {
+        self.repetition_illegal
     }
 
     /// The start position of a variant.

@@ -99,7 +99,7 @@ impl Position {
             _ => false,
         };
         if pseudo.contains(&mv) {
-            if self.t.spec.repetition_illegal {
+            if self.repetition_illegal {
                 "repeats an earlier position"
             } else {
                 "leaves the king in check"

@@ -221,7 +221,7 @@ impl Position {
     }
 
     fn why_no_pass(&self) -> &'static str {
-        if self.t.spec.repetition_illegal && !self.history.is_empty() {
+        if self.repetition_illegal && !self.history.is_empty() {
             "no piece can pass here (or the pass repeats an earlier position)"
         } else {
             "no piece can pass here"

@@ -179,6 +179,18 @@ fn moves_that_repeat_a_position_are_illegal() {
     assert!(usi_moves(&pos).contains(&"8b7a".to_string()));
     let err = pos.parse_usi("8b8a").unwrap_err().to_string();
     assert!(err.contains("repeats an earlier position"), "{err}");
+    // The ban is a setting: without it the move is legal and the fourth
+    // occurrence ends the game instead.
+    assert!(pos.repetition_illegal());
+    pos.set_repetition_illegal(false);
+    assert!(usi_moves(&pos).contains(&"8b8a".to_string()));
+    pos.play_usi("8b8a").unwrap();
+    for m in ["8o8n", "8a8b", "8n8o", "8b8a", "8o8n", "8a8b", "8n8o"] {
+        assert!(pos.outcome(&Default::default()).is_none());
+        pos.play_usi(m).unwrap();
+    }
+    pos.play_usi("8b8a").unwrap();
+    assert_eq!(pos.outcome(&Default::default()).map(|o| o.to_text()), Some("draw repetition".to_string()));
     // A pass that recreates the position before the opponent's move is
     // banned as well: sente passes, gote passes back.
     let mut pos = dai(&[("8o", "K"), ("8a", "k"), ("5h", "LN"), ("5b", "ln")], "b");
