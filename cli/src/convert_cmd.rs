@@ -59,11 +59,8 @@ struct Tally {
 }
 
 fn parse_format(name: &str, readable: bool) -> Result<Format> {
-    let format = Format::from_name(name).ok_or_else(|| {
-        BadInput(format!(
-            "unknown format '{name}' (expected kif, ki2, csa, usi or western)"
-        ))
-    })?;
+    let format = Format::from_name(name)
+        .ok_or_else(|| BadInput(format!("unknown format '{name}' (expected kif, ki2, csa, usi or western)")))?;
     if readable && !format.readable() {
         return Err(BadInput("western text can be written, not read".into()).into());
     }
@@ -94,11 +91,7 @@ fn walk(dir: &Path, root: &Path, from: Option<Format>, out: &mut Vec<Input>) -> 
         };
         if wanted {
             let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
-            out.push(Input {
-                path,
-                relative,
-                format: by_extension,
-            });
+            out.push(Input { path, relative, format: by_extension });
         }
     }
     Ok(())
@@ -123,11 +116,7 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
         } else {
             let relative = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
             let format = Format::from_extension(&extension(path)).filter(|f| f.readable());
-            inputs.push(Input {
-                path: path.clone(),
-                relative,
-                format,
-            });
+            inputs.push(Input { path: path.clone(), relative, format });
         }
     }
     let many = any_directory || inputs.len() > 1;
@@ -138,11 +127,7 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
             .ok_or_else(|| BadInput(format!("say --to: cannot tell a format from '{}'", out.display())))?,
         _ => return Err(BadInput("say which format to write with --to".into()).into()),
     };
-    let writer = Writer {
-        to,
-        encoding,
-        csa_version,
-    };
+    let writer = Writer { to, encoding, csa_version };
 
     let destination = match &args.output {
         None => Destination::Stdout,
@@ -160,14 +145,8 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
     if args.inputs.is_empty() {
         let from = from.ok_or_else(|| BadInput("reading standard input needs --from".into()))?;
         let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .context("reading standard input")?;
-        let input = Input {
-            path: PathBuf::from("-"),
-            relative: PathBuf::from("stdin"),
-            format: Some(from),
-        };
+        std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
+        let input = Input { path: PathBuf::from("-"), relative: PathBuf::from("stdin"), format: Some(from) };
         convert_one(&input, &bytes, from, &writer, &destination, &mut tally);
     } else {
         // Two inputs with one stem (game.kif, game.csa) must not write one
@@ -183,12 +162,7 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
             }
             let input = &input;
             let Some(format) = from.or(input.format) else {
-                report(
-                    &input.path,
-                    None,
-                    "cannot tell the format from the extension; say --from",
-                    &mut tally,
-                );
+                report(&input.path, None, "cannot tell the format from the extension; say --from", &mut tally);
                 continue;
             };
             match std::fs::read(&input.path) {
@@ -197,15 +171,8 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
             }
         }
     }
-    eprintln!(
-        "files {}, games {}, moves {}, errors {}",
-        tally.files, tally.games, tally.moves, tally.errors
-    );
-    Ok(if tally.errors > 0 {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
+    eprintln!("files {}, games {}, moves {}, errors {}", tally.files, tally.games, tally.moves, tally.errors);
+    Ok(if tally.errors > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
 enum Destination {
@@ -274,14 +241,7 @@ fn convert_one(
     };
     let files = match writer.files(&games) {
         Ok(files) => files,
-        Err(e) => {
-            return report(
-                &input.path,
-                e.line,
-                &format!("writing {}: {}", writer.to.name(), e.message()),
-                tally,
-            )
-        }
+        Err(e) => return report(&input.path, e.line, &format!("writing {}: {}", writer.to.name(), e.message()), tally),
     };
     let written = match destination {
         Destination::Stdout => {
@@ -351,9 +311,7 @@ mod tests {
         let mut one = args(Some("csa"), "csa", vec![src.join("a.csa")], Some(single.clone()));
         one.to = None;
         assert_eq!(convert(one).unwrap(), ExitCode::SUCCESS);
-        assert!(std::fs::read_to_string(&single)
-            .unwrap()
-            .contains("+7776FU\n-3334FU\n%TORYO\n"));
+        assert!(std::fs::read_to_string(&single).unwrap().contains("+7776FU\n-3334FU\n%TORYO\n"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -53,7 +53,8 @@ pub fn init(args: InitArgs) -> Result<ExitCode> {
     let encoder = Encoder::new(variant);
     let net = model::Net::new(&config, encoder.net_shape(), args.seed, tch::Device::Cpu)
         .map_err(|e| bad(format!("{}: {e}", args.config.display())))?;
-    let info = model::CheckpointInfo { variant: variant.name().to_string(), encoder_version: Encoder::VERSION, step: 0 };
+    let info =
+        model::CheckpointInfo { variant: variant.name().to_string(), encoder_version: Encoder::VERSION, step: 0 };
     let (paths, meta) = model::save_checkpoint(&net, &args.out, &info)?;
     println!(
         "wrote {} ({} parameters, {} blocks x {} channels, variant {variant})",
@@ -150,7 +151,8 @@ pub fn bench_nn(args: BenchNnArgs) -> Result<ExitCode> {
     if args.threads > 0 {
         tch::set_num_threads(args.threads);
     }
-    let options = model::BenchOptions { min_time: std::time::Duration::from_secs_f64(args.seconds), ..Default::default() };
+    let options =
+        model::BenchOptions { min_time: std::time::Duration::from_secs_f64(args.seconds), ..Default::default() };
     let shape = encoder.net_shape();
     eprintln!(
         "bench nn: {variant}, {} blocks x {} channels, input {}x{}x{}, policy {}, device {}, {} CPU threads",

@@ -157,7 +157,13 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
         None => Openings::startpos(cfg.variant),
     };
     let eval = evaluator(&cfg, args.checkpoint.as_deref(), args.uniform)?;
-    eprintln!("koma selfplay: {} games of {}, {}, config {}", args.games, cfg.variant, eval.describe(), args.config.display());
+    eprintln!(
+        "koma selfplay: {} games of {}, {}, config {}",
+        args.games,
+        cfg.variant,
+        eval.describe(),
+        args.config.display()
+    );
     let batcher = Batcher::spawn(eval, batcher_config(&cfg));
     let enc = Encoder::new(cfg.variant);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
@@ -205,7 +211,11 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
     for f in writer.files_written() {
         read_back += selfplay::samples::read_chunk_expect(f, cfg.variant, ENCODER_VERSION)?.samples.len() as u64;
     }
-    anyhow::ensure!(read_back == writer.samples_written(), "read back {read_back} samples, wrote {}", writer.samples_written());
+    anyhow::ensure!(
+        read_back == writer.samples_written(),
+        "read back {read_back} samples, wrote {}",
+        writer.samples_written()
+    );
     let secs = started.elapsed().as_secs_f64();
     println!(
         "selfplay: {} games, {} positions ({:.0}% full search), {:.1} positions/s, {:.1} evals/s, mean batch {:.1}, \
@@ -265,21 +275,31 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
             );
         }
         let batcher = Batcher::spawn(eval, bcfg.clone());
-        let opts =
-            RunOptions { games: u64::MAX, stop: Arc::new(Default::default()), progress_every: Duration::from_millis(50) };
+        let opts = RunOptions {
+            games: u64::MAX,
+            stop: Arc::new(Default::default()),
+            progress_every: Duration::from_millis(50),
+        };
         let stop = opts.stop.clone();
         let end = warmup + per_round;
         let mut first: Option<Progress> = None;
         let mut last = Progress::default();
-        run_selfplay(&cfg, batcher.handle(), &openings, &opts, |_| {}, |p| {
-            if first.is_none() && p.elapsed >= warmup {
-                first = Some(*p);
-            }
-            if p.elapsed >= end && !stop.load(Ordering::Relaxed) {
-                last = *p;
-                stop.store(true, Ordering::Relaxed);
-            }
-        })?;
+        run_selfplay(
+            &cfg,
+            batcher.handle(),
+            &openings,
+            &opts,
+            |_| {},
+            |p| {
+                if first.is_none() && p.elapsed >= warmup {
+                    first = Some(*p);
+                }
+                if p.elapsed >= end && !stop.load(Ordering::Relaxed) {
+                    last = *p;
+                    stop.store(true, Ordering::Relaxed);
+                }
+            },
+        )?;
         drop(batcher);
         let first = first.context("self-play ended before the warm-up")?;
         let secs = (last.elapsed - first.elapsed).as_secs_f64();

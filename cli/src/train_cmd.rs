@@ -128,7 +128,12 @@ pub fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
     }
     let val = s
         .validation
-        .map(|v| format!(", validation policy loss {:.3} accuracy {:.3} value loss {:.3}", v.policy_loss, v.policy_accuracy, v.value_loss))
+        .map(|v| {
+            format!(
+                ", validation policy loss {:.3} accuracy {:.3} value loss {:.3}",
+                v.policy_loss, v.policy_accuracy, v.value_loss
+            )
+        })
         .unwrap_or_default();
     println!(
         "koma learn: {} games, {} positions, {} steps{val}; checkpoint {}",

@@ -79,7 +79,10 @@ fn outcome_reports_royal_capture_and_bare_king_for_sho_and_dai() {
     let o = koma(&["outcome", "--variant", "dai"], input);
     assert_eq!(stdout(&o), "gote bare_king\n");
     // Sho: bare king, in either notation.
-    let o = koma(&["outcome", "--variant", "sho"], "4k4/9/9/9/9/9/9/4r4/4K4 b - 1\t\n4k3r/9/9/9/9/9/8P/9/4K4 w - 1\t1a1g\n");
+    let o = koma(
+        &["outcome", "--variant", "sho"],
+        "4k4/9/9/9/9/9/9/4r4/4K4 b - 1\t\n4k3r/9/9/9/9/9/8P/9/4K4 w - 1\t1a1g\n",
+    );
     assert_eq!(stdout(&o), "gote bare_king\ngote bare_king\n");
     let o = koma(&["outcome", "--variant", "sho", "--notation", "xboard"], "4k3r/9/9/9/9/9/8P/9/4K4 w - 1\ti9i3\n");
     assert_eq!(stdout(&o), "gote bare_king\n");

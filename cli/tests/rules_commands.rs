@@ -29,7 +29,8 @@ fn perft_prints_nodes_last_and_divides_by_root_move() {
     let o = koma(&["perft", "--depth", "2", "--divide", "--moves", "7g7f", "3c3d"], "");
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
-    let total: u64 = lines[..lines.len() - 1].iter().map(|l| l.split(' ').nth(1).unwrap().parse::<u64>().unwrap()).sum();
+    let total: u64 =
+        lines[..lines.len() - 1].iter().map(|l| l.split(' ').nth(1).unwrap().parse::<u64>().unwrap()).sum();
     assert_eq!(lines.last().unwrap(), &format!("nodes {total}"));
     assert!(lines.iter().any(|l| l.starts_with("8h2b+ ")), "{out}");
     let mut sorted = lines[..lines.len() - 1].to_vec();
@@ -86,7 +87,8 @@ fn outcome_answers_each_line_and_goes_on_after_bad_ones() {
 
 #[test]
 fn outcome_matches_the_reference_endings() {
-    let data = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/moves/endings-shogi.tsv")).unwrap();
+    let data =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/moves/endings-shogi.tsv")).unwrap();
     let input: String = data.lines().map(|l| l.rsplitn(2, '\t').nth(1).unwrap().to_string() + "\n").collect();
     let o = koma(&["outcome"], &input);
     assert!(o.status.success());
@@ -97,7 +99,10 @@ fn outcome_matches_the_reference_endings() {
 #[test]
 fn bad_input_exits_2_with_a_message_naming_the_problem() {
     let cases: &[(&[&str], &str)] = &[
-        (&["perft", "--depth", "2", "--sfen", "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNX b - 1"], "unknown piece 'X'"),
+        (
+            &["perft", "--depth", "2", "--sfen", "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNX b - 1"],
+            "unknown piece 'X'",
+        ),
         (&["perft", "--depth", "2", "--moves", "7g7e"], "7g7e"),
         (&["perft", "--depth", "2", "--variant", "chess"], "unknown variant"),
         (&["perft", "--depth", "x"], "invalid value"),

@@ -43,11 +43,7 @@ pub struct BatcherConfig {
 
 impl Default for BatcherConfig {
     fn default() -> Self {
-        BatcherConfig {
-            max_batch: 256,
-            max_wait: Duration::from_millis(1),
-            thread_name: "koma-batcher".to_string(),
-        }
+        BatcherConfig { max_batch: 256, max_wait: Duration::from_millis(1), thread_name: "koma-batcher".to_string() }
     }
 }
 
@@ -159,20 +155,14 @@ impl Batcher {
     /// Starts the batcher thread.
     pub fn spawn(evaluator: Arc<dyn Evaluator>, config: BatcherConfig) -> Batcher {
         let (tx, rx) = crossbeam_channel::unbounded();
-        let shared = Arc::new(Shared {
-            shape: evaluator.shape(),
-            closed: RwLock::new(false),
-            counters: Counters::default(),
-        });
+        let shared =
+            Arc::new(Shared { shape: evaluator.shape(), closed: RwLock::new(false), counters: Counters::default() });
         let worker = Worker::new(evaluator, config.clone(), shared.clone(), rx);
         let thread = std::thread::Builder::new()
             .name(config.thread_name.clone())
             .spawn(move || worker.run())
             .expect("spawn batcher thread");
-        Batcher {
-            handle: BatcherHandle { tx, shared },
-            thread: Some(thread),
-        }
+        Batcher { handle: BatcherHandle { tx, shared }, thread: Some(thread) }
     }
 
     pub fn handle(&self) -> BatcherHandle {
@@ -188,25 +178,13 @@ impl Batcher {
     pub fn replace_evaluator(&self, evaluator: Arc<dyn Evaluator>) -> Result<(), BatchError> {
         let shape = evaluator.shape();
         if shape != self.handle.shared.shape {
-            return Err(EvalError::ShapeMismatch {
-                expected: self.handle.shared.shape,
-                found: shape,
-            }
-            .into());
+            return Err(EvalError::ShapeMismatch { expected: self.handle.shared.shape, found: shape }.into());
         }
-        let closed = self
-            .handle
-            .shared
-            .closed
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
+        let closed = self.handle.shared.closed.read().unwrap_or_else(|e| e.into_inner());
         if *closed {
             return Err(BatchError::Closed);
         }
-        self.handle
-            .tx
-            .send(Msg::Swap(evaluator))
-            .map_err(|_| BatchError::Closed)
+        self.handle.tx.send(Msg::Swap(evaluator)).map_err(|_| BatchError::Closed)
     }
 
     /// Stops accepting requests, answers every request already submitted, joins the
@@ -218,12 +196,7 @@ impl Batcher {
 
     fn close_and_join(&mut self) {
         {
-            let mut closed = self
-                .handle
-                .shared
-                .closed
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut closed = self.handle.shared.closed.write().unwrap_or_else(|e| e.into_inner());
             if !*closed {
                 *closed = true;
                 let _ = self.handle.tx.send(Msg::Stop);
@@ -249,12 +222,7 @@ impl BatcherHandle {
     /// A new slot with its own reusable buffers and reply channel.
     pub fn slot(&self) -> EvalSlot {
         let (reply_tx, reply_rx) = crossbeam_channel::bounded(1);
-        EvalSlot {
-            handle: self.clone(),
-            bufs: Some(Buffers::default()),
-            reply_tx: Some(reply_tx),
-            reply_rx,
-        }
+        EvalSlot { handle: self.clone(), bufs: Some(Buffers::default()), reply_tx: Some(reply_tx), reply_rx }
     }
 
     pub fn stats(&self) -> BatcherStats {
@@ -304,10 +272,7 @@ impl EvalSlot {
     /// Panics if a request is pending.
     pub fn inputs_mut(&mut self, n: usize) -> &mut [f32] {
         let len = n * self.handle.shared.shape.input_len();
-        let bufs = self
-            .bufs
-            .as_mut()
-            .expect("EvalSlot::inputs_mut while a request is pending");
+        let bufs = self.bufs.as_mut().expect("EvalSlot::inputs_mut while a request is pending");
         bufs.n = n;
         bufs.inputs.resize(len, 0.0);
         &mut bufs.inputs
@@ -332,20 +297,12 @@ impl EvalSlot {
         if self.bufs.is_none() {
             return Err(BatchError::Pending);
         }
-        let closed = self
-            .handle
-            .shared
-            .closed
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
+        let closed = self.handle.shared.closed.read().unwrap_or_else(|e| e.into_inner());
         if *closed {
             return Err(BatchError::Closed);
         }
         let bufs = self.bufs.take().expect("checked");
-        let reply = self
-            .reply_tx
-            .take()
-            .expect("reply sender present when idle");
+        let reply = self.reply_tx.take().expect("reply sender present when idle");
         match self.handle.tx.send(Msg::Eval(Request { bufs, reply })) {
             Ok(()) => Ok(()),
             Err(crossbeam_channel::SendError(msg)) => {
@@ -428,20 +385,12 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(
-        evaluator: Arc<dyn Evaluator>,
-        config: BatcherConfig,
-        shared: Arc<Shared>,
-        rx: Receiver<Msg>,
-    ) -> Worker {
+    fn new(evaluator: Arc<dyn Evaluator>, config: BatcherConfig, shared: Arc<Shared>, rx: Receiver<Msg>) -> Worker {
         let shape = shared.shape;
         let max_batch = config.max_batch.max(1);
         Worker {
             evaluator,
-            config: BatcherConfig {
-                max_batch,
-                ..config
-            },
+            config: BatcherConfig { max_batch, ..config },
             shared,
             rx,
             batch: Vec::new(),
@@ -570,22 +519,16 @@ impl Worker {
             r
         };
         let c = &self.shared.counters;
-        c.eval_nanos
-            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        c.eval_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         c.forward_passes.fetch_add(1, Ordering::Relaxed);
         c.positions.fetch_add(total as u64, Ordering::Relaxed);
-        c.requests
-            .fetch_add(self.batch.len() as u64, Ordering::Relaxed);
+        c.requests.fetch_add(self.batch.len() as u64, Ordering::Relaxed);
         for req in self.batch.drain(..) {
             let Request { bufs, reply } = req;
             let result = result.clone().map_err(BatchError::Eval);
             // A producer that vanished (slot dropped without waiting is impossible, see
             // EvalSlot::drop) would make this fail; nothing to do then.
-            let _ = reply.clone().send(Reply {
-                bufs,
-                result,
-                reply,
-            });
+            let _ = reply.clone().send(Reply { bufs, result, reply });
         }
         self.positions = 0;
     }

@@ -28,13 +28,7 @@ pub struct BenchOptions {
 
 impl Default for BenchOptions {
     fn default() -> Self {
-        BenchOptions {
-            warmup_iters: 3,
-            min_time: Duration::from_secs(1),
-            min_iters: 5,
-            max_iters: 100_000,
-            seed: 0,
-        }
+        BenchOptions { warmup_iters: 3, min_time: Duration::from_secs(1), min_iters: 5, max_iters: 100_000, seed: 0 }
     }
 }
 

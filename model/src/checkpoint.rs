@@ -73,11 +73,7 @@ pub struct Expected {
 impl Expected {
     /// Requires this variant and encoder version (the usual case).
     pub fn new(variant: impl Into<String>, encoder_version: u32) -> Self {
-        Expected {
-            variant: Some(variant.into()),
-            encoder_version: Some(encoder_version),
-            shape: None,
-        }
+        Expected { variant: Some(variant.into()), encoder_version: Some(encoder_version), shape: None }
     }
 
     /// Also requires this shape.
@@ -107,10 +103,7 @@ impl CheckpointPaths {
             Some("json") | Some("safetensors") => path.with_extension(""),
             _ => path.to_path_buf(),
         };
-        let name = stem
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = stem.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         CheckpointPaths {
             meta: stem.with_file_name(format!("{name}.json")),
             weights: stem.with_file_name(format!("{name}.safetensors")),
@@ -121,21 +114,11 @@ impl CheckpointPaths {
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
     #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: not valid checkpoint metadata: {source}")]
-    BadMetadata {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    BadMetadata { path: PathBuf, source: serde_json::Error },
     #[error("{path}: checkpoint format version {found} is not supported (this build reads version {supported})")]
-    UnknownFormatVersion {
-        path: PathBuf,
-        found: u64,
-        supported: u32,
-    },
+    UnknownFormatVersion { path: PathBuf, found: u64, supported: u32 },
     #[error("checkpoint is for variant `{found}`, expected `{expected}`")]
     WrongVariant { expected: String, found: String },
     #[error("checkpoint uses encoder version {found}, expected {expected}")]
@@ -147,14 +130,8 @@ pub enum CheckpointError {
     #[error("checkpoint network shape is invalid: {0}")]
     BadShape(#[from] ShapeError),
     #[error("{path}: weights file is truncated or was replaced: {found} bytes, metadata says {expected}")]
-    Truncated {
-        path: PathBuf,
-        expected: u64,
-        found: u64,
-    },
-    #[error(
-        "{path}: weights file does not match its SHA-256 in the metadata (corrupt or replaced)"
-    )]
+    Truncated { path: PathBuf, expected: u64, found: u64 },
+    #[error("{path}: weights file does not match its SHA-256 in the metadata (corrupt or replaced)")]
     ChecksumMismatch { path: PathBuf },
     #[error("{path}: corrupt safetensors file: {reason}")]
     Corrupt { path: PathBuf, reason: String },
@@ -163,11 +140,7 @@ pub enum CheckpointError {
     #[error("weights file has tensor `{name}` that the network does not have")]
     UnexpectedTensor { name: String },
     #[error("tensor `{name}` has shape {found:?}, the network expects {expected:?}")]
-    TensorShape {
-        name: String,
-        expected: Vec<usize>,
-        found: Vec<usize>,
-    },
+    TensorShape { name: String, expected: Vec<usize>, found: Vec<usize> },
     #[error("tensor `{name}` has dtype {found}, expected F32")]
     TensorDtype { name: String, found: String },
     #[error("metadata names weights file `{0}`, which is not a plain file name")]
@@ -179,10 +152,7 @@ pub enum CheckpointError {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
-    move |source| CheckpointError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    move |source| CheckpointError::Io { path: path.to_path_buf(), source }
 }
 
 /// Writes `net`'s weights and metadata to `<stem>.safetensors` and `<stem>.json`
@@ -205,11 +175,7 @@ pub fn save_checkpoint(
     let mut host: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::with_capacity(vars.len());
     let mut parameters = 0u64;
     for (name, t) in &vars {
-        let t = t
-            .f_detach()?
-            .f_to_device(Device::Cpu)?
-            .f_to_kind(Kind::Float)?
-            .f_contiguous()?;
+        let t = t.f_detach()?.f_to_device(Device::Cpu)?.f_to_kind(Kind::Float)?.f_contiguous()?;
         let shape: Vec<usize> = t.size().iter().map(|&d| d as usize).collect();
         let numel = t.numel();
         let mut data = vec![0f32; numel];
@@ -220,30 +186,18 @@ pub fn save_checkpoint(
     }
     let views = host
         .iter()
-        .map(|(name, shape, bytes)| {
-            TensorView::new(Dtype::F32, shape.clone(), bytes).map(|v| (name.as_str(), v))
-        })
+        .map(|(name, shape, bytes)| TensorView::new(Dtype::F32, shape.clone(), bytes).map(|v| (name.as_str(), v)))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| CheckpointError::Corrupt {
-            path: paths.weights.clone(),
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| CheckpointError::Corrupt { path: paths.weights.clone(), reason: e.to_string() })?;
     let header_meta: HashMap<String, String> = [
         ("format".to_string(), "koma-checkpoint".to_string()),
-        (
-            "format_version".to_string(),
-            CHECKPOINT_FORMAT_VERSION.to_string(),
-        ),
+        ("format_version".to_string(), CHECKPOINT_FORMAT_VERSION.to_string()),
         ("variant".to_string(), info.variant.clone()),
     ]
     .into_iter()
     .collect();
-    let bytes = safetensors::serialize(views, &Some(header_meta)).map_err(|e| {
-        CheckpointError::Corrupt {
-            path: paths.weights.clone(),
-            reason: e.to_string(),
-        }
-    })?;
+    let bytes = safetensors::serialize(views, &Some(header_meta))
+        .map_err(|e| CheckpointError::Corrupt { path: paths.weights.clone(), reason: e.to_string() })?;
 
     let meta = CheckpointMeta {
         format_version: CHECKPOINT_FORMAT_VERSION,
@@ -252,16 +206,8 @@ pub fn save_checkpoint(
         net: net.config().clone(),
         shape: net.shape(),
         step: info.step,
-        created_unix_ms: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0),
-        weights_file: paths
-            .weights
-            .file_name()
-            .expect("weights path has a file name")
-            .to_string_lossy()
-            .into_owned(),
+        created_unix_ms: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+        weights_file: paths.weights.file_name().expect("weights path has a file name").to_string_lossy().into_owned(),
         weights_bytes: bytes.len() as u64,
         weights_sha256: sha256_hex(&bytes),
         parameters,
@@ -285,10 +231,7 @@ pub fn read_checkpoint_meta(path: impl AsRef<Path>) -> Result<CheckpointMeta, Ch
     struct VersionOnly {
         format_version: u64,
     }
-    let bad = |source| CheckpointError::BadMetadata {
-        path: paths.meta.clone(),
-        source,
-    };
+    let bad = |source| CheckpointError::BadMetadata { path: paths.meta.clone(), source };
     let v: VersionOnly = serde_json::from_slice(&text).map_err(bad)?;
     if v.format_version != CHECKPOINT_FORMAT_VERSION as u64 {
         return Err(CheckpointError::UnknownFormatVersion {
@@ -307,26 +250,17 @@ pub fn read_checkpoint_meta(path: impl AsRef<Path>) -> Result<CheckpointMeta, Ch
 pub fn check_compatible(meta: &CheckpointMeta, expected: &Expected) -> Result<(), CheckpointError> {
     if let Some(v) = &expected.variant {
         if *v != meta.variant {
-            return Err(CheckpointError::WrongVariant {
-                expected: v.clone(),
-                found: meta.variant.clone(),
-            });
+            return Err(CheckpointError::WrongVariant { expected: v.clone(), found: meta.variant.clone() });
         }
     }
     if let Some(e) = expected.encoder_version {
         if e != meta.encoder_version {
-            return Err(CheckpointError::WrongEncoderVersion {
-                expected: e,
-                found: meta.encoder_version,
-            });
+            return Err(CheckpointError::WrongEncoderVersion { expected: e, found: meta.encoder_version });
         }
     }
     if let Some(s) = expected.shape {
         if s != meta.shape {
-            return Err(CheckpointError::ShapeMismatch {
-                expected: s,
-                found: meta.shape,
-            });
+            return Err(CheckpointError::ShapeMismatch { expected: s, found: meta.shape });
         }
     }
     Ok(())
@@ -370,10 +304,8 @@ pub fn load_checkpoint(
 
 /// Copies the tensors of a safetensors buffer into `net` (same names, same shapes, F32).
 fn load_weights_bytes(net: &Net, bytes: &[u8], path: &Path) -> Result<(), CheckpointError> {
-    let st = SafeTensors::deserialize(bytes).map_err(|e| CheckpointError::Corrupt {
-        path: path.to_path_buf(),
-        reason: format!("{e:?}"),
-    })?;
+    let st = SafeTensors::deserialize(bytes)
+        .map_err(|e| CheckpointError::Corrupt { path: path.to_path_buf(), reason: format!("{e:?}") })?;
     let vars = net.var_store().variables();
     let mut names: Vec<&String> = vars.keys().collect();
     names.sort();
@@ -383,29 +315,17 @@ fn load_weights_bytes(net: &Net, bytes: &[u8], path: &Path) -> Result<(), Checkp
         }
     }
     for name in names {
-        let view = st
-            .tensor(name)
-            .map_err(|_| CheckpointError::MissingTensor { name: name.clone() })?;
+        let view = st.tensor(name).map_err(|_| CheckpointError::MissingTensor { name: name.clone() })?;
         let var = &vars[name];
         let expected: Vec<usize> = var.size().iter().map(|&d| d as usize).collect();
         if view.shape() != expected.as_slice() {
-            return Err(CheckpointError::TensorShape {
-                name: name.clone(),
-                expected,
-                found: view.shape().to_vec(),
-            });
+            return Err(CheckpointError::TensorShape { name: name.clone(), expected, found: view.shape().to_vec() });
         }
         if view.dtype() != Dtype::F32 {
-            return Err(CheckpointError::TensorDtype {
-                name: name.clone(),
-                found: format!("{:?}", view.dtype()),
-            });
+            return Err(CheckpointError::TensorDtype { name: name.clone(), found: format!("{:?}", view.dtype()) });
         }
-        let data: Vec<f32> = view
-            .data()
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let data: Vec<f32> =
+            view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         let shape: Vec<i64> = expected.iter().map(|&d| d as i64).collect();
         let src = Tensor::f_from_slice(&data)?.f_view(shape.as_slice())?;
         let mut dst = var.shallow_clone();

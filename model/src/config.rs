@@ -85,17 +85,9 @@ impl Default for NetConfig {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error("net.{field} must be at least {min} (got {value})")]
-    TooSmall {
-        field: &'static str,
-        value: usize,
-        min: usize,
-    },
+    TooSmall { field: &'static str, value: usize, min: usize },
     #[error("net.{field} = {value} is larger than the supported maximum {max}")]
-    TooLarge {
-        field: &'static str,
-        value: usize,
-        max: usize,
-    },
+    TooLarge { field: &'static str, value: usize, max: usize },
 }
 
 impl NetConfig {
@@ -114,12 +106,7 @@ impl NetConfig {
         check("channels", self.channels, 1, 4096)?;
         check("global_pooling_every", self.global_pooling_every, 0, 256)?;
         if self.global_pooling_every > 0 {
-            check(
-                "global_pooling_channels",
-                self.global_pooling_channels,
-                1,
-                4096,
-            )?;
+            check("global_pooling_channels", self.global_pooling_channels, 1, 4096)?;
         }
         if let Some(p) = self.policy_channels {
             check("policy_channels", p, 1, 4096)?;

@@ -20,18 +20,9 @@ pub fn parse_device(name: &str) -> Result<Device, DeviceError> {
     let lower = name.trim().to_ascii_lowercase();
     let cuda_index = match lower.as_str() {
         "cpu" => return Ok(Device::Cpu),
-        "auto" => {
-            return Ok(if tch::Cuda::is_available() {
-                Device::Cuda(0)
-            } else {
-                Device::Cpu
-            })
-        }
+        "auto" => return Ok(if tch::Cuda::is_available() { Device::Cuda(0) } else { Device::Cpu }),
         "cuda" | "gpu" => 0,
-        other => match other
-            .strip_prefix("cuda:")
-            .and_then(|n| n.parse::<usize>().ok())
-        {
+        other => match other.strip_prefix("cuda:").and_then(|n| n.parse::<usize>().ok()) {
             Some(i) => i,
             None => return Err(DeviceError::Unknown(name.to_string())),
         },
@@ -42,17 +33,11 @@ pub fn parse_device(name: &str) -> Result<Device, DeviceError> {
         } else {
             "this build's libtorch has no CUDA backend"
         };
-        return Err(DeviceError::CudaUnavailable(
-            name.to_string(),
-            why.to_string(),
-        ));
+        return Err(DeviceError::CudaUnavailable(name.to_string(), why.to_string()));
     }
     let count = tch::Cuda::device_count() as usize;
     if cuda_index >= count {
-        return Err(DeviceError::NoSuchCudaDevice {
-            name: name.to_string(),
-            count,
-        });
+        return Err(DeviceError::NoSuchCudaDevice { name: name.to_string(), count });
     }
     Ok(Device::Cuda(cuda_index))
 }
@@ -121,11 +106,7 @@ pub fn torch_info() -> TorchInfo {
         libtorch_lib: env!("KOMA_LIBTORCH_LIB"),
         cuda_backend_linked: crate::torch_link::CUDA_BACKEND_LINKED,
         cuda_available,
-        cuda_devices: if cuda_available {
-            tch::Cuda::device_count() as usize
-        } else {
-            0
-        },
+        cuda_devices: if cuda_available { tch::Cuda::device_count() as usize } else { 0 },
         cudnn_available: cuda_available && tch::Cuda::cudnn_is_available(),
         cpu_threads: tch::get_num_threads(),
     }

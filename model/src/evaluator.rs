@@ -12,12 +12,7 @@ use crate::shape::{NetShape, WDL_LEN};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EvalError {
     #[error("evaluator input has {got} values, expected {expected} ({batch} positions x {per_position})")]
-    InputLength {
-        got: usize,
-        expected: usize,
-        batch: usize,
-        per_position: usize,
-    },
+    InputLength { got: usize, expected: usize, batch: usize, per_position: usize },
     #[error("evaluator shape {found} does not match {expected}")]
     ShapeMismatch { expected: NetShape, found: NetShape },
     #[error("torch: {0}")]
@@ -108,13 +103,7 @@ impl Evaluation {
     }
 
     /// Copies positions `src_start..src_start + n` of `src` to `dst_start..` of `self`.
-    pub(crate) fn copy_range_from(
-        &mut self,
-        dst_start: usize,
-        src: &Evaluation,
-        src_start: usize,
-        n: usize,
-    ) {
+    pub(crate) fn copy_range_from(&mut self, dst_start: usize, src: &Evaluation, src_start: usize, n: usize) {
         let pl = self.policy_len;
         debug_assert_eq!(pl, src.policy_len);
         self.policy[dst_start * pl..(dst_start + n) * pl]
@@ -131,12 +120,7 @@ pub trait Evaluator: Send + Sync {
 
     /// Evaluates `batch` positions (`inputs.len() == batch * shape().input_len()`) into
     /// `out` (resized to `batch`), reusing its buffers.
-    fn evaluate_into(
-        &self,
-        inputs: &[f32],
-        batch: usize,
-        out: &mut Evaluation,
-    ) -> Result<(), EvalError>;
+    fn evaluate_into(&self, inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError>;
 
     /// Allocating convenience form of [`Evaluator::evaluate_into`].
     fn evaluate(&self, inputs: &[f32], batch: usize) -> Result<Evaluation, EvalError> {
@@ -154,12 +138,7 @@ pub trait Evaluator: Send + Sync {
 fn check_input(shape: &NetShape, inputs: &[f32], batch: usize) -> Result<(), EvalError> {
     let expected = batch * shape.input_len();
     if inputs.len() != expected {
-        return Err(EvalError::InputLength {
-            got: inputs.len(),
-            expected,
-            batch,
-            per_position: shape.input_len(),
-        });
+        return Err(EvalError::InputLength { got: inputs.len(), expected, batch, per_position: shape.input_len() });
     }
     Ok(())
 }
@@ -183,12 +162,7 @@ impl Evaluator for UniformEvaluator {
         self.shape
     }
 
-    fn evaluate_into(
-        &self,
-        inputs: &[f32],
-        batch: usize,
-        out: &mut Evaluation,
-    ) -> Result<(), EvalError> {
+    fn evaluate_into(&self, inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError> {
         check_input(&self.shape, inputs, batch)?;
         out.resize(batch, self.shape.policy_len());
         let (p, w) = out.buffers_mut();
@@ -226,12 +200,7 @@ impl TorchEvaluator {
             tch::Cuda::cudnn_set_benchmark(true);
         }
         let fused = net.fuse(device, kind)?;
-        Ok(TorchEvaluator {
-            net: Mutex::new(fused),
-            shape: net.shape(),
-            device,
-            kind,
-        })
+        Ok(TorchEvaluator { net: Mutex::new(fused), shape: net.shape(), device, kind })
     }
 
     pub fn device(&self) -> Device {
@@ -248,12 +217,7 @@ impl Evaluator for TorchEvaluator {
         self.shape
     }
 
-    fn evaluate_into(
-        &self,
-        inputs: &[f32],
-        batch: usize,
-        out: &mut Evaluation,
-    ) -> Result<(), EvalError> {
+    fn evaluate_into(&self, inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError> {
         check_input(&self.shape, inputs, batch)?;
         let s = self.shape;
         out.resize(batch, s.policy_len());
@@ -275,11 +239,7 @@ impl Evaluator for TorchEvaluator {
                 xs = xs.f_to_kind(self.kind)?;
             }
             let (policy, wdl) = net.forward(&xs)?;
-            let policy = if policy.kind() == Kind::Float {
-                policy
-            } else {
-                policy.f_to_kind(Kind::Float)?
-            };
+            let policy = if policy.kind() == Kind::Float { policy } else { policy.f_to_kind(Kind::Float)? };
             let wdl = wdl.f_softmax(-1, Kind::Float)?;
             let (p, w) = out.buffers_mut();
             // copy_data moves device tensors to the host and makes them contiguous.

@@ -27,8 +27,8 @@ mod util;
 pub use batcher::{BatchError, Batcher, BatcherConfig, BatcherHandle, BatcherStats, EvalSlot};
 pub use bench::{bench_forward, BenchError, BenchOptions, BenchRow};
 pub use checkpoint::{
-    load_checkpoint, read_checkpoint_meta, save_checkpoint, CheckpointError, CheckpointInfo,
-    CheckpointMeta, CheckpointPaths, Expected, CHECKPOINT_FORMAT_VERSION,
+    load_checkpoint, read_checkpoint_meta, save_checkpoint, CheckpointError, CheckpointInfo, CheckpointMeta,
+    CheckpointPaths, Expected, CHECKPOINT_FORMAT_VERSION,
 };
 pub use config::{ConfigError, NetConfig};
 pub use device::{parse_device, torch_info, DeviceError, Precision, TorchInfo};

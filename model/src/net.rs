@@ -41,12 +41,7 @@ pub enum NetError {
     #[error("invalid network shape: {0}")]
     Shape(#[from] ShapeError),
     #[error("input has {got} values, expected {expected} ({batch} positions x {per_position})")]
-    InputLength {
-        got: usize,
-        expected: usize,
-        batch: usize,
-        per_position: usize,
-    },
+    InputLength { got: usize, expected: usize, batch: usize, per_position: usize },
     #[error("torch: {0}")]
     Torch(#[from] tch::TchError),
 }
@@ -69,26 +64,14 @@ impl ConvBn {
             cin as i64,
             cout as i64,
             k as i64,
-            nn::ConvConfig {
-                padding: (k / 2) as i64,
-                bias: false,
-                ..Default::default()
-            },
+            nn::ConvConfig { padding: (k / 2) as i64, bias: false, ..Default::default() },
         );
         let bn = nn::batch_norm2d(
             p / "bn",
             cout as i64,
-            nn::BatchNormConfig {
-                ws_init: nn::Init::Const(bn_scale),
-                eps: BN_EPS,
-                ..Default::default()
-            },
+            nn::BatchNormConfig { ws_init: nn::Init::Const(bn_scale), eps: BN_EPS, ..Default::default() },
         );
-        ConvBn {
-            conv,
-            bn,
-            pad: (k / 2) as i64,
-        }
+        ConvBn { conv, bn, pad: (k / 2) as i64 }
     }
 
     /// Same layers under explicit names (`<conv_name>.weight`, `<bn_name>.*`).
@@ -98,20 +81,12 @@ impl ConvBn {
             c as i64,
             c as i64,
             3,
-            nn::ConvConfig {
-                padding: 1,
-                bias: false,
-                ..Default::default()
-            },
+            nn::ConvConfig { padding: 1, bias: false, ..Default::default() },
         );
         let bn = nn::batch_norm2d(
             p / bn_name,
             c as i64,
-            nn::BatchNormConfig {
-                ws_init: nn::Init::Const(bn_scale),
-                eps: BN_EPS,
-                ..Default::default()
-            },
+            nn::BatchNormConfig { ws_init: nn::Init::Const(bn_scale), eps: BN_EPS, ..Default::default() },
         );
         ConvBn { conv, bn, pad: 1 }
     }
@@ -124,16 +99,8 @@ impl ConvBn {
     fn fuse(&self, device: Device, kind: Kind) -> Result<FusedConv, tch::TchError> {
         let bn = &self.bn;
         let w = self.conv.ws.f_to_kind(Kind::Float)?;
-        let gamma = bn
-            .ws
-            .as_ref()
-            .expect("affine batch norm")
-            .f_to_kind(Kind::Float)?;
-        let beta = bn
-            .bs
-            .as_ref()
-            .expect("affine batch norm")
-            .f_to_kind(Kind::Float)?;
+        let gamma = bn.ws.as_ref().expect("affine batch norm").f_to_kind(Kind::Float)?;
+        let beta = bn.bs.as_ref().expect("affine batch norm").f_to_kind(Kind::Float)?;
         let mean = bn.running_mean.f_to_kind(Kind::Float)?;
         let var = bn.running_var.f_to_kind(Kind::Float)?;
         let scale = gamma.f_mul(&var.f_add_scalar(BN_EPS)?.f_rsqrt()?)?;
@@ -179,10 +146,7 @@ impl Block {
                     &gp / "linear",
                     (2 * g) as i64,
                     c as i64,
-                    nn::LinearConfig {
-                        bias: false,
-                        ..Default::default()
-                    },
+                    nn::LinearConfig { bias: false, ..Default::default() },
                 ),
             }
         });
@@ -228,9 +192,7 @@ impl ResNet {
         let c = config.channels;
         let stem = ConvBn::new(&(p / "stem"), shape.input_planes, c, 3, 1.0);
         let bp = p / "blocks";
-        let blocks = (0..config.blocks)
-            .map(|i| Block::new(&(&bp / i), config, i))
-            .collect();
+        let blocks = (0..config.blocks).map(|i| Block::new(&(&bp / i), config, i)).collect();
         let pp = p / "policy";
         let pc = config.policy_channels();
         let policy_conv = ConvBn::new(&pp, c, pc, 3, 1.0);
@@ -239,26 +201,14 @@ impl ResNet {
             pc as i64,
             shape.policy_planes as i64,
             1,
-            nn::ConvConfig {
-                bias: true,
-                ..Default::default()
-            },
+            nn::ConvConfig { bias: true, ..Default::default() },
         );
         let vp = p / "value";
         let vc = config.value_channels;
         let value_conv = ConvBn::new(&vp, c, vc, 1, 1.0);
-        let value_fc1 = nn::linear(
-            &vp / "fc1",
-            (vc * shape.squares()) as i64,
-            config.value_hidden as i64,
-            Default::default(),
-        );
-        let value_fc2 = nn::linear(
-            &vp / "fc2",
-            config.value_hidden as i64,
-            WDL_LEN as i64,
-            Default::default(),
-        );
+        let value_fc1 =
+            nn::linear(&vp / "fc1", (vc * shape.squares()) as i64, config.value_hidden as i64, Default::default());
+        let value_fc2 = nn::linear(&vp / "fc2", config.value_hidden as i64, WDL_LEN as i64, Default::default());
         Ok(ResNet {
             config: config.clone(),
             shape,
@@ -285,21 +235,12 @@ impl ResNet {
     /// batch statistics (and updates the running ones) versus the running statistics.
     pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
         let s = self.shape;
-        let xs = xs.view([
-            -1,
-            s.input_planes as i64,
-            s.board_height as i64,
-            s.board_width as i64,
-        ]);
+        let xs = xs.view([-1, s.input_planes as i64, s.board_height as i64, s.board_width as i64]);
         let mut x = self.stem.forward_t(&xs, train).relu();
         for block in &self.blocks {
             x = block.forward_t(&x, train);
         }
-        let p = self
-            .policy_conv
-            .forward_t(&x, train)
-            .relu()
-            .apply(&self.policy_out);
+        let p = self.policy_conv.forward_t(&x, train).relu().apply(&self.policy_out);
         let policy = p.flatten(1, -1);
         let v = self.value_conv.forward_t(&x, train).relu().flatten(1, -1);
         let wdl = v.apply(&self.value_fc1).relu().apply(&self.value_fc2);
@@ -319,10 +260,7 @@ impl ResNet {
                         c2: b.c2.fuse(device, kind)?,
                         gpool: match &b.gpool {
                             None => None,
-                            Some(gp) => Some((
-                                gp.conv.fuse(device, kind)?,
-                                to_dev(&gp.linear.ws, device, kind)?,
-                            )),
+                            Some(gp) => Some((gp.conv.fuse(device, kind)?, to_dev(&gp.linear.ws, device, kind)?)),
                         },
                     })
                 })
@@ -351,17 +289,10 @@ impl ResNet {
 }
 
 fn to_dev(t: &Tensor, device: Device, kind: Kind) -> Result<Tensor, tch::TchError> {
-    t.f_detach()?
-        .f_to_device(device)?
-        .f_to_kind(kind)?
-        .f_contiguous()
+    t.f_detach()?.f_to_device(device)?.f_to_kind(kind)?.f_contiguous()
 }
 
-fn linear_params(
-    l: &nn::Linear,
-    device: Device,
-    kind: Kind,
-) -> Result<(Tensor, Tensor), tch::TchError> {
+fn linear_params(l: &nn::Linear, device: Device, kind: Kind) -> Result<(Tensor, Tensor), tch::TchError> {
     let b = l.bs.as_ref().expect("linear layer with bias");
     Ok((to_dev(&l.ws, device, kind)?, to_dev(b, device, kind)?))
 }
@@ -375,29 +306,12 @@ struct FusedConv {
 }
 
 impl FusedConv {
-    fn new(
-        w: Tensor,
-        b: Tensor,
-        pad: i64,
-        device: Device,
-        kind: Kind,
-    ) -> Result<Self, tch::TchError> {
-        Ok(FusedConv {
-            w: to_dev(&w, device, kind)?,
-            b: to_dev(&b, device, kind)?,
-            pad,
-        })
+    fn new(w: Tensor, b: Tensor, pad: i64, device: Device, kind: Kind) -> Result<Self, tch::TchError> {
+        Ok(FusedConv { w: to_dev(&w, device, kind)?, b: to_dev(&b, device, kind)?, pad })
     }
 
     fn forward(&self, xs: &Tensor) -> Result<Tensor, tch::TchError> {
-        xs.f_conv2d(
-            &self.w,
-            Some(&self.b),
-            [1i64, 1],
-            [self.pad, self.pad],
-            [1i64, 1],
-            1,
-        )
+        xs.f_conv2d(&self.w, Some(&self.b), [1i64, 1], [self.pad, self.pad], [1i64, 1], 1)
     }
 }
 
@@ -452,9 +366,7 @@ impl FusedNet {
             let y = b.c2.forward(&a.f_relu()?)?;
             x = y.f_add(&x)?.f_relu()?;
         }
-        let p = self
-            .policy_out
-            .forward(&self.policy_conv.forward(&x)?.f_relu()?)?;
+        let p = self.policy_out.forward(&self.policy_conv.forward(&x)?.f_relu()?)?;
         let policy = p.f_flatten(1, -1)?;
         let v = self.value_conv.forward(&x)?.f_relu()?.f_flatten(1, -1)?;
         let v = v.f_linear(&self.fc1.0, Some(&self.fc1.1))?.f_relu()?;
@@ -478,12 +390,7 @@ impl Net {
     /// right after `tch::manual_seed(seed)` under a process-wide lock, then moved to
     /// `device`, so the same seed gives bit-identical weights on any device (for one
     /// libtorch version). This reseeds torch's global generator as a side effect.
-    pub fn new(
-        config: &NetConfig,
-        shape: NetShape,
-        seed: u64,
-        device: Device,
-    ) -> Result<Net, NetError> {
+    pub fn new(config: &NetConfig, shape: NetShape, seed: u64, device: Device) -> Result<Net, NetError> {
         config.validate()?;
         shape.validate()?;
         let mut vs = nn::VarStore::new(Device::Cpu);
@@ -530,12 +437,7 @@ impl Net {
 
     /// Sorted parameter names with their shapes: the checkpoint's table of contents.
     pub fn parameter_shapes(&self) -> Vec<(String, Vec<i64>)> {
-        let mut v: Vec<_> = self
-            .vs
-            .variables()
-            .into_iter()
-            .map(|(k, t)| (k, t.size()))
-            .collect();
+        let mut v: Vec<_> = self.vs.variables().into_iter().map(|(k, t)| (k, t.size())).collect();
         v.sort();
         v
     }
@@ -548,11 +450,7 @@ impl Net {
     /// Evaluation-mode forward pass on host data: `inputs` holds `batch` encoded positions.
     /// Returns (policy logits, wdl logits) as f32 vectors. Convenience for tests and tools;
     /// evaluators use [`FusedNet`].
-    pub fn forward_host(
-        &self,
-        inputs: &[f32],
-        batch: usize,
-    ) -> Result<(Vec<f32>, Vec<f32>), NetError> {
+    pub fn forward_host(&self, inputs: &[f32], batch: usize) -> Result<(Vec<f32>, Vec<f32>), NetError> {
         let s = self.shape();
         if inputs.len() != batch * s.input_len() {
             return Err(NetError::InputLength {
@@ -564,22 +462,11 @@ impl Net {
         }
         tch::no_grad(|| {
             let xs = Tensor::f_from_slice(inputs)?
-                .f_view([
-                    batch as i64,
-                    s.input_planes as i64,
-                    s.board_height as i64,
-                    s.board_width as i64,
-                ])?
+                .f_view([batch as i64, s.input_planes as i64, s.board_height as i64, s.board_width as i64])?
                 .f_to_device(self.device())?;
             let (p, v) = self.forward_t(&xs, false);
-            let p = p
-                .f_to_device(Device::Cpu)?
-                .f_to_kind(Kind::Float)?
-                .f_contiguous()?;
-            let v = v
-                .f_to_device(Device::Cpu)?
-                .f_to_kind(Kind::Float)?
-                .f_contiguous()?;
+            let p = p.f_to_device(Device::Cpu)?.f_to_kind(Kind::Float)?.f_contiguous()?;
+            let v = v.f_to_device(Device::Cpu)?.f_to_kind(Kind::Float)?.f_contiguous()?;
             let mut pv = vec![0f32; batch * s.policy_len()];
             let mut vv = vec![0f32; batch * WDL_LEN];
             let n = pv.len();

@@ -7,17 +7,12 @@ use std::time::Duration;
 use common::*;
 use koma_model::tch::Device;
 use koma_model::{
-    BatchError, Batcher, BatcherConfig, EvalError, Evaluation, Evaluator, Net, NetShape, Precision,
-    TorchEvaluator, UniformEvaluator,
+    BatchError, Batcher, BatcherConfig, EvalError, Evaluation, Evaluator, Net, NetShape, Precision, TorchEvaluator,
+    UniformEvaluator,
 };
 
 fn shape() -> NetShape {
-    NetShape {
-        input_planes: 2,
-        board_height: 3,
-        board_width: 3,
-        policy_planes: 2,
-    }
+    NetShape { input_planes: 2, board_height: 3, board_width: 3, policy_planes: 2 }
 }
 
 /// Output derived from each position's own input, so misrouted results are caught:
@@ -32,13 +27,7 @@ struct Echo {
 
 impl Echo {
     fn new(delay: Duration) -> Self {
-        Echo {
-            shape: shape(),
-            tag: 0.0,
-            delay,
-            max_batch_seen: AtomicUsize::new(0),
-            fail_on: None,
-        }
+        Echo { shape: shape(), tag: 0.0, delay, max_batch_seen: AtomicUsize::new(0), fail_on: None }
     }
 }
 
@@ -47,12 +36,7 @@ impl Evaluator for Echo {
         self.shape
     }
 
-    fn evaluate_into(
-        &self,
-        inputs: &[f32],
-        batch: usize,
-        out: &mut Evaluation,
-    ) -> Result<(), EvalError> {
+    fn evaluate_into(&self, inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError> {
         let (il, pl) = (self.shape.input_len(), self.shape.policy_len());
         assert_eq!(inputs.len(), batch * il);
         if let Some(bad) = self.fail_on {
@@ -90,11 +74,7 @@ fn check(out: &Evaluation, inputs: &[f32], tag: f32) {
     for i in 0..out.batch() {
         let x = &inputs[i * il..(i + 1) * il];
         for k in 0..pl {
-            assert_eq!(
-                out.policy(i)[k],
-                x[k % il] * 10.0 + k as f32 + tag,
-                "position {i} logit {k}"
-            );
+            assert_eq!(out.policy(i)[k], x[k % il] * 10.0 + k as f32 + tag, "position {i} logit {k}");
         }
         assert_eq!(out.wdl(i)[..2], x[..2]);
     }
@@ -105,11 +85,7 @@ fn many_producers_get_their_own_results_and_batches_form() {
     let echo = Arc::new(Echo::new(Duration::from_micros(300)));
     let batcher = Batcher::spawn(
         echo.clone(),
-        BatcherConfig {
-            max_batch: 64,
-            max_wait: Duration::from_millis(2),
-            ..Default::default()
-        },
+        BatcherConfig { max_batch: 64, max_wait: Duration::from_millis(2), ..Default::default() },
     );
     let threads = 12;
     let per_thread = 60;
@@ -137,14 +113,8 @@ fn many_producers_get_their_own_results_and_batches_form() {
     }
     let stats = batcher.shutdown();
     assert_eq!(stats.requests, (threads * per_thread) as u64);
-    assert_eq!(
-        stats.positions,
-        total_positions.load(Ordering::Relaxed) as u64
-    );
-    assert!(
-        stats.forward_passes < stats.requests,
-        "no batching happened: {stats:?}"
-    );
+    assert_eq!(stats.positions, total_positions.load(Ordering::Relaxed) as u64);
+    assert!(stats.forward_passes < stats.requests, "no batching happened: {stats:?}");
     assert!(stats.mean_batch() > 1.0);
     assert!(echo.max_batch_seen.load(Ordering::Relaxed) <= 64);
 }
@@ -159,11 +129,7 @@ fn slot_inputs_copy(n: usize, id: f32) -> Vec<f32> {
 fn shutdown_answers_every_accepted_request() {
     let batcher = Batcher::spawn(
         Arc::new(Echo::new(Duration::from_millis(2))),
-        BatcherConfig {
-            max_batch: 16,
-            max_wait: Duration::from_millis(1),
-            ..Default::default()
-        },
+        BatcherConfig { max_batch: 16, max_wait: Duration::from_millis(1), ..Default::default() },
     );
     let threads = 16;
     let start = Arc::new(Barrier::new(threads + 1));
@@ -205,10 +171,7 @@ fn shutdown_answers_every_accepted_request() {
         ok += o;
         closed += c;
     }
-    assert_eq!(
-        closed, threads as u64,
-        "every producer sees Closed after shutdown"
-    );
+    assert_eq!(closed, threads as u64, "every producer sees Closed after shutdown");
     assert_eq!(stats.requests, ok, "answered requests == accepted requests");
     assert!(ok > 0);
 }
@@ -217,11 +180,7 @@ fn shutdown_answers_every_accepted_request() {
 fn dropping_the_batcher_drains_queued_requests() {
     let batcher = Batcher::spawn(
         Arc::new(Echo::new(Duration::from_millis(5))),
-        BatcherConfig {
-            max_batch: 4,
-            max_wait: Duration::from_millis(50),
-            ..Default::default()
-        },
+        BatcherConfig { max_batch: 4, max_wait: Duration::from_millis(50), ..Default::default() },
     );
     let h = batcher.handle();
     // Queue many requests without waiting, then drop the batcher.
@@ -238,23 +197,14 @@ fn dropping_the_batcher_drains_queued_requests() {
     // Afterwards the handle refuses new work instead of hanging.
     fill(slots[0].inputs_mut(1), 0.0);
     assert_eq!(slots[0].submit(), Err(BatchError::Closed));
-    assert!(matches!(
-        h.evaluate(&slot_inputs_copy(1, 0.0), 1),
-        Err(BatchError::Closed)
-    ));
+    assert!(matches!(h.evaluate(&slot_inputs_copy(1, 0.0), 1), Err(BatchError::Closed)));
 }
 
 #[test]
 fn oversized_request_runs_alone_and_zero_wait_works() {
     let echo = Arc::new(Echo::new(Duration::ZERO));
-    let batcher = Batcher::spawn(
-        echo.clone(),
-        BatcherConfig {
-            max_batch: 8,
-            max_wait: Duration::ZERO,
-            ..Default::default()
-        },
-    );
+    let batcher =
+        Batcher::spawn(echo.clone(), BatcherConfig { max_batch: 8, max_wait: Duration::ZERO, ..Default::default() });
     let h = batcher.handle();
     let inputs = slot_inputs_copy(50, 7.0);
     let out = h.evaluate(&inputs, 50).unwrap();
@@ -263,10 +213,7 @@ fn oversized_request_runs_alone_and_zero_wait_works() {
     let out = h.evaluate(&slot_inputs_copy(0, 0.0), 0).unwrap();
     assert_eq!(out.batch(), 0);
     // Wrong input length is rejected locally.
-    assert!(matches!(
-        h.evaluate(&[1.0; 5], 1),
-        Err(BatchError::Eval(EvalError::InputLength { .. }))
-    ));
+    assert!(matches!(h.evaluate(&[1.0; 5], 1), Err(BatchError::Eval(EvalError::InputLength { .. }))));
 }
 
 #[test]
@@ -275,11 +222,7 @@ fn errors_and_panics_reach_every_request_of_the_batch_and_the_service_survives()
     echo.fail_on = Some(666.0);
     let batcher = Batcher::spawn(
         Arc::new(echo),
-        BatcherConfig {
-            max_batch: 64,
-            max_wait: Duration::from_millis(20),
-            ..Default::default()
-        },
+        BatcherConfig { max_batch: 64, max_wait: Duration::from_millis(20), ..Default::default() },
     );
     let h = batcher.handle();
     let mut good = h.slot();
@@ -289,20 +232,11 @@ fn errors_and_panics_reach_every_request_of_the_batch_and_the_service_survives()
     good.submit().unwrap();
     bad.submit().unwrap();
     // Both landed in one batch (20 ms window), so both get the error.
-    assert!(matches!(
-        bad.wait(),
-        Err(BatchError::Eval(EvalError::Torch(_)))
-    ));
-    assert!(matches!(
-        good.wait(),
-        Err(BatchError::Eval(EvalError::Torch(_)))
-    ));
+    assert!(matches!(bad.wait(), Err(BatchError::Eval(EvalError::Torch(_)))));
+    assert!(matches!(good.wait(), Err(BatchError::Eval(EvalError::Torch(_)))));
     // A panic inside the evaluator becomes an error too.
     fill(bad.inputs_mut(1), -666.0);
-    assert!(matches!(
-        bad.evaluate(),
-        Err(BatchError::Eval(EvalError::Panic(_)))
-    ));
+    assert!(matches!(bad.evaluate(), Err(BatchError::Eval(EvalError::Panic(_)))));
     // The slot and the service still work afterwards.
     fill(good.inputs_mut(2), 5.0);
     check(good.evaluate().unwrap(), &slot_inputs_copy(2, 5.0), 0.0);
@@ -311,10 +245,7 @@ fn errors_and_panics_reach_every_request_of_the_batch_and_the_service_survives()
 
 #[test]
 fn replacing_the_evaluator_applies_to_later_requests() {
-    let batcher = Batcher::spawn(
-        Arc::new(Echo::new(Duration::ZERO)),
-        BatcherConfig::default(),
-    );
+    let batcher = Batcher::spawn(Arc::new(Echo::new(Duration::ZERO)), BatcherConfig::default());
     let h = batcher.handle();
     let x = slot_inputs_copy(2, 3.0);
     check(&h.evaluate(&x, 2).unwrap(), &x, 0.0);
@@ -322,38 +253,23 @@ fn replacing_the_evaluator_applies_to_later_requests() {
     e2.tag = 0.5;
     batcher.replace_evaluator(Arc::new(e2)).unwrap();
     check(&h.evaluate(&x, 2).unwrap(), &x, 0.5);
-    let other = NetShape {
-        input_planes: 3,
-        ..shape()
-    };
-    assert!(batcher
-        .replace_evaluator(Arc::new(UniformEvaluator::new(other)))
-        .is_err());
+    let other = NetShape { input_planes: 3, ..shape() };
+    assert!(batcher.replace_evaluator(Arc::new(UniformEvaluator::new(other))).is_err());
 }
 
 #[test]
 fn slots_reuse_their_buffers() {
-    let batcher = Batcher::spawn(
-        Arc::new(Echo::new(Duration::ZERO)),
-        BatcherConfig::default(),
-    );
+    let batcher = Batcher::spawn(Arc::new(Echo::new(Duration::ZERO)), BatcherConfig::default());
     let mut slot = batcher.handle().slot();
     fill(slot.inputs_mut(32), 1.0);
     slot.evaluate().unwrap();
-    let (pi, pp) = (
-        slot.inputs_mut(32).as_ptr(),
-        slot.output().unwrap().policy_all().as_ptr(),
-    );
+    let (pi, pp) = (slot.inputs_mut(32).as_ptr(), slot.output().unwrap().policy_all().as_ptr());
     for n in [32, 5, 17, 32] {
         fill(slot.inputs_mut(n), 2.0);
         check(slot.evaluate().unwrap(), &slot_inputs_copy(n, 2.0), 0.0);
     }
     assert_eq!(slot.inputs_mut(32).as_ptr(), pi, "input buffer reallocated");
-    assert_eq!(
-        slot.output().unwrap().policy_all().as_ptr(),
-        pp,
-        "output buffer reallocated"
-    );
+    assert_eq!(slot.output().unwrap().policy_all().as_ptr(), pp, "output buffer reallocated");
     assert_eq!(slot.wait().unwrap_err(), BatchError::NotSubmitted);
 }
 
@@ -365,11 +281,7 @@ fn torch_net_through_the_batcher_matches_direct_evaluation() {
     let ev = Arc::new(TorchEvaluator::new(&net, Device::Cpu, Precision::F32).unwrap());
     let batcher = Batcher::spawn(
         ev.clone(),
-        BatcherConfig {
-            max_batch: 32,
-            max_wait: Duration::from_millis(3),
-            ..Default::default()
-        },
+        BatcherConfig { max_batch: 32, max_wait: Duration::from_millis(3), ..Default::default() },
     );
     let stop = Arc::new(AtomicBool::new(false));
     let handles: Vec<_> = (0..4)

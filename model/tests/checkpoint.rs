@@ -5,16 +5,12 @@ use std::path::Path;
 use common::*;
 use koma_model::tch::Device;
 use koma_model::{
-    load_checkpoint, read_checkpoint_meta, save_checkpoint, CheckpointError, CheckpointInfo,
-    CheckpointPaths, Expected, Net, NetShape, CHECKPOINT_FORMAT_VERSION,
+    load_checkpoint, read_checkpoint_meta, save_checkpoint, CheckpointError, CheckpointInfo, CheckpointPaths, Expected,
+    Net, NetShape, CHECKPOINT_FORMAT_VERSION,
 };
 
 fn info() -> CheckpointInfo {
-    CheckpointInfo {
-        variant: "standard".into(),
-        encoder_version: 3,
-        step: 1234,
-    }
+    CheckpointInfo { variant: "standard".into(), encoder_version: 3, step: 1234 }
 }
 
 fn expected() -> Expected {
@@ -24,53 +20,34 @@ fn expected() -> Expected {
 fn saved_net(dir: &Path) -> (Net, CheckpointPaths) {
     let net = Net::new(&tiny_config(), tiny_shape(), 5, Device::Cpu).unwrap();
     train_bn_stats(&net, 77);
-    let (paths, meta) =
-        save_checkpoint(&net, dir.join("ckpt").join("step-00001234"), &info()).unwrap();
+    let (paths, meta) = save_checkpoint(&net, dir.join("ckpt").join("step-00001234"), &info()).unwrap();
     assert_eq!(meta.step, 1234);
     (net, paths)
 }
 
 /// Rewrites the weights file with `edit` applied to its tensors, and fixes the metadata's
 /// size and checksum so that only the tensor-level check can catch the change.
-fn rewrite_weights(
-    paths: &CheckpointPaths,
-    edit: impl FnOnce(&mut Vec<(String, Vec<usize>, Vec<u8>)>),
-) {
+fn rewrite_weights(paths: &CheckpointPaths, edit: impl FnOnce(&mut Vec<(String, Vec<usize>, Vec<u8>)>)) {
     use safetensors::tensor::{Dtype, SafeTensors, TensorView};
     let bytes = std::fs::read(&paths.weights).unwrap();
     let st = SafeTensors::deserialize(&bytes).unwrap();
-    let mut tensors: Vec<(String, Vec<usize>, Vec<u8>)> = st
-        .tensors()
-        .into_iter()
-        .map(|(n, v)| (n, v.shape().to_vec(), v.data().to_vec()))
-        .collect();
+    let mut tensors: Vec<(String, Vec<usize>, Vec<u8>)> =
+        st.tensors().into_iter().map(|(n, v)| (n, v.shape().to_vec(), v.data().to_vec())).collect();
     edit(&mut tensors);
-    let views: Vec<_> = tensors
-        .iter()
-        .map(|(n, s, d)| {
-            (
-                n.clone(),
-                TensorView::new(Dtype::F32, s.clone(), d).unwrap(),
-            )
-        })
-        .collect();
+    let views: Vec<_> =
+        tensors.iter().map(|(n, s, d)| (n.clone(), TensorView::new(Dtype::F32, s.clone(), d).unwrap())).collect();
     let out = safetensors::serialize(views, &None).unwrap();
     std::fs::write(&paths.weights, &out).unwrap();
-    let mut meta: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&paths.meta).unwrap()).unwrap();
+    let mut meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&paths.meta).unwrap()).unwrap();
     meta["weights_bytes"] = out.len().into();
     use sha2::Digest;
-    let sha: String = sha2::Sha256::digest(&out)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha: String = sha2::Sha256::digest(&out).iter().map(|b| format!("{b:02x}")).collect();
     meta["weights_sha256"] = sha.into();
     std::fs::write(&paths.meta, serde_json::to_vec(&meta).unwrap()).unwrap();
 }
 
 fn edit_meta(paths: &CheckpointPaths, edit: impl FnOnce(&mut serde_json::Value)) {
-    let mut meta: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&paths.meta).unwrap()).unwrap();
+    let mut meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&paths.meta).unwrap()).unwrap();
     edit(&mut meta);
     std::fs::write(&paths.meta, serde_json::to_vec(&meta).unwrap()).unwrap();
 }
@@ -89,8 +66,7 @@ fn round_trip_gives_identical_outputs() {
     assert_eq!(names.len(), 2, "{names:?}");
 
     for p in [&paths.meta, &paths.weights, &paths.meta.with_extension("")] {
-        let (loaded, meta) =
-            load_checkpoint(p, &expected().with_shape(tiny_shape()), Device::Cpu).unwrap();
+        let (loaded, meta) = load_checkpoint(p, &expected().with_shape(tiny_shape()), Device::Cpu).unwrap();
         assert_eq!(meta.format_version, CHECKPOINT_FORMAT_VERSION);
         assert_eq!(meta.variant, "standard");
         assert_eq!(meta.encoder_version, 3);
@@ -106,10 +82,7 @@ fn round_trip_gives_identical_outputs() {
     // A fresh net with another seed gives other outputs (the check above is not vacuous).
     let other = Net::new(&tiny_config(), tiny_shape(), 6, Device::Cpu).unwrap();
     let x = random_inputs(tiny_shape().input_len(), 8);
-    assert_ne!(
-        net.forward_host(&x, 1).unwrap(),
-        other.forward_host(&x, 1).unwrap()
-    );
+    assert_ne!(net.forward_host(&x, 1).unwrap(), other.forward_host(&x, 1).unwrap());
 }
 
 #[test]
@@ -117,22 +90,11 @@ fn saving_again_overwrites_atomically() {
     let dir = tempfile::tempdir().unwrap();
     let (_, paths) = saved_net(dir.path());
     let net2 = Net::new(&tiny_config(), tiny_shape(), 99, Device::Cpu).unwrap();
-    save_checkpoint(
-        &net2,
-        &paths.meta,
-        &CheckpointInfo {
-            step: 2000,
-            ..info()
-        },
-    )
-    .unwrap();
+    save_checkpoint(&net2, &paths.meta, &CheckpointInfo { step: 2000, ..info() }).unwrap();
     let (loaded, meta) = load_checkpoint(&paths.weights, &expected(), Device::Cpu).unwrap();
     assert_eq!(meta.step, 2000);
     let x = random_inputs(tiny_shape().input_len(), 1);
-    assert_eq!(
-        loaded.forward_host(&x, 1).unwrap(),
-        net2.forward_host(&x, 1).unwrap()
-    );
+    assert_eq!(loaded.forward_host(&x, 1).unwrap(), net2.forward_host(&x, 1).unwrap());
 }
 
 #[test]
@@ -151,31 +113,16 @@ fn wrong_encoder_version_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (_, paths) = saved_net(dir.path());
     let err = load_checkpoint(&paths.meta, &Expected::new("standard", 4), Device::Cpu).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            CheckpointError::WrongEncoderVersion {
-                expected: 4,
-                found: 3
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, CheckpointError::WrongEncoderVersion { expected: 4, found: 3 }), "{err}");
 }
 
 #[test]
 fn shape_mismatch_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (_, paths) = saved_net(dir.path());
-    let other = NetShape {
-        policy_planes: 139,
-        ..tiny_shape()
-    };
+    let other = NetShape { policy_planes: 139, ..tiny_shape() };
     let err = load_checkpoint(&paths.meta, &expected().with_shape(other), Device::Cpu).unwrap_err();
-    assert!(
-        matches!(err, CheckpointError::ShapeMismatch { .. }),
-        "{err}"
-    );
+    assert!(matches!(err, CheckpointError::ShapeMismatch { .. }), "{err}");
 }
 
 #[test]
@@ -197,10 +144,7 @@ fn corrupted_weights_are_refused() {
     bytes[n - 5] ^= 0x40;
     std::fs::write(&paths.weights, &bytes).unwrap();
     let err = load_checkpoint(&paths.meta, &expected(), Device::Cpu).unwrap_err();
-    assert!(
-        matches!(err, CheckpointError::ChecksumMismatch { .. }),
-        "{err}"
-    );
+    assert!(matches!(err, CheckpointError::ChecksumMismatch { .. }), "{err}");
 }
 
 #[test]
@@ -211,10 +155,7 @@ fn garbage_with_matching_checksum_is_reported_as_corrupt() {
     let garbage = vec![0xffu8; 64];
     std::fs::write(&paths.weights, &garbage).unwrap();
     use sha2::Digest;
-    let sha: String = sha2::Sha256::digest(&garbage)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha: String = sha2::Sha256::digest(&garbage).iter().map(|b| format!("{b:02x}")).collect();
     edit_meta(&paths, |m| {
         m["weights_bytes"] = 64.into();
         m["weights_sha256"] = sha.into();
@@ -229,24 +170,16 @@ fn missing_tensor_is_refused() {
     let (_, paths) = saved_net(dir.path());
     rewrite_weights(&paths, |t| t.retain(|(n, _, _)| n != "value.fc1.bias"));
     let err = load_checkpoint(&paths.meta, &expected(), Device::Cpu).unwrap_err();
-    assert!(
-        matches!(&err, CheckpointError::MissingTensor { name } if name == "value.fc1.bias"),
-        "{err}"
-    );
+    assert!(matches!(&err, CheckpointError::MissingTensor { name } if name == "value.fc1.bias"), "{err}");
 }
 
 #[test]
 fn unexpected_tensor_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (_, paths) = saved_net(dir.path());
-    rewrite_weights(&paths, |t| {
-        t.push(("blocks.9.conv1.weight".into(), vec![2], vec![0; 8]))
-    });
+    rewrite_weights(&paths, |t| t.push(("blocks.9.conv1.weight".into(), vec![2], vec![0; 8])));
     let err = load_checkpoint(&paths.meta, &expected(), Device::Cpu).unwrap_err();
-    assert!(
-        matches!(&err, CheckpointError::UnexpectedTensor { name } if name == "blocks.9.conv1.weight"),
-        "{err}"
-    );
+    assert!(matches!(&err, CheckpointError::UnexpectedTensor { name } if name == "blocks.9.conv1.weight"), "{err}");
 }
 
 #[test]
@@ -256,10 +189,7 @@ fn tensor_shape_mismatch_is_refused() {
     // Metadata claims a wider value head than the stored weights have.
     edit_meta(&paths, |m| m["net"]["value_hidden"] = 32.into());
     let err = load_checkpoint(&paths.meta, &expected(), Device::Cpu).unwrap_err();
-    assert!(
-        matches!(&err, CheckpointError::TensorShape { name, .. } if name.starts_with("value.fc")),
-        "{err}"
-    );
+    assert!(matches!(&err, CheckpointError::TensorShape { name, .. } if name.starts_with("value.fc")), "{err}");
 }
 
 #[test]
@@ -271,17 +201,7 @@ fn unknown_format_version_is_refused() {
         m["some_future_field"] = true.into();
     });
     let err = load_checkpoint(&paths.meta, &expected(), Device::Cpu).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            CheckpointError::UnknownFormatVersion {
-                found: 2,
-                supported: 1,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, CheckpointError::UnknownFormatVersion { found: 2, supported: 1, .. }), "{err}");
 }
 
 #[test]
@@ -302,12 +222,7 @@ fn broken_or_missing_metadata_is_refused() {
 fn weights_file_name_cannot_escape_the_folder() {
     let dir = tempfile::tempdir().unwrap();
     let (_, paths) = saved_net(dir.path());
-    edit_meta(&paths, |m| {
-        m["weights_file"] = "../elsewhere.safetensors".into()
-    });
+    edit_meta(&paths, |m| m["weights_file"] = "../elsewhere.safetensors".into());
     let err = load_checkpoint(&paths.meta, &expected(), Device::Cpu).unwrap_err();
-    assert!(
-        matches!(err, CheckpointError::BadWeightsFileName(_)),
-        "{err}"
-    );
+    assert!(matches!(err, CheckpointError::BadWeightsFileName(_)), "{err}");
 }

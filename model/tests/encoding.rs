@@ -63,17 +63,9 @@ fn mirror(pos: &Position) -> Position {
 fn mirror_move(mv: Move, size: usize) -> Move {
     let f = |s: Square| s.flip(size);
     match mv {
-        Move::Normal { from, to, promote } => Move::Normal {
-            from: f(from),
-            to: f(to),
-            promote,
-        },
+        Move::Normal { from, to, promote } => Move::Normal { from: f(from), to: f(to), promote },
         Move::Drop { kind, to } => Move::Drop { kind, to: f(to) },
-        Move::Lion { from, mid, to } => Move::Lion {
-            from: f(from),
-            mid: f(mid),
-            to: f(to),
-        },
+        Move::Lion { from, mid, to } => Move::Lion { from: f(from), mid: f(mid), to: f(to) },
     }
 }
 
@@ -95,25 +87,15 @@ fn check_position(enc: &Encoder, pos: &Position, legal: &[Move], rng: &mut Rng) 
     for (&m, &i) in legal.iter().zip(&indices) {
         assert!(i < enc.policy_size(), "{m} -> {i} in {pos:?}");
         assert_eq!(enc.move_index(pos, m), i);
-        assert!(
-            seen.insert(i),
-            "two moves labelled {i} (one is {m}) in {pos:?}"
-        );
-        assert_eq!(
-            enc.index_move_among(pos, i, legal),
-            Some(m),
-            "{m} -> {i} in {pos:?}"
-        );
+        assert!(seen.insert(i), "two moves labelled {i} (one is {m}) in {pos:?}");
+        assert_eq!(enc.index_move_among(pos, i, legal), Some(m), "{m} -> {i} in {pos:?}");
     }
     // Labels of no legal move decode to nothing.
     for _ in 0..16 {
         let i = rng.below(enc.policy_size());
         match enc.index_move_among(pos, i, legal) {
             Some(m) => assert!(seen.contains(&i) && enc.move_index(pos, m) == i),
-            None => assert!(
-                !seen.contains(&i),
-                "label {i} of a legal move not decoded in {pos:?}"
-            ),
+            None => assert!(!seen.contains(&i), "label {i} of a legal move not decoded in {pos:?}"),
         }
     }
 
@@ -151,23 +133,14 @@ fn check_position(enc: &Encoder, pos: &Position, legal: &[Move], rng: &mut Rng) 
     }
     let count = |c: Color| pos.pieces().filter(|(_, p)| p.color() == c).count() as f32;
     assert_eq!((own, theirs), (count(us), count(us.opponent())));
-    assert_eq!(
-        per_square.iter().filter(|&&v| v == 1.0).count() as f32,
-        own + theirs
-    );
+    assert_eq!(per_square.iter().filter(|&&v| v == 1.0).count() as f32, own + theirs);
     assert!(per_square.iter().all(|&v| v == 0.0 || v == 1.0));
     // Where a piece stands, in the mover's view.
     for (sq, p) in pos.pieces() {
         let v = if us == Color::Gote { sq.flip(size) } else { sq }.dense(size);
         let plane = info
             .iter()
-            .position(|x| {
-                *x == InputPlane::Piece {
-                    own: p.color() == us,
-                    kind: p.kind(),
-                    promoted: p.is_promoted(),
-                }
-            })
+            .position(|x| *x == InputPlane::Piece { own: p.color() == us, kind: p.kind(), promoted: p.is_promoted() })
             .unwrap();
         assert_eq!(a[plane * n + v], 1.0);
     }
@@ -190,16 +163,9 @@ fn check_position(enc: &Encoder, pos: &Position, legal: &[Move], rng: &mut Rng) 
         let mm = mirror_move(mv, size);
         if !is_pass(pos, mv) {
             // The mirror has no history: dai's repetition ban may allow it more.
-            assert!(
-                mirror_legal.contains(&mm),
-                "{mm} not legal in the mirror {m:?}"
-            );
+            assert!(mirror_legal.contains(&mm), "{mm} not legal in the mirror {m:?}");
         }
-        assert_eq!(
-            enc.move_index(&m, mm),
-            i,
-            "{mv} in {pos:?} vs {mm} in {m:?}"
-        );
+        assert_eq!(enc.move_index(&m, mm), i, "{mv} in {pos:?} vs {mm} in {m:?}");
     }
 }
 
@@ -213,9 +179,7 @@ fn cases(variant: Variant) -> (u32, usize) {
 fn run(variant: Variant, seed: u64, plies: usize, options: EncoderOptions) {
     let enc = Encoder::with_options(variant, options);
     let mut rng = Rng(seed ^ 0x5EED);
-    playout(variant, seed, plies, |pos, legal| {
-        check_position(&enc, pos, legal, &mut rng)
-    });
+    playout(variant, seed, plies, |pos, legal| check_position(&enc, pos, legal, &mut rng));
 }
 
 proptest! {
@@ -273,19 +237,11 @@ fn playouts_cover_every_label_kind() {
             PolicyPlane::Pass => "pass",
         };
         let wanted: HashSet<_> = planes.iter().map(kind).collect();
-        let reached: HashSet<_> = planes
-            .iter()
-            .zip(&hit)
-            .filter(|(_, &h)| h)
-            .map(|(p, _)| kind(p))
-            .collect();
+        let reached: HashSet<_> = planes.iter().zip(&hit).filter(|(_, &h)| h).map(|(p, _)| kind(p)).collect();
         assert_eq!(reached, wanted, "{variant}");
         assert_eq!(igui, variant == Variant::Dai, "{variant}: igui");
         let used = hit.iter().filter(|&&h| h).count();
-        eprintln!(
-            "{variant}: {used} of {} policy planes used by legal moves of random playouts",
-            planes.len()
-        );
+        eprintln!("{variant}: {used} of {} policy planes used by legal moves of random playouts", planes.len());
     }
 }
 
@@ -307,16 +263,9 @@ fn dai_lion_moves() {
     let igui = find("8h8g8h").expect("igui is legal");
     let double = find("8h8g8f").expect("capture and go on");
     let jump = find("8h8f").expect("jump over the pawn");
-    let labels: HashSet<_> = [igui, double, jump]
-        .iter()
-        .map(|&m| enc.move_index(&pos, m))
-        .collect();
+    let labels: HashSet<_> = [igui, double, jump].iter().map(|&m| enc.move_index(&pos, m)).collect();
     assert_eq!(labels.len(), 3);
-    let pass = legal
-        .iter()
-        .copied()
-        .find(|&m| is_pass(&pos, m))
-        .expect("a pass");
+    let pass = legal.iter().copied().find(|&m| is_pass(&pos, m)).expect("a pass");
     let pass_label = enc.move_index(&pos, pass);
     // Any lion-power piece passing over any empty square gets the same label.
     for (from, mid) in [("3h", "3g"), ("8h", "9h"), ("8h", "7i")] {
@@ -406,10 +355,7 @@ fn repetition_planes() {
     for round in 0..3 {
         assert_eq!(pos.repetitions(), round);
         enc.encode(&pos, &mut buf);
-        let lit: Vec<bool> = planes
-            .iter()
-            .map(|&p| buf[p * n..(p + 1) * n].iter().all(|&v| v == 1.0))
-            .collect();
+        let lit: Vec<bool> = planes.iter().map(|&p| buf[p * n..(p + 1) * n].iter().all(|&v| v == 1.0)).collect();
         assert_eq!(lit, vec![round >= 1, round >= 2], "round {round}");
         for (k, usi) in ["2h3h", "8b7b", "3h2h", "7b8b"].iter().enumerate() {
             pos.play_usi(usi).unwrap();

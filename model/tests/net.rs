@@ -2,24 +2,14 @@ mod common;
 
 use common::*;
 use koma_model::tch::{Device, Kind};
-use koma_model::{
-    Evaluation, Evaluator, Net, NetConfig, NetShape, Precision, TorchEvaluator, UniformEvaluator,
-};
+use koma_model::{Evaluation, Evaluator, Net, NetConfig, NetShape, Precision, TorchEvaluator, UniformEvaluator};
 
 #[test]
 fn parameter_names_are_the_checkpoint_format() {
-    let cfg = NetConfig {
-        blocks: 2,
-        global_pooling_every: 2,
-        ..tiny_config()
-    };
+    let cfg = NetConfig { blocks: 2, global_pooling_every: 2, ..tiny_config() };
     let net = Net::new(&cfg, tiny_shape(), 1, Device::Cpu).unwrap();
     let names: Vec<String> = net.parameter_shapes().into_iter().map(|(n, _)| n).collect();
-    let bn = |p: &str| {
-        ["bias", "running_mean", "running_var", "weight"]
-            .map(|s| format!("{p}.{s}"))
-            .to_vec()
-    };
+    let bn = |p: &str| ["bias", "running_mean", "running_var", "weight"].map(|s| format!("{p}.{s}")).to_vec();
     let mut expected = vec![];
     expected.extend(bn("blocks.0.bn1"));
     expected.extend(bn("blocks.0.bn2"));
@@ -81,10 +71,7 @@ fn same_seed_same_weights_different_seed_different_weights() {
     assert_eq!(a, b, "same seed must give bit-identical weights");
     let differing = a.iter().zip(&c).filter(|(x, y)| x.1 != y.1).count();
     // Every convolution and linear weight is random; batch norm tensors are constant.
-    assert!(
-        differing >= 10,
-        "only {differing} tensors differ between seeds 42 and 43"
-    );
+    assert!(differing >= 10, "only {differing} tensors differ between seeds 42 and 43");
     assert!(a.iter().zip(&c).all(|(x, y)| x.0 == y.0));
 }
 
@@ -96,9 +83,7 @@ fn seeded_init_is_deterministic_across_threads() {
         .map(|i| {
             let cfg = cfg.clone();
             std::thread::spawn(move || {
-                weights(
-                    &Net::new(&cfg, shape, if i % 2 == 0 { 7 } else { 8 }, Device::Cpu).unwrap(),
-                )
+                weights(&Net::new(&cfg, shape, if i % 2 == 0 { 7 } else { 8 }, Device::Cpu).unwrap())
             })
         })
         .collect();
@@ -126,19 +111,12 @@ fn fused_inference_matches_the_training_graph() {
         let s: f32 = e.iter().sum();
         let p = out.wdl(i);
         for k in 0..3 {
-            assert!(
-                (p[k] - e[k] / s).abs() < 1e-5,
-                "wdl {i} {k}: {} vs {}",
-                p[k],
-                e[k] / s
-            );
+            assert!((p[k] - e[k] / s).abs() < 1e-5, "wdl {i} {k}: {} vs {}", p[k], e[k] / s);
         }
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
     }
     // Outputs depend on the input (not a constant network).
-    let out2 = ev
-        .evaluate(&random_inputs(n * tiny_shape().input_len(), 6), n)
-        .unwrap();
+    let out2 = ev.evaluate(&random_inputs(n * tiny_shape().input_len(), 6), n).unwrap();
     assert!(max_abs_diff(out.policy_all(), out2.policy_all()) > 1e-3);
 }
 
@@ -169,13 +147,8 @@ fn evaluator_rejects_wrong_input_length() {
     let shape = tiny_shape();
     let net = Net::new(&tiny_config(), shape, 1, Device::Cpu).unwrap();
     let ev = TorchEvaluator::new(&net, Device::Cpu, Precision::F32).unwrap();
-    let err = ev
-        .evaluate(&vec![0.0; shape.input_len() * 2 - 1], 2)
-        .unwrap_err();
-    assert!(
-        matches!(err, koma_model::EvalError::InputLength { .. }),
-        "{err}"
-    );
+    let err = ev.evaluate(&vec![0.0; shape.input_len() * 2 - 1], 2).unwrap_err();
+    assert!(matches!(err, koma_model::EvalError::InputLength { .. }), "{err}");
     let u = UniformEvaluator::new(shape);
     assert!(u.evaluate(&[0.0; 3], 1).is_err());
     // Empty batches are fine.
@@ -184,12 +157,7 @@ fn evaluator_rejects_wrong_input_length() {
 
 #[test]
 fn uniform_evaluator_is_neutral() {
-    let shape = NetShape {
-        input_planes: 2,
-        board_height: 5,
-        board_width: 5,
-        policy_planes: 3,
-    };
+    let shape = NetShape { input_planes: 2, board_height: 5, board_width: 5, policy_planes: 3 };
     let u = UniformEvaluator::new(shape);
     let out = u.evaluate(&vec![0.5; 4 * shape.input_len()], 4).unwrap();
     assert_eq!(out.policy_all().len(), 4 * 75);
@@ -207,23 +175,13 @@ fn half_precision_on_cpu_is_close() {
     let net = Net::new(&tiny_config(), shape, 4, Device::Cpu).unwrap();
     train_bn_stats(&net, 300);
     let x = random_inputs(4 * shape.input_len(), 1);
-    let full = TorchEvaluator::new(&net, Device::Cpu, Precision::F32)
-        .unwrap()
-        .evaluate(&x, 4)
-        .unwrap();
+    let full = TorchEvaluator::new(&net, Device::Cpu, Precision::F32).unwrap().evaluate(&x, 4).unwrap();
     let low = TorchEvaluator::new(&net, Device::Cpu, Precision::Bf16).unwrap();
     assert_eq!(low.kind(), Kind::BFloat16);
     let low = low.evaluate(&x, 4).unwrap();
-    let scale = full
-        .policy_all()
-        .iter()
-        .fold(0f32, |m, v| m.max(v.abs()))
-        .max(1.0);
+    let scale = full.policy_all().iter().fold(0f32, |m, v| m.max(v.abs())).max(1.0);
     let d = max_abs_diff(full.policy_all(), low.policy_all());
-    assert!(
-        d < 0.1 * scale,
-        "bf16 policy differs by {d} (scale {scale})"
-    );
+    assert!(d < 0.1 * scale, "bf16 policy differs by {d} (scale {scale})");
 }
 
 #[test]
@@ -233,25 +191,12 @@ fn config_from_toml_uses_defaults_and_rejects_unknown_fields() {
         net: NetConfig,
     }
     let f: File = toml::from_str("[net]\nblocks = 4\nchannels = 32\n").unwrap();
-    assert_eq!(
-        f.net,
-        NetConfig {
-            blocks: 4,
-            channels: 32,
-            ..NetConfig::default()
-        }
-    );
+    assert_eq!(f.net, NetConfig { blocks: 4, channels: 32, ..NetConfig::default() });
     assert!(toml::from_str::<File>("[net]\nblokcs = 4\n").is_err());
-    let bad = NetConfig {
-        channels: 0,
-        ..NetConfig::default()
-    };
+    let bad = NetConfig { channels: 0, ..NetConfig::default() };
     assert!(bad.validate().is_err());
     assert!(Net::new(&bad, tiny_shape(), 0, Device::Cpu).is_err());
-    let bad_shape = NetShape {
-        policy_planes: 0,
-        ..tiny_shape()
-    };
+    let bad_shape = NetShape { policy_planes: 0, ..tiny_shape() };
     assert!(Net::new(&NetConfig::default(), bad_shape, 0, Device::Cpu).is_err());
 }
 
@@ -263,10 +208,7 @@ fn libtorch_cuda_is_linked_into_binaries() {
         assert!(info.cuda_backend_linked);
         // Linked means loaded at start-up, GPU or not.
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-        assert!(
-            maps.contains("libtorch_cuda.so"),
-            "libtorch_cuda.so is not loaded"
-        );
+        assert!(maps.contains("libtorch_cuda.so"), "libtorch_cuda.so is not loaded");
     }
     // Without a GPU, asking for CUDA is a clear error, `auto` falls back to the CPU.
     if !info.cuda_available {
@@ -296,9 +238,6 @@ fn bench_forward_reports_positive_throughput() {
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[1].batch, 8);
     for r in rows {
-        assert!(
-            r.iterations >= 2 && r.evals_per_sec > 0.0 && r.ms_per_batch > 0.0,
-            "{r:?}"
-        );
+        assert!(r.iterations >= 2 && r.evals_per_sec > 0.0 && r.ms_per_batch > 0.0, "{r:?}");
     }
 }

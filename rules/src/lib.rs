@@ -30,8 +30,9 @@ pub use perft::{divide, perft};
 pub use position::{Position, Undo};
 pub use sfen::{piece_code, Setup, SfenError};
 pub use types::{rank_letter, Color, Kind, Piece, Square, MAX_SIZE};
-pub use usi::{MoveError, PositionCommandError, parse_position_command};
-pub use variant::{
-    KindSpec, Leg, LionPower, Movement, PromotionRule, RoyalRule, UnknownVariant, Variant, VariantSpec,
+pub use usi::{parse_position_command, MoveError, PositionCommandError};
+pub use variant::{KindSpec, Leg, LionPower, Movement, PromotionRule, RoyalRule, UnknownVariant, Variant, VariantSpec};
+pub use xboard::{
+    parse_position_with, parse_square as xboard_parse_square, square_name as xboard_square_name, Notation,
+    UnknownNotation, XboardError, XboardMove,
 };
-pub use xboard::{parse_position_with, parse_square as xboard_parse_square, square_name as xboard_square_name, Notation, UnknownNotation, XboardError, XboardMove};

@@ -70,13 +70,8 @@ impl Position {
     fn king_safety(&self, royal: Square) -> KingSafety {
         let t = self.t;
         let them = self.side.opponent().index();
-        let mut ks = KingSafety {
-            royal,
-            checkers: 0,
-            targets: Targets::default(),
-            pins: [(Square(0), 0); 8],
-            npins: 0,
-        };
+        let mut ks =
+            KingSafety { royal, checkers: 0, targets: Targets::default(), pins: [(Square(0), 0); 8], npins: 0 };
         for d in 0..8 {
             let off = mailbox_offset(DIRS[d].0, DIRS[d].1) as isize;
             let mut s = royal.offset(off);

@@ -143,10 +143,7 @@ impl Position {
     }
 
     fn king_square(&self, color: Color) -> Option<Square> {
-        self.royal_squares(color)
-            .iter()
-            .copied()
-            .find(|&s| self.piece_at(s).is_some_and(|p| p.kind() == Kind::King))
+        self.royal_squares(color).iter().copied().find(|&s| self.piece_at(s).is_some_and(|p| p.kind() == Kind::King))
     }
 
     fn both_kings_entered(&self) -> bool {
@@ -180,8 +177,10 @@ impl Position {
         if !self.t.spec.in_zone(us, king.row()) || self.in_check() {
             return false;
         }
-        let in_zone =
-            self.pieces().filter(|(s, p)| p.color() == us && p.kind() != Kind::King && self.t.spec.in_zone(us, s.row())).count();
+        let in_zone = self
+            .pieces()
+            .filter(|(s, p)| p.color() == us && p.kind() != Kind::King && self.t.spec.in_zone(us, s.row()))
+            .count();
         let needed = if us == Color::Sente { 28 } else { 27 };
         in_zone >= 10 && self.impasse_points(us, true) >= needed
     }
@@ -282,7 +281,7 @@ mod tests {
         let mut q = Position::from_sfen(Variant::Sho, "4k4/9/9/9/4r4/8P/9/4+E4/4K4 w - 1").unwrap();
         q.play_usi("5e5h").unwrap();
         q.play_usi("1f1e").unwrap_err(); // sente must answer the check
-        // Without other pieces the side to move is bare and loses.
+                                         // Without other pieces the side to move is bare and loses.
         let bare = Position::from_sfen(Variant::Sho, "4k4/9/9/9/9/9/9/4r4/4K4 b - 1").unwrap();
         assert_eq!(text(&bare, &EndRules::default()), "gote bare_king");
     }

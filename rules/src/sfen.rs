@@ -68,11 +68,7 @@ fn piece_token(variant: Variant, token: &str, promoted: bool) -> Result<Piece, S
         return Err(SfenError::UnknownPiece(token.to_string()));
     };
     let upper = token.to_ascii_uppercase();
-    let ks = spec
-        .kinds
-        .iter()
-        .find(|k| k.code == upper)
-        .ok_or_else(|| SfenError::UnknownPiece(token.to_string()))?;
+    let ks = spec.kinds.iter().find(|k| k.code == upper).ok_or_else(|| SfenError::UnknownPiece(token.to_string()))?;
     if promoted && ks.promotion.is_none() {
         return Err(SfenError::CannotPromote(token.to_string()));
     }
@@ -293,8 +289,10 @@ impl Position {
             if kings[c.index()] > 1 {
                 return Err(SfenError::ExtraKing(c));
             }
+            // Where royals can be captured (sho, dai) a side without one is a
+            // finished game (royal capture), which a record may end on.
             let needs_king = spec.royal_rule == RoyalRule::Check;
-            if (needs_king && kings[c.index()] == 0) || pos.royals[c.index()].n == 0 {
+            if needs_king && kings[c.index()] == 0 {
                 return Err(SfenError::MissingKing(c));
             }
         }
@@ -380,13 +378,28 @@ mod tests {
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL"), FieldCount(1)));
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNX b - 1"), UnknownPiece(_)));
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSG+KGSNL b - 1"), CannotPromote(_)));
-        assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R/LNSGKGSNL b - 1"), RankLength { rank: 8, .. }));
+        assert!(matches!(
+            err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R/LNSGKGSNL b - 1"),
+            RankLength { rank: 8, .. }
+        ));
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"), RankCount { .. }));
-        assert!(matches!(err("lnsg1gsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"), MissingKing(Color::Gote)));
-        assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/4K4/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"), ExtraKing(Color::Sente)));
-        assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b R 1"), TooManyPieces { kind: Kind::Rook, .. }));
+        assert!(matches!(
+            err("lnsg1gsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"),
+            MissingKing(Color::Gote)
+        ));
+        assert!(matches!(
+            err("lnsgkgsnl/1r5b1/ppppppppp/9/4K4/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"),
+            ExtraKing(Color::Sente)
+        ));
+        assert!(matches!(
+            err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b R 1"),
+            TooManyPieces { kind: Kind::Rook, .. }
+        ));
         assert!(matches!(err("lnsgkgsPl/1r5b1/pppppppp1/9/9/9/PPPPPPP1P/1B5R1/LNSGKGSNL b - 1"), DeadPiece { .. }));
-        assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/P8/PPPPPPPP1/1B5R1/LNSGKGSNL b - 1"), DoublePawn { color: Color::Sente, file: 9 }));
+        assert!(matches!(
+            err("lnsgkgsnl/1r5b1/ppppppppp/9/9/P8/PPPPPPPP1/1B5R1/LNSGKGSNL b - 1"),
+            DoublePawn { color: Color::Sente, file: 9 }
+        ));
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL x - 1"), BadSide(_)));
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b 2 1"), BadHand(_)));
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b K 1"), NotDroppable(_)));

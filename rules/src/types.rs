@@ -214,15 +214,8 @@ impl Kind {
     ];
 
     /// The kinds a standard shogi player may hold in hand, in SFEN order.
-    pub const HAND: [Kind; 7] = [
-        Kind::Rook,
-        Kind::Bishop,
-        Kind::Gold,
-        Kind::Silver,
-        Kind::Knight,
-        Kind::Lance,
-        Kind::Pawn,
-    ];
+    pub const HAND: [Kind; 7] =
+        [Kind::Rook, Kind::Bishop, Kind::Gold, Kind::Silver, Kind::Knight, Kind::Lance, Kind::Pawn];
 
     #[inline]
     pub fn from_u8(v: u8) -> Option<Kind> {
@@ -299,13 +292,7 @@ impl Piece {
 
 impl fmt::Debug for Piece {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:?}{}{:?}",
-            self.color(),
-            if self.is_promoted() { "+" } else { "" },
-            self.kind()
-        )
+        write!(f, "{:?}{}{:?}", self.color(), if self.is_promoted() { "+" } else { "" }, self.kind())
     }
 }
 

@@ -40,7 +40,9 @@ impl Position {
         // A pass may be written with any lion-power piece and empty square.
         if let Move::Lion { from, mid, to } = mv {
             if from == to && self.piece_at(mid).is_none() {
-                if let Some(&pass) = legal.iter().find(|m| matches!(m, Move::Lion { from: f, mid: m2, to: t } if f == t && self.piece_at(*m2).is_none())) {
+                if let Some(&pass) = legal.iter().find(
+                    |m| matches!(m, Move::Lion { from: f, mid: m2, to: t } if f == t && self.piece_at(*m2).is_none()),
+                ) {
                     if self.piece_at(from).is_some_and(|p| p.color() == self.side) {
                         return Ok(pass);
                     }
@@ -69,7 +71,9 @@ impl Position {
                     "drop on an occupied square"
                 } else if kind == Kind::Pawn && self.pawn_files[self.side.index()] & (1 << to.col()) != 0 {
                     "two unpromoted pawns on a file (nifu)"
-                } else if self.t.kind_spec[kind as usize].is_some_and(|k| (self.t.spec.rows_ahead(self.side, to.row()) as u8) < k.dead_ranks) {
+                } else if self.t.kind_spec[kind as usize]
+                    .is_some_and(|k| (self.t.spec.rows_ahead(self.side, to.row()) as u8) < k.dead_ranks)
+                {
                     "dropped piece could never move"
                 } else if kind == Kind::Pawn && !self.in_check() {
                     "pawn drop mate (uchifuzume)"
@@ -161,7 +165,11 @@ pub(crate) fn parse_position_command_in(
             return Err(PositionCommandError::ExpectedMoves(first.to_string()));
         }
         for (i, &m) in moves.iter().enumerate() {
-            pos.play_text(m, notation).map_err(|source| PositionCommandError::Move { ply: i + 1, mv: m.to_string(), source })?;
+            pos.play_text(m, notation).map_err(|source| PositionCommandError::Move {
+                ply: i + 1,
+                mv: m.to_string(),
+                source,
+            })?;
         }
     }
     Ok(pos)

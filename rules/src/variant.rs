@@ -144,20 +144,10 @@ const fn plain(legs: &'static [Leg]) -> Movement {
 // Directions from sente's view: forward is dy = -1.
 pub(crate) mod mv {
     use super::*;
-    pub const KING: Movement = plain(&[
-        step(0, -1),
-        step(1, -1),
-        step(-1, -1),
-        step(1, 0),
-        step(-1, 0),
-        step(0, 1),
-        step(1, 1),
-        step(-1, 1),
-    ]);
-    pub const GOLD: Movement =
-        plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 0), step(-1, 0), step(0, 1)]);
-    pub const SILVER: Movement =
-        plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 1), step(-1, 1)]);
+    pub const KING: Movement =
+        plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 0), step(-1, 0), step(0, 1), step(1, 1), step(-1, 1)]);
+    pub const GOLD: Movement = plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 0), step(-1, 0), step(0, 1)]);
+    pub const SILVER: Movement = plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 1), step(-1, 1)]);
     pub const KNIGHT: Movement = plain(&[jump(1, -2), jump(-1, -2)]);
     pub const LANCE: Movement = plain(&[slide(0, -1)]);
     pub const PAWN: Movement = plain(&[step(0, -1)]);
@@ -183,69 +173,29 @@ pub(crate) mod mv {
         step(1, 0),
         step(-1, 0),
     ]);
-    pub const ELEPHANT: Movement = plain(&[
-        step(0, -1),
-        step(1, -1),
-        step(-1, -1),
-        step(1, 0),
-        step(-1, 0),
-        step(1, 1),
-        step(-1, 1),
-    ]);
+    pub const ELEPHANT: Movement =
+        plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 0), step(-1, 0), step(1, 1), step(-1, 1)]);
     // Dai shogi.
     pub const COPPER: Movement = plain(&[step(0, -1), step(1, -1), step(-1, -1), step(0, 1)]);
     pub const IRON: Movement = plain(&[step(0, -1), step(1, -1), step(-1, -1)]);
     pub const STONE: Movement = plain(&[step(1, -1), step(-1, -1)]);
     pub const GO_BETWEEN: Movement = plain(&[step(0, -1), step(0, 1)]);
-    pub const BLIND_TIGER: Movement = plain(&[
-        step(1, -1),
-        step(-1, -1),
-        step(1, 0),
-        step(-1, 0),
-        step(0, 1),
-        step(1, 1),
-        step(-1, 1),
-    ]);
-    pub const FEROCIOUS_LEOPARD: Movement = plain(&[
-        step(0, -1),
-        step(1, -1),
-        step(-1, -1),
-        step(0, 1),
-        step(1, 1),
-        step(-1, 1),
-    ]);
+    pub const BLIND_TIGER: Movement =
+        plain(&[step(1, -1), step(-1, -1), step(1, 0), step(-1, 0), step(0, 1), step(1, 1), step(-1, 1)]);
+    pub const FEROCIOUS_LEOPARD: Movement =
+        plain(&[step(0, -1), step(1, -1), step(-1, -1), step(0, 1), step(1, 1), step(-1, 1)]);
     pub const CAT_SWORD: Movement = plain(&[step(1, -1), step(-1, -1), step(1, 1), step(-1, 1)]);
-    pub const EVIL_WOLF: Movement =
-        plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 0), step(-1, 0)]);
+    pub const EVIL_WOLF: Movement = plain(&[step(0, -1), step(1, -1), step(-1, -1), step(1, 0), step(-1, 0)]);
     pub const ANGRY_BOAR: Movement = plain(&[step(0, -1), step(0, 1), step(1, 0), step(-1, 0)]);
-    pub const FIERCE_OX: Movement =
-        plain(&[range2(0, -1), range2(0, 1), range2(1, 0), range2(-1, 0)]);
-    pub const FLYING_DRAGON: Movement =
-        plain(&[range2(1, -1), range2(-1, -1), range2(1, 1), range2(-1, 1)]);
+    pub const FIERCE_OX: Movement = plain(&[range2(0, -1), range2(0, 1), range2(1, 0), range2(-1, 0)]);
+    pub const FLYING_DRAGON: Movement = plain(&[range2(1, -1), range2(-1, -1), range2(1, 1), range2(-1, 1)]);
     pub const REVERSE_CHARIOT: Movement = plain(&[slide(0, -1), slide(0, 1)]);
-    pub const VERTICAL_MOVER: Movement =
-        plain(&[slide(0, -1), slide(0, 1), step(1, 0), step(-1, 0)]);
+    pub const VERTICAL_MOVER: Movement = plain(&[slide(0, -1), slide(0, 1), step(1, 0), step(-1, 0)]);
     pub const SIDE_MOVER: Movement = plain(&[slide(1, 0), slide(-1, 0), step(0, -1), step(0, 1)]);
-    pub const PHOENIX: Movement = plain(&[
-        step(0, -1),
-        step(0, 1),
-        step(1, 0),
-        step(-1, 0),
-        jump(2, -2),
-        jump(-2, -2),
-        jump(2, 2),
-        jump(-2, 2),
-    ]);
-    pub const KIRIN: Movement = plain(&[
-        step(1, -1),
-        step(-1, -1),
-        step(1, 1),
-        step(-1, 1),
-        jump(0, -2),
-        jump(0, 2),
-        jump(2, 0),
-        jump(-2, 0),
-    ]);
+    pub const PHOENIX: Movement =
+        plain(&[step(0, -1), step(0, 1), step(1, 0), step(-1, 0), jump(2, -2), jump(-2, -2), jump(2, 2), jump(-2, 2)]);
+    pub const KIRIN: Movement =
+        plain(&[step(1, -1), step(-1, -1), step(1, 1), step(-1, 1), jump(0, -2), jump(0, 2), jump(2, 0), jump(-2, 0)]);
     pub const FREE_KING: Movement = plain(&[
         slide(0, -1),
         slide(1, -1),
@@ -285,8 +235,7 @@ pub(crate) mod mv {
         ],
         lion: LionPower::Full,
     };
-    pub const WHITE_HORSE: Movement =
-        plain(&[slide(0, -1), slide(0, 1), slide(1, -1), slide(-1, -1)]);
+    pub const WHITE_HORSE: Movement = plain(&[slide(0, -1), slide(0, 1), slide(1, -1), slide(-1, -1)]);
     pub const FLYING_STAG: Movement = plain(&[
         slide(0, -1),
         slide(0, 1),
@@ -298,22 +247,10 @@ pub(crate) mod mv {
         step(-1, 1),
     ]);
     pub const WHALE: Movement = plain(&[slide(0, -1), slide(0, 1), slide(1, 1), slide(-1, 1)]);
-    pub const FLYING_OX: Movement = plain(&[
-        slide(0, -1),
-        slide(0, 1),
-        slide(1, -1),
-        slide(-1, -1),
-        slide(1, 1),
-        slide(-1, 1),
-    ]);
-    pub const FREE_BOAR: Movement = plain(&[
-        slide(1, 0),
-        slide(-1, 0),
-        slide(1, -1),
-        slide(-1, -1),
-        slide(1, 1),
-        slide(-1, 1),
-    ]);
+    pub const FLYING_OX: Movement =
+        plain(&[slide(0, -1), slide(0, 1), slide(1, -1), slide(-1, -1), slide(1, 1), slide(-1, 1)]);
+    pub const FREE_BOAR: Movement =
+        plain(&[slide(1, 0), slide(-1, 0), slide(1, -1), slide(-1, -1), slide(1, 1), slide(-1, 1)]);
     pub const HORNED_FALCON: Movement = Movement {
         legs: &[
             step(0, -1),
@@ -390,17 +327,7 @@ const fn kind(
     movement: Movement,
     promotion: Option<(Movement, &'static str)>,
 ) -> KindSpec {
-    KindSpec {
-        kind,
-        code,
-        name,
-        movement,
-        promotion,
-        royal: false,
-        promoted_royal: false,
-        dead_ranks: 0,
-        points: 1,
-    }
+    KindSpec { kind, code, name, movement, promotion, royal: false, promoted_royal: false, dead_ranks: 0, points: 1 }
 }
 
 const fn dead(mut k: KindSpec, ranks: u8) -> KindSpec {

@@ -82,10 +82,21 @@ pub fn parse_square(text: &str, size: usize) -> Option<Square> {
 /// XBoard move text parsed without a position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum XboardMove {
-    Normal { from: Square, to: Square, promote: bool },
-    Drop { kind: Kind, to: Square },
+    Normal {
+        from: Square,
+        to: Square,
+        promote: bool,
+    },
+    Drop {
+        kind: Kind,
+        to: Square,
+    },
     /// `<from><mid>,<mid><to>`.
-    Lion { from: Square, mid: Square, to: Square },
+    Lion {
+        from: Square,
+        mid: Square,
+        to: Square,
+    },
     /// `@@@@`.
     Pass,
 }
@@ -355,7 +366,8 @@ mod tests {
         assert_eq!(pos.to_xboard(mv), "h3j2");
         // Every neighbour of the lion is occupied: no pass yet.
         assert!(matches!(pos.parse_xboard("@@@@"), Err(XboardError::Illegal { .. })));
-        let pos = parse_position_with(Variant::Dai, "startpos moves h5h6 h11h10 h4h5 h12h11", Notation::Xboard).unwrap();
+        let pos =
+            parse_position_with(Variant::Dai, "startpos moves h5h6 h11h10 h4h5 h12h11", Notation::Xboard).unwrap();
         let pass = pos.parse_xboard("@@@@").unwrap();
         assert_eq!(pos.to_xboard(pass), "@@@@");
         assert_eq!(pos.parse_xboard("h3h3").unwrap(), pass);

@@ -21,11 +21,7 @@ pub(crate) struct Keys {
 }
 
 const fn build() -> Keys {
-    let mut keys = Keys {
-        board: [[0; CODES]; CELLS],
-        hand: [[[0; MAX_HAND]; KIND_SLOTS]; 2],
-        gote_to_move: 0,
-    };
+    let mut keys = Keys { board: [[0; CODES]; CELLS], hand: [[[0; MAX_HAND]; KIND_SLOTS]; 2], gote_to_move: 0 };
     let mut state = 0x6B6F_6D61_u64; // "koma"
     let mut sq = 0;
     while sq < CELLS {

@@ -49,7 +49,10 @@ fn usi_moves(pos: &Position) -> Vec<String> {
 }
 
 fn from_square(pos: &Position, from: &str) -> Vec<String> {
-    usi_moves(pos).into_iter().filter(|m| m.starts_with(from) && !m[from.len()..].starts_with(char::is_alphabetic)).collect()
+    usi_moves(pos)
+        .into_iter()
+        .filter(|m| m.starts_with(from) && !m[from.len()..].starts_with(char::is_alphabetic))
+        .collect()
 }
 
 #[test]
@@ -61,7 +64,8 @@ fn start_position() {
     let passes = |p: &Position| p.legal_moves().iter().filter(|m| p.to_xboard(**m) == "@@@@").count();
     assert_eq!(passes(&pos), 0);
     // Free the free king's square: one pass, whichever piece could make it.
-    let pos = rules::parse_position_with(Variant::Dai, "startpos moves h5h6 h11h10 h4h5 h12h11", Notation::Xboard).unwrap();
+    let pos =
+        rules::parse_position_with(Variant::Dai, "startpos moves h5h6 h11h10 h4h5 h12h11", Notation::Xboard).unwrap();
     assert_eq!(passes(&pos), 1);
 }
 
@@ -80,8 +84,11 @@ fn lion_double_moves_igui_and_pass() {
     assert!(!lion.contains(&"8h7g8g".to_string()), "own piece");
     assert!(!lion.contains(&"8h7g7g".to_string()));
     // The pass: a lion move out to an empty square and back, once.
-    let passes: Vec<Move> =
-        pos.legal_moves().into_iter().filter(|&m| matches!(m, Move::Lion { from, to, .. } if from == to) && pos.to_xboard(m) == "@@@@").collect();
+    let passes: Vec<Move> = pos
+        .legal_moves()
+        .into_iter()
+        .filter(|&m| matches!(m, Move::Lion { from, to, .. } if from == to) && pos.to_xboard(m) == "@@@@")
+        .collect();
     assert_eq!(passes.len(), 1);
     // Both pawns are taken by a double capture when they are adjacent to each other.
     let pos = dai(&[("8h", "LN"), ("7g", "p"), ("6g", "p"), ("8o", "K"), ("8a", "k")], "b");
@@ -252,4 +259,14 @@ fn every_move_text_round_trips() {
             pos.play(m);
         }
     }
+}
+
+#[test]
+fn a_finished_game_without_a_royal_reads_back() {
+    // Gote's king is gone: sente has won by royal capture; the SFEN of that
+    // final position must parse again.
+    let pos = dai(&[("8o", "K"), ("1o", "P"), ("1a", "p")], "w");
+    assert_eq!(pos.outcome(&Default::default()).map(|o| o.to_text()), Some("sente royal_capture".to_string()));
+    let again = Position::from_sfen(Variant::Dai, &pos.to_sfen()).unwrap();
+    assert_eq!(again, pos);
 }

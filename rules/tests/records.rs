@@ -96,21 +96,13 @@ fn winner_of(word: &str) -> Option<Color> {
 }
 
 fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_str().unwrap_or("").to_string())
-        .collect()
+    v.as_array().unwrap().iter().map(|s| s.as_str().unwrap_or("").to_string()).collect()
 }
 
 /// Checks a record against a fixture's truth.
 fn assert_is_the_game(record: &Record, fixture: &Fixture, what: &str) {
     let truth = fixture.truth();
-    assert_eq!(
-        key(&record.start.sfen()),
-        key(truth["sfen"].as_str().unwrap()),
-        "{what}: start"
-    );
+    assert_eq!(key(&record.start.sfen()), key(truth["sfen"].as_str().unwrap()), "{what}: start");
     assert_eq!(record.usi_moves(), strings(&truth["moves"]), "{what}: moves");
 }
 
@@ -126,19 +118,12 @@ fn cshogi_files_read_to_the_recorded_game() {
         assert_eq!(record.info.sente.as_deref(), Some(names[0].as_str()), "{name}");
         assert_eq!(record.info.gote.as_deref(), Some(names[1].as_str()), "{name}");
         let end = record.end.as_ref().unwrap_or_else(|| panic!("{name}: no end"));
-        assert_eq!(
-            end.reason,
-            reason_of_marker(truth["csa_endgame"].as_str().unwrap()),
-            "{name}"
-        );
+        assert_eq!(end.reason, reason_of_marker(truth["csa_endgame"].as_str().unwrap()), "{name}");
         // cshogi's KI2 exporter names the wrong side in its illegal-move
         // summary (data/fixtures/README.md); the file says sente won, and
         // so do we and cshogi's own parser.
-        let expected_winner = if name == "even-illegal.ki2" {
-            Some(Color::Sente)
-        } else {
-            winner_of(truth["winner"].as_str().unwrap())
-        };
+        let expected_winner =
+            if name == "even-illegal.ki2" { Some(Color::Sente) } else { winner_of(truth["winner"].as_str().unwrap()) };
         assert_eq!(end.winner, expected_winner, "{name}");
         // Times and comments as cshogi's parser reads them (CSA and KIF;
         // cshogi says 0 where the record has no time).
@@ -154,10 +139,7 @@ fn cshogi_files_read_to_the_recorded_game() {
             assert_eq!(record.moves[0].comments, ["opening move"]);
         }
         if name == "even-resign.kifu" {
-            assert_eq!(
-                record.moves[0].comments,
-                ["*対局 深さ 3 評価値 290 ノード数 1000 時間 00:00.0"]
-            );
+            assert_eq!(record.moves[0].comments, ["*対局 深さ 3 評価値 290 ノード数 1000 時間 00:00.0"]);
         }
         files += 1;
         moves += record.moves.len();
@@ -192,9 +174,7 @@ fn every_fixture_round_trips_through_every_format() {
                 let what = format!("{} -> {} ({})", fixture.name(), format.name(), encoding.name());
                 let text = write_record(format, &record).unwrap_or_else(|e| panic!("{what}: {e}"));
                 let bytes = encode_record(format, &text, encoding).unwrap();
-                let back = read_games(format, &bytes, None)
-                    .unwrap_or_else(|e| panic!("{what}: {e}\n{text}"))
-                    .remove(0);
+                let back = read_games(format, &bytes, None).unwrap_or_else(|e| panic!("{what}: {e}\n{text}")).remove(0);
                 assert_is_the_game(&back, &fixture, &what);
                 assert_eq!(back.start, record.start, "{what}");
                 if format == Format::Usi {
@@ -257,10 +237,7 @@ fn cshogi_reads_what_we_write() {
             agreed += 1;
         } else {
             // A disagreement is allowed only where a note names cshogi's limit.
-            assert!(
-                !v["notes"].as_array().unwrap().is_empty(),
-                "{file}: cshogi disagrees: {v}"
-            );
+            assert!(!v["notes"].as_array().unwrap().is_empty(), "{file}: cshogi disagrees: {v}");
             noted += 1;
         }
         // Moves from the even or a handicap start: cshogi always agrees.
@@ -287,12 +264,7 @@ fn single_moves_round_trip_in_western_and_japanese() {
                     let w = rules::records::western(pos, mv);
                     assert_eq!(parse_western(pos, &w).unwrap(), mv, "{w} in {}", pos.to_sfen());
                     let j = rules::records::japanese(pos, mv, previous);
-                    assert_eq!(
-                        parse_japanese(pos, &j, previous).unwrap(),
-                        mv,
-                        "{j} in {}",
-                        pos.to_sfen()
-                    );
+                    assert_eq!(parse_japanese(pos, &j, previous).unwrap(), mv, "{j} in {}", pos.to_sfen());
                     checked += 1;
                 }
                 previous = Some(m.mv.to());
@@ -316,11 +288,7 @@ fn malformed_records_name_the_line() {
     let broken = format!("{}(99){}", &lines[n][..open], &lines[n][open + 4..]);
     bad[n] = &broken;
     let e = read_kif(&bad.join("\n")).unwrap_err();
-    assert_eq!(
-        (e.kind, e.line, e.ply),
-        (ErrorKind::IllegalMove, Some(n + 1), Some(10)),
-        "{e}"
-    );
+    assert_eq!((e.kind, e.line, e.ply), (ErrorKind::IllegalMove, Some(n + 1), Some(10)), "{e}");
     assert!(e.to_string().contains("(99)"), "{e}");
 
     // Truncated in the middle of a move line.
@@ -343,9 +311,7 @@ fn malformed_records_name_the_line() {
     assert_eq!((e.kind, e.line), (ErrorKind::UnknownHeader, Some(2)), "{e}");
 
     // KI2: a move no piece can make.
-    let ki2 = decode(&std::fs::read(dir.join("even-resign.ki2")).unwrap(), None)
-        .unwrap()
-        .0;
+    let ki2 = decode(&std::fs::read(dir.join("even-resign.ki2")).unwrap(), None).unwrap().0;
     let e = read_ki2(&ki2.replacen("▲８六歩", "▲８五歩", 1)).unwrap_err();
     assert_eq!((e.kind, e.ply), (ErrorKind::IllegalMove, Some(1)), "{e}");
 }
@@ -380,12 +346,7 @@ fn japanese_disambiguation_matches_cshogi() {
         }
         n += 1;
     }
-    assert!(
-        differ.is_empty(),
-        "{} of {n} differ:\n{}",
-        differ.len(),
-        differ.join("\n")
-    );
+    assert!(differ.is_empty(), "{} of {n} differ:\n{}", differ.len(), differ.join("\n"));
     // Every legal move of these crowded positions reads back from our text.
     let mut sfens: Vec<&str> = text.lines().filter_map(|l| l.split('\t').next()).collect();
     sfens.dedup();

@@ -73,15 +73,18 @@ fn check_move_lists(variant: Variant, file: &str) -> usize {
     let mut n = 0;
     for (i, line) in data(file).lines().enumerate() {
         let Some((position, expected)) = line.split_once('\t') else { continue };
-        let pos = rules::parse_position_command(variant, position)
-            .unwrap_or_else(|e| panic!("{file}:{}: {e}", i + 1));
+        let pos = rules::parse_position_command(variant, position).unwrap_or_else(|e| panic!("{file}:{}: {e}", i + 1));
         let mut ours: Vec<String> = pos.legal_moves().iter().map(|m| m.to_usi()).collect();
         ours.sort();
         let mut theirs: Vec<String> = expected.split_whitespace().map(str::to_string).collect();
         theirs.sort();
         let missing: Vec<_> = theirs.iter().filter(|m| !ours.contains(m)).collect();
         let extra: Vec<_> = ours.iter().filter(|m| !theirs.contains(m)).collect();
-        assert!(missing.is_empty() && extra.is_empty(), "{file}:{} {position}\nmissing {missing:?}\nextra {extra:?}", i + 1);
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{file}:{} {position}\nmissing {missing:?}\nextra {extra:?}",
+            i + 1
+        );
         n += 1;
     }
     n

@@ -898,7 +898,9 @@ impl Search {
                 .iter()
                 .copied()
                 .max_by(|&a, &b| {
-                    self.gumbel_score(a, true).partial_cmp(&self.gumbel_score(b, true)).unwrap_or(std::cmp::Ordering::Equal)
+                    self.gumbel_score(a, true)
+                        .partial_cmp(&self.gumbel_score(b, true))
+                        .unwrap_or(std::cmp::Ordering::Equal)
                 })
                 .unwrap_or(0);
             return Some(self.edges[start + best as usize].mv);
@@ -923,8 +925,9 @@ impl Search {
         if temperature > 0.0 {
             let inv = 1.0 / temperature as f64;
             let max_n = (0..len).filter(|&i| ok(i)).map(|i| stats[i].0).max().unwrap_or(0).max(1) as f64;
-            let w: Vec<f64> =
-                (0..len).map(|i| if ok(i) && stats[i].0 > 0 { (stats[i].0 as f64 / max_n).powf(inv) } else { 0.0 }).collect();
+            let w: Vec<f64> = (0..len)
+                .map(|i| if ok(i) && stats[i].0 > 0 { (stats[i].0 as f64 / max_n).powf(inv) } else { 0.0 })
+                .collect();
             if w.iter().any(|&x| x > 0.0) {
                 return Some(self.edges[start + rng.weighted(&w)].mv);
             }

@@ -449,15 +449,15 @@ pub fn read_chunk(path: impl AsRef<Path>) -> Result<Chunk, SampleError> {
 }
 
 /// Reads a chunk and checks that it holds samples of `variant` with `encoder_version`.
-pub fn read_chunk_expect(
-    path: impl AsRef<Path>,
-    variant: Variant,
-    encoder_version: u32,
-) -> Result<Chunk, SampleError> {
+pub fn read_chunk_expect(path: impl AsRef<Path>, variant: Variant, encoder_version: u32) -> Result<Chunk, SampleError> {
     let path = path.as_ref();
     let chunk = read_chunk(path)?;
     if chunk.header.variant != variant {
-        return Err(SampleError::WrongVariant { path: path.to_path_buf(), expected: variant, found: chunk.header.variant });
+        return Err(SampleError::WrongVariant {
+            path: path.to_path_buf(),
+            expected: variant,
+            found: chunk.header.variant,
+        });
     }
     if chunk.header.encoder_version != encoder_version {
         return Err(SampleError::WrongEncoderVersion {
@@ -647,7 +647,10 @@ mod tests {
                 assert_eq!(la, lb);
                 assert!((pa - pb).abs() < 1e-4);
             }
-            assert_eq!((a.result, a.repetitions, a.plies_left, a.full_search), (b.result, b.repetitions, b.plies_left, b.full_search));
+            assert_eq!(
+                (a.result, a.repetitions, a.plies_left, a.full_search),
+                (b.result, b.repetitions, b.plies_left, b.full_search)
+            );
         }
         assert!(matches!(decode_chunk(&bytes[..bytes.len() - 1], p), Err(SampleError::Truncated { .. })));
         assert!(matches!(decode_chunk(&bytes[..20], p), Err(SampleError::Truncated { .. })));

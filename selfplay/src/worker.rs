@@ -308,12 +308,8 @@ impl Ctx<'_> {
             // consistent rules; end it as a loss for the side to move.
             return Some(GameEnd { winner: Some(side.opponent()), reason: "no_moves".into() });
         };
-        let policy: Vec<(u32, f32)> = g
-            .search
-            .policy_target()
-            .into_iter()
-            .map(|(m, p)| (self.encoder.move_index(&g.pos, m) as u32, p))
-            .collect();
+        let policy: Vec<(u32, f32)> =
+            g.search.policy_target().into_iter().map(|(m, p)| (self.encoder.move_index(&g.pos, m) as u32, p)).collect();
         g.records.push(Pending {
             sfen: g.pos.to_sfen(),
             repetitions: g.pos.repetitions().min(255) as u8,
@@ -379,7 +375,12 @@ impl Ctx<'_> {
     }
 
     /// One worker: plays its games until no more are to be started.
-    fn worker(&self, index: usize, handle: BatcherHandle, tx: std::sync::mpsc::Sender<GameRecord>) -> Result<(), SelfplayError> {
+    fn worker(
+        &self,
+        index: usize,
+        handle: BatcherHandle,
+        tx: std::sync::mpsc::Sender<GameRecord>,
+    ) -> Result<(), SelfplayError> {
         let k = self.cfg.selfplay.games_per_worker;
         let len = self.encoder.input_len();
         let mut slot = handle.slot();

@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use selfplay::SelfplayFileConfig;
+use serde::{Deserialize, Serialize};
 
 /// Which optimiser updates the weights.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,7 +190,8 @@ impl TrainConfig {
                     return self.lr;
                 }
                 let t = ((step - self.warmup_steps) as f64 / (self.max_steps - self.warmup_steps) as f64).min(1.0);
-                let f = self.lr_final_fraction + (1.0 - self.lr_final_fraction) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos());
+                let f = self.lr_final_fraction
+                    + (1.0 - self.lr_final_fraction) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos());
                 self.lr * f
             }
         }
@@ -218,7 +219,10 @@ impl TrainConfig {
         check(self.prefetch >= 1, "prefetch must be at least 1")?;
         check(self.log_interval >= 1, "log_interval must be at least 1")?;
         for o in &self.eval_opponents {
-            check(matches!(o.as_str(), "random" | "greedy" | "previous"), "eval_opponents: expected random, greedy or previous")?;
+            check(
+                matches!(o.as_str(), "random" | "greedy" | "previous"),
+                "eval_opponents: expected random, greedy or previous",
+            )?;
         }
         Ok(())
     }
@@ -286,7 +290,13 @@ mod tests {
 
     #[test]
     fn lr_schedule() {
-        let c = TrainConfig { lr: 1.0, warmup_steps: 10, max_steps: 110, lr_schedule: LrSchedule::Cosine, ..Default::default() };
+        let c = TrainConfig {
+            lr: 1.0,
+            warmup_steps: 10,
+            max_steps: 110,
+            lr_schedule: LrSchedule::Cosine,
+            ..Default::default()
+        };
         assert!((c.lr_at(0) - 0.1).abs() < 1e-12);
         assert!((c.lr_at(9) - 1.0).abs() < 1e-12);
         assert!((c.lr_at(10) - 1.0).abs() < 1e-12);

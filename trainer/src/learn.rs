@@ -217,7 +217,11 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     };
     let save = |learner: &Learner| -> Result<PathBuf, TrainError> {
         let stem = ckpt_dir.join(format!("ckpt-{:08}", learner.step));
-        let info = CheckpointInfo { variant: variant.name().to_string(), encoder_version: ENCODER_VERSION, step: learner.step };
+        let info = CheckpointInfo {
+            variant: variant.name().to_string(),
+            encoder_version: ENCODER_VERSION,
+            step: learner.step,
+        };
         save_checkpoint(&learner.net, &stem, &info)?;
         learner.opt.save(&optim_path(&stem))?;
         Ok(stem)

@@ -54,8 +54,7 @@ fn float_zeros_like(t: &Tensor) -> Tensor {
 impl Optimizer {
     /// An optimiser over the trainable variables of `vs` (sorted by name), zero state.
     pub fn new(vs: &VarStore, cfg: &TrainConfig) -> Optimizer {
-        let mut vars: Vec<(String, Tensor)> =
-            vs.variables().into_iter().filter(|(_, t)| t.requires_grad()).collect();
+        let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().filter(|(_, t)| t.requires_grad()).collect();
         vars.sort_by(|a, b| a.0.cmp(&b.0));
         let names: Vec<String> = vars.iter().map(|(n, _)| n.clone()).collect();
         let params: Vec<Tensor> = vars.into_iter().map(|(_, t)| t).collect();
@@ -207,7 +206,8 @@ impl Optimizer {
             let shape = t.size().iter().map(|&d| d as usize).collect();
             host.push((name, shape, data.iter().flat_map(|x| x.to_le_bytes()).collect()));
         }
-        let corrupt = |e: safetensors::SafeTensorError| OptimError::Corrupt { path: path.to_path_buf(), reason: e.to_string() };
+        let corrupt =
+            |e: safetensors::SafeTensorError| OptimError::Corrupt { path: path.to_path_buf(), reason: e.to_string() };
         let views = host
             .iter()
             .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.as_str(), v)))
@@ -222,7 +222,8 @@ impl Optimizer {
         .into_iter()
         .collect();
         let bytes = safetensors::serialize(views, &Some(meta)).map_err(corrupt)?;
-        selfplay::samples::write_atomic(path, &bytes).map_err(|source| OptimError::Io { path: path.to_path_buf(), source })
+        selfplay::samples::write_atomic(path, &bytes)
+            .map_err(|source| OptimError::Io { path: path.to_path_buf(), source })
     }
 
     /// Reads the state written by [`Optimizer::save`]. Every tensor must be present with
@@ -242,14 +243,14 @@ impl Optimizer {
         if meta.get("optimizer").map(String::as_str) != Some(self.kind_name()) {
             return Ok(false);
         }
-        let updates: u64 = meta.get("updates").and_then(|s| s.parse().ok()).ok_or_else(|| bad("no update count".into()))?;
+        let updates: u64 =
+            meta.get("updates").and_then(|s| s.parse().ok()).ok_or_else(|| bad("no update count".into()))?;
         let st = SafeTensors::deserialize(&bytes).map_err(|e| bad(e.to_string()))?;
         let expected: usize = self.state().len();
         if st.len() != expected {
             return Err(bad(format!("{} tensors, expected {expected}", st.len())));
         }
-        let targets: Vec<(String, Tensor)> =
-            self.state().into_iter().map(|(n, t)| (n, t.shallow_clone())).collect();
+        let targets: Vec<(String, Tensor)> = self.state().into_iter().map(|(n, t)| (n, t.shallow_clone())).collect();
         for (name, dst) in targets {
             let view = st.tensor(&name).map_err(|_| bad(format!("missing tensor {name}")))?;
             let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();

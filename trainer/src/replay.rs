@@ -73,12 +73,7 @@ impl Replay {
     /// Fills the window from the newest chunk files of `dir` (names sort by age).
     /// Damaged chunks are skipped and reported in the returned list. Returns the samples
     /// loaded and the total number of samples in all readable chunks of the folder.
-    pub fn load_dir(
-        &mut self,
-        dir: &Path,
-        variant: Variant,
-        encoder_version: u32,
-    ) -> (usize, u64, Vec<String>) {
+    pub fn load_dir(&mut self, dir: &Path, variant: Variant, encoder_version: u32) -> (usize, u64, Vec<String>) {
         let mut problems = Vec::new();
         let Ok(files) = list_chunks(dir) else {
             return (0, 0, problems);

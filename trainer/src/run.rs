@@ -27,9 +27,9 @@ use model::{
     load_checkpoint, parse_device, save_checkpoint, Batcher, BatcherConfig, CheckpointInfo, Evaluator, Expected, Net,
     Precision, TorchEvaluator,
 };
-use serde::{Deserialize, Serialize};
 use selfplay::samples::{write_atomic, ChunkWriter};
 use selfplay::{run_selfplay, Openings, Progress, RunOptions};
+use serde::{Deserialize, Serialize};
 
 use crate::config::TrainFileConfig;
 use crate::eval::{play_match, MatchResult, MatchSettings, Opponent};
@@ -180,9 +180,7 @@ fn clock_seed() -> u64 {
 pub fn read_state(run_dir: &Path) -> Result<Option<RunState>, TrainError> {
     let p = run_dir.join("state.json");
     match std::fs::read(&p) {
-        Ok(b) => serde_json::from_slice(&b)
-            .map(Some)
-            .map_err(|e| TrainError::Run(format!("{}: {e}", p.display()))),
+        Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| TrainError::Run(format!("{}: {e}", p.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(TrainError::Io { path: p, source: e }),
     }
@@ -401,8 +399,11 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     } else {
         sp_cfg.selfplay.workers
     };
-    let max_batch =
-        if sp_cfg.selfplay.max_batch > 0 { sp_cfg.selfplay.max_batch } else { workers * sp_cfg.selfplay.games_per_worker };
+    let max_batch = if sp_cfg.selfplay.max_batch > 0 {
+        sp_cfg.selfplay.max_batch
+    } else {
+        workers * sp_cfg.selfplay.games_per_worker
+    };
     let batcher = Batcher::spawn(
         Arc::new(evaluator),
         BatcherConfig {
@@ -459,14 +460,8 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
             .expect("spawn self-play thread")
     };
 
-    let mut loader = Loader::spawn(
-        replay.clone(),
-        encoder,
-        tcfg.batch_size,
-        tcfg.prefetch,
-        tcfg.q_mix as f32,
-        session_seed,
-    );
+    let mut loader =
+        Loader::spawn(replay.clone(), encoder, tcfg.batch_size, tcfg.prefetch, tcfg.q_mix as f32, session_seed);
 
     let base_generated = state.samples_generated;
     let base_games = state.games;
@@ -504,7 +499,9 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
                     let Some(prev) = state.eval_checkpoint.clone() else { continue };
                     let expected = Expected::new(variant.name(), ENCODER_VERSION).with_shape(shape);
                     match load_checkpoint(run_dir.join(&prev), &expected, Device::Cpu) {
-                        Ok((net, _)) => Opponent::Net(Arc::new(TorchEvaluator::new(&net, learner.device(), Precision::Auto)?)),
+                        Ok((net, _)) => {
+                            Opponent::Net(Arc::new(TorchEvaluator::new(&net, learner.device(), Precision::Auto)?))
+                        }
                         Err(e) => {
                             display.println(&format!("koma train: previous checkpoint {prev}: {e}"));
                             continue;
@@ -700,11 +697,7 @@ fn checkpoint(
     }
     let rel = format!("checkpoints/ckpt-{:08}", learner.step);
     let stem = run_dir.join(&rel);
-    let info = CheckpointInfo {
-        variant: state.variant.clone(),
-        encoder_version: ENCODER_VERSION,
-        step: learner.step,
-    };
+    let info = CheckpointInfo { variant: state.variant.clone(), encoder_version: ENCODER_VERSION, step: learner.step };
     save_checkpoint(&learner.net, &stem, &info)?;
     learner.opt.save(&optim_path(&stem))?;
     state.step = learner.step;
@@ -748,7 +741,10 @@ pub fn load_for_play(path: &Path, device: Device) -> Result<(Net, model::Checkpo
 }
 
 /// An evaluator of a checkpoint.
-pub fn checkpoint_evaluator(path: &Path, device: Device) -> Result<(Arc<dyn Evaluator>, model::CheckpointMeta), TrainError> {
+pub fn checkpoint_evaluator(
+    path: &Path,
+    device: Device,
+) -> Result<(Arc<dyn Evaluator>, model::CheckpointMeta), TrainError> {
     let (net, meta) = load_for_play(path, device)?;
     Ok((Arc::new(TorchEvaluator::new(&net, device, Precision::Auto)?), meta))
 }

@@ -71,7 +71,11 @@ fn optimiser_state_round_trips() {
         a.opt.save(&p).unwrap();
         // Same weights, loaded state: the next step gives identical weights.
         let wpath = dir.path().join(format!("{kind:?}-w"));
-        let info = model::CheckpointInfo { variant: "shogi".into(), encoder_version: model::encoding::ENCODER_VERSION, step: 3 };
+        let info = model::CheckpointInfo {
+            variant: "shogi".into(),
+            encoder_version: model::encoding::ENCODER_VERSION,
+            step: 3,
+        };
         model::save_checkpoint(&a.net, &wpath, &info).unwrap();
         let (net_b, _) = model::load_checkpoint(&wpath, &model::Expected::any(), Device::Cpu).unwrap();
         let mut b = Learner::new(net_b, &cfg, 3);

@@ -9,11 +9,7 @@ use rules::{Color, Kind, Piece, Position, RoyalRule, Variant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputPlane {
     /// 1 where a piece of this kind and promotion state stands.
-    Piece {
-        own: bool,
-        kind: Kind,
-        promoted: bool,
-    },
+    Piece { own: bool, kind: Kind, promoted: bool },
     /// Constant: pieces of `kind` in hand / the most there can be.
     Hand { own: bool, kind: Kind },
     /// Constant 1 when the position occurred at least `at_least` times
@@ -29,11 +25,7 @@ pub enum InputPlane {
     Ones,
     /// 1 where a piece of this kind and promotion state attacks (or
     /// defends) the square (option `attack_planes`).
-    Attack {
-        own: bool,
-        kind: Kind,
-        promoted: bool,
-    },
+    Attack { own: bool, kind: Kind, promoted: bool },
     /// 1 where at least `at_least` pieces of that side attack the square
     /// (option `attack_planes`).
     AttackCount { own: bool, at_least: u8 },
@@ -44,22 +36,14 @@ impl std::fmt::Display for InputPlane {
         let side = |own: bool| if own { "own" } else { "opponent" };
         let plus = |p: bool| if p { "+" } else { "" };
         match *self {
-            InputPlane::Piece {
-                own,
-                kind,
-                promoted,
-            } => write!(f, "{} {}{kind:?}", side(own), plus(promoted)),
+            InputPlane::Piece { own, kind, promoted } => write!(f, "{} {}{kind:?}", side(own), plus(promoted)),
             InputPlane::Hand { own, kind } => write!(f, "{} hand {kind:?}", side(own)),
             InputPlane::Repetition { at_least } => write!(f, "repeated >= {at_least}"),
             InputPlane::InCheck => f.write_str("in check"),
             InputPlane::Progress => f.write_str("progress"),
             InputPlane::Colour => f.write_str("colour (gote to move)"),
             InputPlane::Ones => f.write_str("ones"),
-            InputPlane::Attack {
-                own,
-                kind,
-                promoted,
-            } => {
+            InputPlane::Attack { own, kind, promoted } => {
                 write!(f, "{} attacks by {}{kind:?}", side(own), plus(promoted))
             }
             InputPlane::AttackCount { own, at_least } => {
@@ -127,34 +111,20 @@ impl FeatureLayout {
         let mut planes = Vec::new();
         // (kind, promoted) pairs of the variant: unpromoted in spec order, then promoted.
         let mut kinds: Vec<(Kind, bool)> = spec.kinds.iter().map(|k| (k.kind, false)).collect();
-        kinds.extend(
-            spec.kinds
-                .iter()
-                .filter(|k| k.promotion.is_some())
-                .map(|k| (k.kind, true)),
-        );
+        kinds.extend(spec.kinds.iter().filter(|k| k.promotion.is_some()).map(|k| (k.kind, true)));
         let piece_block = |planes: &mut Vec<InputPlane>, attack: bool| {
             let mut table = Box::new([[NONE; 128]; 2]);
             for own in [true, false] {
                 for &(kind, promoted) in &kinds {
                     let plane = planes.len() as u16;
                     planes.push(if attack {
-                        InputPlane::Attack {
-                            own,
-                            kind,
-                            promoted,
-                        }
+                        InputPlane::Attack { own, kind, promoted }
                     } else {
-                        InputPlane::Piece {
-                            own,
-                            kind,
-                            promoted,
-                        }
+                        InputPlane::Piece { own, kind, promoted }
                     });
                     for stm in Color::BOTH {
                         let color = if own { stm } else { stm.opponent() };
-                        table[stm.index()][Piece::new(color, kind, promoted).code() as usize] =
-                            plane;
+                        table[stm.index()][Piece::new(color, kind, promoted).code() as usize] = plane;
                     }
                 }
             }
@@ -205,10 +175,7 @@ impl FeatureLayout {
                 }
             }
             for ks in spec.kinds {
-                for (promoted, movement) in [
-                    (false, Some(ks.movement)),
-                    (true, ks.promotion.map(|p| p.0)),
-                ] {
+                for (promoted, movement) in [(false, Some(ks.movement)), (true, ks.promotion.map(|p| p.0))] {
                     let Some(m) = movement else { continue };
                     for color in Color::BOTH {
                         // Legs are written from sente's view (dy < 0 forward):
@@ -217,12 +184,7 @@ impl FeatureLayout {
                         legs[Piece::new(color, ks.kind, promoted).code() as usize] = m
                             .legs
                             .iter()
-                            .map(|l| AbsLeg {
-                                dx: l.dx * sign,
-                                dy: l.dy * sign,
-                                range: l.range,
-                                jump: l.jump,
-                            })
+                            .map(|l| AbsLeg { dx: l.dx * sign, dy: l.dy * sign, range: l.range, jump: l.jump })
                             .collect();
                     }
                 }
@@ -325,11 +287,7 @@ impl FeatureLayout {
             let (c0, r0) = ((v % self.size) as i32, (v / self.size) as i32);
             for leg in &self.legs[code as usize] {
                 // Board legs in view coordinates: turn them for gote's view.
-                let (dx, dy) = if gote {
-                    (-(leg.dx as i32), -(leg.dy as i32))
-                } else {
-                    (leg.dx as i32, leg.dy as i32)
-                };
+                let (dx, dy) = if gote { (-(leg.dx as i32), -(leg.dy as i32)) } else { (leg.dx as i32, leg.dy as i32) };
                 let (mut c, mut r) = (c0, r0);
                 let mut k = 0;
                 while k < leg.range {

@@ -133,9 +133,7 @@ impl Encoder {
     /// [`Encoder::try_move_index`] for unchecked input).
     #[inline]
     pub fn move_index(&self, pos: &Position, mv: Move) -> usize {
-        self.policy
-            .move_index(pos, mv)
-            .unwrap_or_else(|| panic!("{mv} has no policy label in {}", self.variant))
+        self.policy.move_index(pos, mv).unwrap_or_else(|| panic!("{mv} has no policy label in {}", self.variant))
     }
 
     /// The legal move of `pos` with label `index`, if there is one.
@@ -157,12 +155,7 @@ impl Encoder {
 
     /// Fills `moves` with the legal moves and `indices` with their labels
     /// (buffers are cleared first and reused).
-    pub fn legal_moves_indexed(
-        &self,
-        pos: &Position,
-        moves: &mut Vec<Move>,
-        indices: &mut Vec<usize>,
-    ) {
+    pub fn legal_moves_indexed(&self, pos: &Position, moves: &mut Vec<Move>, indices: &mut Vec<usize>) {
         pos.generate_legal(moves);
         indices.clear();
         indices.extend(moves.iter().map(|&m| self.move_index(pos, m)));
@@ -179,17 +172,8 @@ mod tests {
             .iter()
             .map(|&v| {
                 let plain = Encoder::new(v);
-                let attacks = Encoder::with_options(
-                    v,
-                    EncoderOptions {
-                        attack_planes: true,
-                    },
-                );
-                (
-                    plain.input_planes(),
-                    attacks.input_planes(),
-                    plain.policy_planes(),
-                )
+                let attacks = Encoder::with_options(v, EncoderOptions { attack_planes: true });
+                (plain.input_planes(), attacks.input_planes(), plain.policy_planes())
             })
             .collect();
         // Keep README.md in step with these numbers.
@@ -219,20 +203,10 @@ mod tests {
         let enc = Encoder::new(Variant::Shogi);
         let pos = Position::startpos(Variant::Shogi);
         let (a, b) = (rules::Square::new(12, 1), rules::Square::new(12, 2));
-        let mv = Move::Normal {
-            from: a,
-            to: b,
-            promote: false,
-        };
+        let mv = Move::Normal { from: a, to: b, promote: false };
         assert_eq!(enc.try_move_index(&pos, mv), None);
-        let drop = Move::Drop {
-            kind: rules::Kind::Pawn,
-            to: rules::Square::new(5, 5),
-        };
-        assert_eq!(
-            Encoder::new(Variant::Sho).try_move_index(&Position::startpos(Variant::Sho), drop),
-            None
-        );
+        let drop = Move::Drop { kind: rules::Kind::Pawn, to: rules::Square::new(5, 5) };
+        assert_eq!(Encoder::new(Variant::Sho).try_move_index(&Position::startpos(Variant::Sho), drop), None);
     }
 
     #[test]

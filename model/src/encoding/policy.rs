@@ -23,28 +23,11 @@ use rules::{Color, Kind, LionPower, Move, Piece, Position, Square, Variant};
 /// The eight directions as `(dx, dy)` in the mover's view: `dy < 0` is
 /// forward (towards the opponent), `dx > 0` towards higher file numbers
 /// (the mover's left). Same order as the rules crate's direction table.
-pub const DIRS: [(i8, i8); 8] = [
-    (0, -1),
-    (1, -1),
-    (-1, -1),
-    (1, 0),
-    (-1, 0),
-    (0, 1),
-    (1, 1),
-    (-1, 1),
-];
+pub const DIRS: [(i8, i8); 8] = [(0, -1), (1, -1), (-1, -1), (1, 0), (-1, 0), (0, 1), (1, 1), (-1, 1)];
 
 /// Names of [`DIRS`] for documentation.
-pub const DIR_NAMES: [&str; 8] = [
-    "forward",
-    "forward-left",
-    "forward-right",
-    "left",
-    "right",
-    "back",
-    "back-left",
-    "back-right",
-];
+pub const DIR_NAMES: [&str; 8] =
+    ["forward", "forward-left", "forward-right", "left", "right", "back", "back-left", "back-right"];
 
 /// Longest distance of an open ray (beyond any board side).
 pub const RAY_MAX: u8 = u8::MAX;
@@ -53,12 +36,7 @@ pub const RAY_MAX: u8 = u8::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicyPlane {
     /// A board move in direction `DIRS[dir]` over `min..=max` squares.
-    Ray {
-        dir: u8,
-        min: u8,
-        max: u8,
-        promote: bool,
-    },
+    Ray { dir: u8, min: u8, max: u8, promote: bool },
     /// A board move by exactly `(dx, dy)` (a jump that is not along a
     /// queen line: the knight offsets).
     Offset { dx: i8, dy: i8, promote: bool },
@@ -76,12 +54,7 @@ impl std::fmt::Display for PolicyPlane {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let plus = |p: bool| if p { " +promote" } else { "" };
         match *self {
-            PolicyPlane::Ray {
-                dir,
-                min,
-                max,
-                promote,
-            } => {
+            PolicyPlane::Ray { dir, min, max, promote } => {
                 let d = DIR_NAMES[dir as usize];
                 match (min, max) {
                     (a, b) if a == b => write!(f, "{d} {a}{}", plus(promote)),
@@ -94,11 +67,7 @@ impl std::fmt::Display for PolicyPlane {
             }
             PolicyPlane::Drop { kind } => write!(f, "drop {kind:?}"),
             PolicyPlane::Lion { first, second } => {
-                write!(
-                    f,
-                    "lion {} then {}",
-                    DIR_NAMES[first as usize], DIR_NAMES[second as usize]
-                )
+                write!(f, "lion {} then {}", DIR_NAMES[first as usize], DIR_NAMES[second as usize])
             }
             PolicyPlane::Pass => f.write_str("pass"),
         }
@@ -130,12 +99,7 @@ fn planes_for(variant: Variant) -> Vec<PolicyPlane> {
             // each without and with promotion, then one plane per drop kind.
             for promote in [false, true] {
                 for dir in 0..8 {
-                    planes.push(PolicyPlane::Ray {
-                        dir,
-                        min: 1,
-                        max: RAY_MAX,
-                        promote,
-                    });
+                    planes.push(PolicyPlane::Ray { dir, min: 1, max: RAY_MAX, promote });
                 }
                 for (dx, dy) in [(1, -2), (-1, -2)] {
                     planes.push(PolicyPlane::Offset { dx, dy, promote });
@@ -153,25 +117,11 @@ fn planes_for(variant: Variant) -> Vec<PolicyPlane> {
             // eight knight offsets (two forward knights first: the only
             // ones a promotable piece makes). Promotion versions of the 24
             // rays and the forward knights. Then lion double moves and pass.
-            let knights = [
-                (1, -2),
-                (-1, -2),
-                (2, -1),
-                (-2, -1),
-                (2, 1),
-                (-2, 1),
-                (1, 2),
-                (-1, 2),
-            ];
+            let knights = [(1, -2), (-1, -2), (2, -1), (-2, -1), (2, 1), (-2, 1), (1, 2), (-1, 2)];
             for promote in [false, true] {
                 for (min, max) in [(1, 1), (2, 2), (3, RAY_MAX)] {
                     for dir in 0..8 {
-                        planes.push(PolicyPlane::Ray {
-                            dir,
-                            min,
-                            max,
-                            promote,
-                        });
+                        planes.push(PolicyPlane::Ray { dir, min, max, promote });
                     }
                 }
                 let n = if promote { 2 } else { knights.len() };
@@ -192,9 +142,7 @@ fn planes_for(variant: Variant) -> Vec<PolicyPlane> {
 
 #[inline]
 fn dir_index(dx: i32, dy: i32) -> Option<u8> {
-    DIRS.iter()
-        .position(|&(x, y)| x as i32 == dx && y as i32 == dy)
-        .map(|i| i as u8)
+    DIRS.iter().position(|&(x, y)| x as i32 == dx && y as i32 == dy).map(|i| i as u8)
 }
 
 /// `(col, row)` of a square in the mover's view (gote sees the board turned).
@@ -257,11 +205,7 @@ fn square_at_view(col: i32, row: i32, size: usize, gote: bool) -> Option<Square>
     if !(0..s).contains(&col) || !(0..s).contains(&row) {
         return None;
     }
-    let (c, r) = if gote {
-        (s - 1 - col, s - 1 - row)
-    } else {
-        (col, row)
-    };
+    let (c, r) = if gote { (s - 1 - col, s - 1 - row) } else { (col, row) };
     Some(Square::new(c as u8 + 1, r as u8 + 1))
 }
 
@@ -280,19 +224,13 @@ impl PolicyLayout {
             if dx.abs() > r || dy.abs() > r {
                 return;
             }
-            let cell =
-                &mut normal[((dy + r) as usize) * span + (dx + r) as usize][promote as usize];
+            let cell = &mut normal[((dy + r) as usize) * span + (dx + r) as usize][promote as usize];
             assert_eq!(*cell, NONE, "policy planes overlap at ({dx},{dy})");
             *cell = plane as u16;
         };
         for (i, p) in planes.iter().enumerate() {
             match *p {
-                PolicyPlane::Ray {
-                    dir,
-                    min,
-                    max,
-                    promote,
-                } => {
+                PolicyPlane::Ray { dir, min, max, promote } => {
                     let (dx, dy) = DIRS[dir as usize];
                     for k in min as i32..=(max as i32).min(r) {
                         set(dx as i32 * k, dy as i32 * k, promote, i);
@@ -311,10 +249,7 @@ impl PolicyLayout {
         }
         let mut lion_power = [false; 128];
         for ks in spec.kinds {
-            for (promoted, movement) in [
-                (false, Some(ks.movement)),
-                (true, ks.promotion.map(|p| p.0)),
-            ] {
+            for (promoted, movement) in [(false, Some(ks.movement)), (true, ks.promotion.map(|p| p.0))] {
                 let Some(m) = movement else { continue };
                 if !matches!(m.lion, LionPower::None) {
                     for color in Color::BOTH {
@@ -323,16 +258,7 @@ impl PolicyLayout {
                 }
             }
         }
-        PolicyLayout {
-            planes,
-            size,
-            normal,
-            drop,
-            lion_base,
-            pass,
-            lion_power,
-            view: ViewTable::new(size),
-        }
+        PolicyLayout { planes, size, normal, drop, lion_base, pass, lion_power, view: ViewTable::new(size) }
     }
 
     #[inline]
@@ -362,8 +288,7 @@ impl PolicyLayout {
                 let (dx, dy) = (tc - fc, tr - fr);
                 let r = size as i32 - 1;
                 let span = 2 * size - 1;
-                let plane =
-                    self.normal[((dy + r) as usize) * span + (dx + r) as usize][promote as usize];
+                let plane = self.normal[((dy + r) as usize) * span + (dx + r) as usize][promote as usize];
                 self.index_at(plane, to, gote)
             }
             Move::Drop { kind, to } => self.index_at(self.drop[kind as usize], to, gote),
@@ -410,19 +335,11 @@ impl PolicyLayout {
         let n = self.squares();
         let plane = *self.planes.get(index / n)?;
         let gote = pos.side_to_move() == Color::Gote;
-        let (tc, tr) = (
-            (index % n % self.size) as i32,
-            (index % n / self.size) as i32,
-        );
+        let (tc, tr) = ((index % n % self.size) as i32, (index % n / self.size) as i32);
         let to = square_at_view(tc, tr, self.size, gote)?;
         let from_offset = |dx: i32, dy: i32| square_at_view(tc - dx, tr - dy, self.size, gote);
         match plane {
-            PolicyPlane::Ray {
-                dir,
-                min,
-                max,
-                promote,
-            } => {
+            PolicyPlane::Ray { dir, min, max, promote } => {
                 let (dx, dy) = (DIRS[dir as usize].0 as i32, DIRS[dir as usize].1 as i32);
                 let from = if min == max {
                     from_offset(dx * min as i32, dy * min as i32)?
@@ -442,11 +359,9 @@ impl PolicyLayout {
                 };
                 Some(Move::Normal { from, to, promote })
             }
-            PolicyPlane::Offset { dx, dy, promote } => Some(Move::Normal {
-                from: from_offset(dx as i32, dy as i32)?,
-                to,
-                promote,
-            }),
+            PolicyPlane::Offset { dx, dy, promote } => {
+                Some(Move::Normal { from: from_offset(dx as i32, dy as i32)?, to, promote })
+            }
             PolicyPlane::Drop { kind } => Some(Move::Drop { kind, to }),
             PolicyPlane::Lion { first, second } => {
                 let (ex, ey) = DIRS[second as usize];
@@ -470,7 +385,6 @@ impl PolicyLayout {
                 .find(|m| matches!(*m, Move::Lion { from, mid, to } if from == to && pos.piece_at(mid).is_none()))?,
             _ => self.decode(pos, index)?,
         };
-        (legal.contains(&candidate) && self.move_index(pos, candidate) == Some(index))
-            .then_some(candidate)
+        (legal.contains(&candidate) && self.move_index(pos, candidate) == Some(index)).then_some(candidate)
     }
 }

@@ -51,10 +51,7 @@ const CODES: [(&str, Kind, bool); 14] = [
 ];
 
 fn piece_code(kind: Kind, promoted: bool) -> &'static str {
-    CODES
-        .iter()
-        .find(|&&(_, k, p)| k == kind && p == promoted)
-        .map_or("??", |c| c.0)
+    CODES.iter().find(|&&(_, k, p)| k == kind && p == promoted).map_or("??", |c| c.0)
 }
 
 fn parse_code(code: &str) -> Option<(Kind, bool)> {
@@ -121,12 +118,7 @@ struct BoardBuilder {
 
 impl BoardBuilder {
     fn new() -> BoardBuilder {
-        BoardBuilder {
-            board: vec![None; 81],
-            hands: [[0; KIND_SLOTS]; 2],
-            given: false,
-            rest_to: None,
-        }
+        BoardBuilder { board: vec![None; 81], hands: [[0; KIND_SLOTS]; 2], given: false, rest_to: None }
     }
 
     fn set(&mut self, sq: Square, p: Option<Piece>) {
@@ -146,12 +138,7 @@ impl BoardBuilder {
         self.given = true;
         let rest = &stmt[2..];
         if rest.len() % 4 != 0 {
-            return Err(RecordError::at_line(
-                ErrorKind::Syntax,
-                n,
-                stmt,
-                "PI removals are XYKK, as in PI82HI22KA",
-            ));
+            return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "PI removals are XYKK, as in PI82HI22KA"));
         }
         for item in rest.as_bytes().chunks(4) {
             let item = std::str::from_utf8(item).unwrap_or("");
@@ -194,14 +181,7 @@ impl BoardBuilder {
             let kind = parse_code(&cell[1..]);
             match (color, kind) {
                 (Some(c), Some((k, p))) => self.set(sq, Some(Piece::new(c, k, p))),
-                _ => {
-                    return Err(RecordError::at_line(
-                        ErrorKind::Syntax,
-                        n,
-                        stmt,
-                        format!("bad cell '{cell}'"),
-                    ))
-                }
+                _ => return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, format!("bad cell '{cell}'"))),
             }
         }
         Ok(())
@@ -212,12 +192,7 @@ impl BoardBuilder {
         let color = parse_sign(stmt.as_bytes()[1]).expect("caller checked");
         let rest = &stmt[2..];
         if rest.len() % 4 != 0 || !rest.is_ascii() {
-            return Err(RecordError::at_line(
-                ErrorKind::Syntax,
-                n,
-                stmt,
-                "pieces are XYKK, as in P+00FU",
-            ));
+            return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "pieces are XYKK, as in P+00FU"));
         }
         self.given = true;
         for item in rest.as_bytes().chunks(4) {
@@ -261,13 +236,7 @@ impl BoardBuilder {
                 self.hands[color.index()][kind as usize] += total.saturating_sub(placed);
             }
         }
-        let setup = Setup {
-            variant: Variant::Shogi,
-            board: self.board,
-            hands: self.hands,
-            side,
-            move_number: 1,
-        };
+        let setup = Setup { variant: Variant::Shogi, board: self.board, hands: self.hands, side, move_number: 1 };
         Position::from_setup(setup).map_err(|e| RecordError::at_line(ErrorKind::Position, n, "", e.to_string()))
     }
 }
@@ -292,12 +261,7 @@ struct GameReader {
 
 impl GameReader {
     fn new() -> GameReader {
-        GameReader {
-            record: Record::new(Start::Even),
-            board: BoardBuilder::new(),
-            pos: None,
-            saw_anything: false,
-        }
+        GameReader { record: Record::new(Start::Even), board: BoardBuilder::new(), pos: None, saw_anything: false }
     }
 
     fn statement(&mut self, n: usize, stmt: &str) -> Result<(), RecordError> {
@@ -306,26 +270,14 @@ impl GameReader {
         match bytes[0] {
             b'V' => match stmt {
                 "V2" | "V2.1" | "V2.2" | "V3.0" => Ok(()),
-                _ => Err(RecordError::at_line(
-                    ErrorKind::UnknownHeader,
-                    n,
-                    stmt,
-                    "unknown CSA version",
-                )),
+                _ => Err(RecordError::at_line(ErrorKind::UnknownHeader, n, stmt, "unknown CSA version")),
             },
             b'N' if stmt.len() >= 2 => {
                 let name = stmt[2..].to_string();
                 match bytes[1] {
                     b'+' => self.record.info.sente = Some(name),
                     b'-' => self.record.info.gote = Some(name),
-                    _ => {
-                        return Err(RecordError::at_line(
-                            ErrorKind::UnknownHeader,
-                            n,
-                            stmt,
-                            "N+ or N- expected",
-                        ))
-                    }
+                    _ => return Err(RecordError::at_line(ErrorKind::UnknownHeader, n, stmt, "N+ or N- expected")),
                 }
                 Ok(())
             }
@@ -334,21 +286,11 @@ impl GameReader {
                 Some(b'I') => self.board.initial(n, stmt),
                 Some(b'1'..=b'9') => self.board.row(n, stmt),
                 Some(b'+' | b'-') => self.board.pieces(n, stmt),
-                _ => Err(RecordError::at_line(
-                    ErrorKind::Syntax,
-                    n,
-                    stmt,
-                    "unknown position line",
-                )),
+                _ => Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "unknown position line")),
             },
             b'+' | b'-' if stmt.len() == 1 => {
                 if self.pos.is_some() {
-                    return Err(RecordError::at_line(
-                        ErrorKind::Syntax,
-                        n,
-                        stmt,
-                        "second side-to-move line",
-                    ));
+                    return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "second side-to-move line"));
                 }
                 let side = parse_sign(bytes[0]).expect("matched");
                 let pos = std::mem::replace(&mut self.board, BoardBuilder::new()).finish(n, side)?;
@@ -373,11 +315,7 @@ impl GameReader {
             }
             b'%' => self.end(n, stmt),
             _ => {
-                let kind = if self.pos.is_none() {
-                    ErrorKind::UnknownHeader
-                } else {
-                    ErrorKind::Syntax
-                };
+                let kind = if self.pos.is_none() { ErrorKind::UnknownHeader } else { ErrorKind::Syntax };
                 Err(RecordError::at_line(kind, n, stmt, "not a CSA statement"))
             }
         }
@@ -388,12 +326,7 @@ impl GameReader {
             .split_once(':')
             .ok_or_else(|| RecordError::at_line(ErrorKind::Syntax, n, stmt, "expected $KEY:value"))?;
         if !INFO_KEYS.contains(&key) {
-            return Err(RecordError::at_line(
-                ErrorKind::UnknownHeader,
-                n,
-                stmt,
-                format!("unknown key ${key}"),
-            ));
+            return Err(RecordError::at_line(ErrorKind::UnknownHeader, n, stmt, format!("unknown key ${key}")));
         }
         let info = &mut self.record.info;
         let value = value.to_string();
@@ -412,12 +345,7 @@ impl GameReader {
     fn play(&mut self, n: usize, stmt: &str) -> Result<(), RecordError> {
         let ply = self.record.moves.len() + 1;
         let Some(pos) = self.pos.as_mut() else {
-            return Err(RecordError::at_line(
-                ErrorKind::Syntax,
-                n,
-                stmt,
-                "move before the side-to-move line (+ or -)",
-            ));
+            return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "move before the side-to-move line (+ or -)"));
         };
         if self.record.end.is_some() {
             return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "move after the end of the game").at_ply(ply));
@@ -425,7 +353,7 @@ impl GameReader {
         let illegal = |why: String| RecordError::at_line(ErrorKind::IllegalMove, n, stmt, why).at_ply(ply);
         if stmt.len() != 7 || !stmt.is_ascii() {
             return Err(
-                RecordError::at_line(ErrorKind::Syntax, n, stmt, "a move is +XYXYKK, as in +7776FU").at_ply(ply),
+                RecordError::at_line(ErrorKind::Syntax, n, stmt, "a move is +XYXYKK, as in +7776FU").at_ply(ply)
             );
         }
         let side = parse_sign(stmt.as_bytes()[0]).expect("matched");
@@ -446,22 +374,12 @@ impl GameReader {
                 .filter(|p| p.color() == side)
                 .ok_or_else(|| illegal("no piece of the side to move there".into()))?;
             if piece.kind() != kind || (piece.is_promoted() && !promoted) {
-                return Err(illegal(format!(
-                    "the piece there is {}",
-                    piece_code(piece.kind(), piece.is_promoted())
-                )));
+                return Err(illegal(format!("the piece there is {}", piece_code(piece.kind(), piece.is_promoted()))));
             }
-            Move::Normal {
-                from,
-                to,
-                promote: promoted && !piece.is_promoted(),
-            }
+            Move::Normal { from, to, promote: promoted && !piece.is_promoted() }
         };
         if !pos.is_legal(mv) {
-            let why = pos
-                .parse_usi(&mv.to_usi())
-                .err()
-                .map_or("illegal move".to_string(), |e| e.to_string());
+            let why = pos.parse_usi(&mv.to_usi()).err().map_or("illegal move".to_string(), |e| e.to_string());
             return Err(illegal(why));
         }
         pos.play(mv);
@@ -471,23 +389,14 @@ impl GameReader {
 
     fn end(&mut self, n: usize, stmt: &str) -> Result<(), RecordError> {
         let Some(pos) = self.pos.as_ref() else {
-            return Err(RecordError::at_line(
-                ErrorKind::Syntax,
-                n,
-                stmt,
-                "end marker before the start position",
-            ));
+            return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "end marker before the start position"));
         };
         if self.record.end.is_some() {
             return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "second end marker"));
         }
         let end = match stmt {
             "%+ILLEGAL_ACTION" | "%-ILLEGAL_ACTION" => {
-                let at_fault = if stmt.as_bytes()[1] == b'+' {
-                    Color::Sente
-                } else {
-                    Color::Gote
-                };
+                let at_fault = if stmt.as_bytes()[1] == b'+' { Color::Sente } else { Color::Gote };
                 let mut end = GameEnd::at(EndReason::IllegalMove, pos);
                 end.winner = Some(!at_fault);
                 end
@@ -512,11 +421,8 @@ impl GameReader {
 
     fn finish(self, last_line: usize) -> Result<Record, RecordError> {
         if self.pos.is_none() {
-            let why = if self.board.given {
-                "no side-to-move line (+ or -) after the position"
-            } else {
-                "no start position"
-            };
+            let why =
+                if self.board.given { "no side-to-move line (+ or -) after the position" } else { "no start position" };
             return Err(RecordError::new(ErrorKind::Truncated, Some(last_line), "", why));
         }
         Ok(self.record)
@@ -580,9 +486,7 @@ pub fn read_csa(text: &str) -> Result<Record, RecordError> {
 /// the even one less some pieces and no one holds any; rows otherwise.
 fn position_lines(pos: &Position) -> String {
     let even = Position::startpos(Variant::Shogi);
-    let hands_empty = Color::BOTH
-        .iter()
-        .all(|&c| Kind::HAND.iter().all(|&k| pos.hand(c, k) == 0));
+    let hands_empty = Color::BOTH.iter().all(|&c| Kind::HAND.iter().all(|&k| pos.hand(c, k) == 0));
     let subset = all_squares().all(|sq| pos.piece_at(sq).is_none() || pos.piece_at(sq) == even.piece_at(sq));
     let mut out = String::new();
     if hands_empty && subset {
@@ -645,11 +549,7 @@ fn end_marker(end: &GameEnd, to_move: Color) -> String {
         EndReason::PerpetualCheck => EndReason::Repetition,
         r => r,
     };
-    END_MARKERS
-        .iter()
-        .find(|(_, r)| *r == reason)
-        .map_or("%CHUDAN", |(m, _)| m)
-        .to_string()
+    END_MARKERS.iter().find(|(_, r)| *r == reason).map_or("%CHUDAN", |(m, _)| m).to_string()
 }
 
 fn info_lines(info: &GameInfo, version: CsaVersion, out: &mut String) {
@@ -662,14 +562,7 @@ fn info_lines(info: &GameInfo, version: CsaVersion, out: &mut String) {
     line("SITE", &info.site);
     line("START_TIME", &info.start_time);
     line("END_TIME", &info.end_time);
-    line(
-        if version == CsaVersion::V30 {
-            "TIME"
-        } else {
-            "TIME_LIMIT"
-        },
-        &info.time_control,
-    );
+    line(if version == CsaVersion::V30 { "TIME" } else { "TIME_LIMIT" }, &info.time_control);
     line("OPENING", &info.opening);
     for (key, value) in &info.other {
         if INFO_KEYS.contains(&key.as_str()) {
@@ -711,12 +604,7 @@ pub fn write_csa_with(record: &Record, version: CsaVersion) -> Result<String, Re
         let (from, to, kind, promoted) = match m.mv {
             Move::Normal { from, to, promote } => {
                 let p = pos.piece_at(from).expect("legal moves start on a piece");
-                (
-                    format!("{}{}", from.file(), from.rank()),
-                    to,
-                    p.kind(),
-                    p.is_promoted() || promote,
-                )
+                (format!("{}{}", from.file(), from.rank()), to, p.kind(), p.is_promoted() || promote)
             }
             Move::Drop { kind, to } => ("00".to_string(), to, kind, false),
             Move::Lion { to, .. } => ("??".to_string(), to, Kind::King, false),
@@ -779,9 +667,7 @@ mod tests {
         let written = write_csa(&r).unwrap();
         assert!(written.contains("PI22KA82HI\n-\n"), "{written}");
         let mut three = Record::new(Start::Handicap(Handicap::ThreePawns));
-        three.moves.push(RecordedMove::new(
-            Handicap::ThreePawns.position().parse_usi("P*5e").unwrap(),
-        ));
+        three.moves.push(RecordedMove::new(Handicap::ThreePawns.position().parse_usi("P*5e").unwrap()));
         let written = write_csa_with(&three, CsaVersion::V30).unwrap();
         assert!(written.contains("P-00FU00FU00FU\n-\n-0055FU\n"), "{written}");
         assert_eq!(read_csa(&written).unwrap(), three);
@@ -806,11 +692,7 @@ mod tests {
     #[test]
     fn errors_name_the_line() {
         let e = read_csa("V2.2\nPI\n+\n+7776FU\n-3335FU\n").unwrap_err();
-        assert_eq!(
-            (e.kind, e.line, e.ply),
-            (ErrorKind::IllegalMove, Some(5), Some(2)),
-            "{e}"
-        );
+        assert_eq!((e.kind, e.line, e.ply), (ErrorKind::IllegalMove, Some(5), Some(2)), "{e}");
         let e = read_csa("V2.2\n$COLOUR:blue\nPI\n+\n").unwrap_err();
         assert_eq!((e.kind, e.line), (ErrorKind::UnknownHeader, Some(2)));
         let e = read_csa("V2.2\nPI\n+\n+7776FU\n-33").unwrap_err();

@@ -83,11 +83,7 @@ pub fn decode(bytes: &[u8], expected: Option<Encoding>) -> Result<(String, Encod
                 return Err(RecordError::new(ErrorKind::Encoding, Some(line), "", detail));
             }
             // ASCII text reads the same either way; call it UTF-8 unless told.
-            let encoding = if utf8.is_ok() && expected.is_none() {
-                Encoding::Utf8
-            } else {
-                Encoding::ShiftJis
-            };
+            let encoding = if utf8.is_ok() && expected.is_none() { Encoding::Utf8 } else { Encoding::ShiftJis };
             Ok((text.into_owned(), encoding))
         }
     }
@@ -113,12 +109,7 @@ pub fn encode(text: &str, encoding: Encoding) -> Result<Vec<u8>, RecordError> {
                     ));
                 }
             }
-            Err(RecordError::new(
-                ErrorKind::Unencodable,
-                None,
-                "",
-                "text has no Shift_JIS form",
-            ))
+            Err(RecordError::new(ErrorKind::Unencodable, None, "", "text has no Shift_JIS form"))
         }
     }
 }
@@ -133,10 +124,7 @@ mod tests {
         let sjis = encode(text, Encoding::ShiftJis).unwrap();
         assert_ne!(sjis, text.as_bytes());
         assert_eq!(decode(&sjis, None).unwrap(), (text.to_string(), Encoding::ShiftJis));
-        assert_eq!(
-            decode(text.as_bytes(), None).unwrap(),
-            (text.to_string(), Encoding::Utf8)
-        );
+        assert_eq!(decode(text.as_bytes(), None).unwrap(), (text.to_string(), Encoding::Utf8));
     }
 
     #[test]

@@ -73,19 +73,12 @@ pub(crate) fn parse_piece_name(s: &str) -> Option<(Kind, bool, usize)> {
         ("龍", Kind::Rook, true),
         ("竜", Kind::Rook, true),
     ];
-    NAMES
-        .iter()
-        .find(|(name, ..)| s.starts_with(name))
-        .map(|&(name, kind, promoted)| (kind, promoted, name.len()))
+    NAMES.iter().find(|(name, ..)| s.starts_with(name)).map(|&(name, kind, promoted)| (kind, promoted, name.len()))
 }
 
 /// `７六`
 pub(crate) fn square_text(sq: Square) -> String {
-    format!(
-        "{}{}",
-        FILE_DIGITS[sq.file() as usize - 1],
-        KANJI_DIGITS[sq.rank() as usize - 1]
-    )
+    format!("{}{}", FILE_DIGITS[sq.file() as usize - 1], KANJI_DIGITS[sq.rank() as usize - 1])
 }
 
 fn digit_value(c: char) -> Option<u8> {
@@ -124,22 +117,14 @@ pub(crate) fn parse_count(s: &str) -> Option<u8> {
         return Some(1);
     }
     if let Some(rest) = s.strip_prefix('十') {
-        return if rest.is_empty() {
-            Some(10)
-        } else {
-            parse_count(rest).filter(|&n| n < 10).map(|n| 10 + n)
-        };
+        return if rest.is_empty() { Some(10) } else { parse_count(rest).filter(|&n| n < 10).map(|n| 10 + n) };
     }
     let mut chars = s.chars();
     let c = chars.next()?;
     if chars.next().is_some() {
         return s.parse().ok();
     }
-    KANJI_DIGITS
-        .iter()
-        .position(|&d| d == c)
-        .map(|i| i as u8 + 1)
-        .or_else(|| c.to_digit(10).map(|d| d as u8))
+    KANJI_DIGITS.iter().position(|&d| d == c).map(|i| i as u8 + 1).or_else(|| c.to_digit(10).map(|d| d as u8))
 }
 
 /// Where the moving piece stands, seen from its owner.
@@ -233,9 +218,7 @@ fn select(
                 Relative::Straight => None,
             };
             let unique_extreme = best.is_some_and(|b| froms.iter().filter(|s| key(s) == b).count() < froms.len());
-            left.into_iter()
-                .filter(|s| unique_extreme && Some(key(s)) == best)
-                .collect()
+            left.into_iter().filter(|s| unique_extreme && Some(key(s)) == best).collect()
         } else {
             left.into_iter()
                 .filter(|&s| match rel {
@@ -332,11 +315,7 @@ pub fn japanese(pos: &Position, mv: Move, previous: Option<Square>) -> String {
             }
             if promote {
                 text.push('成');
-            } else if pos.is_legal(Move::Normal {
-                from,
-                to,
-                promote: true,
-            }) {
+            } else if pos.is_legal(Move::Normal { from, to, promote: true }) {
                 text.push_str("不成");
             }
         }
@@ -425,17 +404,8 @@ fn parse_written(text: &str, previous: Option<Square>, with_origin: bool) -> Res
     };
     let (kind, promoted, used) = parse_piece_name(s).ok_or_else(|| err("expected a piece name"))?;
     s = &s[used..];
-    let mut written = Written {
-        side,
-        to,
-        kind,
-        promoted,
-        relative: None,
-        motion: None,
-        promote: None,
-        drop: false,
-        origin: None,
-    };
+    let mut written =
+        Written { side, to, kind, promoted, relative: None, motion: None, promote: None, drop: false, origin: None };
     while let Some(c) = s.chars().next() {
         let mut used = c.len_utf8();
         match c {
@@ -454,9 +424,7 @@ fn parse_written(text: &str, previous: Option<Square>, with_origin: bool) -> Res
             }
             '(' | '（' if with_origin => {
                 let inner = &s[c.len_utf8()..];
-                let close = inner
-                    .find([')', '）'])
-                    .ok_or_else(|| err("origin square not closed with ')'"))?;
+                let close = inner.find([')', '）']).ok_or_else(|| err("origin square not closed with ')'"))?;
                 let digits: Vec<u8> = inner[..close].chars().filter_map(digit_value).collect();
                 if digits.len() != 2 {
                     return Err(err("origin must be two digits, as in (77)"));
@@ -474,10 +442,9 @@ fn parse_written(text: &str, previous: Option<Square>, with_origin: bool) -> Res
 
 fn check_side(pos: &Position, text: &str, side: Option<Color>) -> Result<(), NotationError> {
     match side {
-        Some(c) if c != pos.side_to_move() => Err(NotationError::new(
-            text,
-            format!("it is {}'s move, not {}'s", pos.side_to_move().name(), c.name()),
-        )),
+        Some(c) if c != pos.side_to_move() => {
+            Err(NotationError::new(text, format!("it is {}'s move, not {}'s", pos.side_to_move().name(), c.name())))
+        }
         _ => Ok(()),
     }
 }
@@ -502,23 +469,14 @@ pub fn parse_japanese(pos: &Position, text: &str, previous: Option<Square>) -> R
     if froms.is_empty() {
         return Err(NotationError::new(
             text,
-            format!(
-                "no {} can move to {}",
-                piece_name(w.kind, w.promoted),
-                square_text(w.to)
-            ),
+            format!("no {} can move to {}", piece_name(w.kind, w.promoted), square_text(w.to)),
         ));
     }
     let chosen = select(side, piece, w.to, &froms, w.relative, w.motion);
     let from = match chosen.as_slice() {
         [from] => *from,
         [] => return Err(NotationError::new(text, "no piece fits 左/右/直/上/引/寄 as written")),
-        _ => {
-            return Err(NotationError::ambiguous(
-                text,
-                "more than one piece can move there; add 左/右/直/上/引/寄",
-            ))
-        }
+        _ => return Err(NotationError::ambiguous(text, "more than one piece can move there; add 左/右/直/上/引/寄")),
     };
     finish_board_move(pos, text, from, w.to, w.promote)
 }
@@ -532,19 +490,11 @@ fn finish_board_move(
     to: Square,
     promote: Option<bool>,
 ) -> Result<Move, NotationError> {
-    let mv = Move::Normal {
-        from,
-        to,
-        promote: promote.unwrap_or(false),
-    };
+    let mv = Move::Normal { from, to, promote: promote.unwrap_or(false) };
     if pos.is_legal(mv) {
         return Ok(mv);
     }
-    let other = Move::Normal {
-        from,
-        to,
-        promote: !promote.unwrap_or(false),
-    };
+    let other = Move::Normal { from, to, promote: !promote.unwrap_or(false) };
     let why = match (promote, pos.is_legal(other)) {
         (Some(true), true) => "this move cannot promote",
         (_, true) => "the piece must promote here (成)",
@@ -566,18 +516,11 @@ pub(crate) fn parse_kif_move(pos: &Position, text: &str, previous: Option<Square
     };
     if w.drop || from.is_none() {
         if !w.drop {
-            return Err(NotationError::new(
-                text,
-                "a board move needs its origin, as in (77); a drop needs 打",
-            ));
+            return Err(NotationError::new(text, "a board move needs its origin, as in (77); a drop needs 打"));
         }
         let drop = Move::Drop { kind: w.kind, to: w.to };
         if w.promoted || !pos.is_legal(drop) {
-            let why = if pos.hand(side, w.kind) == 0 {
-                "piece not in hand"
-            } else {
-                "illegal drop"
-            };
+            let why = if pos.hand(side, w.kind) == 0 { "piece not in hand" } else { "illegal drop" };
             return Err(NotationError::new(text, why));
         }
         return Ok(drop);
@@ -589,12 +532,7 @@ pub(crate) fn parse_kif_move(pos: &Position, text: &str, previous: Option<Square
         Some(p) if p.color() == side => {
             return Err(NotationError::new(
                 text,
-                format!(
-                    "the piece on {}{} is {}",
-                    from.file(),
-                    from.rank(),
-                    piece_name(p.kind(), p.is_promoted())
-                ),
+                format!("the piece on {}{} is {}", from.file(), from.rank(), piece_name(p.kind(), p.is_promoted())),
             ))
         }
         _ => {

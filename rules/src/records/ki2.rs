@@ -50,11 +50,7 @@ pub fn read_ki2(text: &str) -> Result<Record, RecordError> {
             if game.is_none() && (header.take(n, line)? || line.starts_with("手数----")) {
                 continue;
             }
-            let kind = if game.is_none() {
-                ErrorKind::UnknownHeader
-            } else {
-                ErrorKind::Syntax
-            };
+            let kind = if game.is_none() { ErrorKind::UnknownHeader } else { ErrorKind::Syntax };
             return Err(RecordError::at_line(kind, n, line, "not a KI2 header or move line"));
         }
         let (record, pos) = match &mut game {
@@ -72,23 +68,14 @@ pub fn read_ki2(text: &str) -> Result<Record, RecordError> {
     match game {
         Some((record, _)) => Ok(record),
         None if lines > 0 => Ok(begin(&header, header_comments)?.0),
-        None => Err(RecordError::new(
-            ErrorKind::Truncated,
-            Some(1),
-            "",
-            "no KI2 game in the text",
-        )),
+        None => Err(RecordError::new(ErrorKind::Truncated, Some(1), "", "no KI2 game in the text")),
     }
 }
 
 /// `▲７六歩    △３四歩` → [`▲７六歩`, `△３四歩`]: each move starts at a
 /// side mark (moves may hold a full-width space: `△同　銀`).
 fn split_moves(line: &str) -> Vec<&str> {
-    let starts: Vec<usize> = line
-        .char_indices()
-        .filter(|(_, c)| MARKS.contains(c))
-        .map(|(i, _)| i)
-        .collect();
+    let starts: Vec<usize> = line.char_indices().filter(|(_, c)| MARKS.contains(c)).map(|(i, _)| i).collect();
     starts
         .iter()
         .enumerate()
@@ -98,9 +85,7 @@ fn split_moves(line: &str) -> Vec<&str> {
 
 fn begin(header: &HeaderReader, comments: Vec<String>) -> Result<(Record, Position), RecordError> {
     let start = header.start()?;
-    let pos = start
-        .position()
-        .map_err(|e| RecordError::new(ErrorKind::Position, None, start.sfen(), e.to_string()))?;
+    let pos = start.position().map_err(|e| RecordError::new(ErrorKind::Position, None, start.sfen(), e.to_string()))?;
     let mut record = Record::new(start);
     record.info = header.info.clone();
     record.comments = comments;
@@ -124,13 +109,7 @@ pub fn write_ki2(record: &Record) -> Result<String, RecordError> {
         previous = Some(m.mv.to());
     })?;
     if let Some(end) = &record.end {
-        out.push_str(&summary_line(
-            record,
-            end,
-            record.moves.len(),
-            end_pos.side_to_move(),
-            true,
-        ));
+        out.push_str(&summary_line(record, end, record.moves.len(), end_pos.side_to_move(), true));
         out.push('\n');
     }
     Ok(out)

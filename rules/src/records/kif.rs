@@ -90,11 +90,7 @@ fn split_move_line(line: &str) -> Option<MoveLine<'_>> {
             }
         }
     }
-    Some(MoveLine {
-        number,
-        text: body.trim_end_matches([' ', '　']),
-        time,
-    })
+    Some(MoveLine { number, text: body.trim_end_matches([' ', '　']), time })
 }
 
 /// ` 0:12/00:00:12`: the move's own time, minutes and seconds.
@@ -159,23 +155,13 @@ pub fn read_kif(text: &str) -> Result<Record, RecordError> {
                 continue;
             }
             if !is_move_line(line) {
-                return Err(RecordError::at_line(
-                    ErrorKind::UnknownHeader,
-                    n,
-                    line,
-                    "not a KIF header line",
-                ));
+                return Err(RecordError::at_line(ErrorKind::UnknownHeader, n, line, "not a KIF header line"));
             }
             game = Some(begin(&header, std::mem::take(&mut header_comments))?);
         }
         let (record, pos) = game.as_mut().expect("started above");
         let Some(ml) = split_move_line(line) else {
-            return Err(RecordError::at_line(
-                ErrorKind::Syntax,
-                n,
-                line,
-                "expected a numbered move",
-            ));
+            return Err(RecordError::at_line(ErrorKind::Syntax, n, line, "expected a numbered move"));
         };
         if let Some(last) = last_number {
             if ml.number != last + 1 {
@@ -191,7 +177,7 @@ pub fn read_kif(text: &str) -> Result<Record, RecordError> {
         let ply = record.moves.len() + 1;
         if record.end.is_some() {
             return Err(
-                RecordError::at_line(ErrorKind::Syntax, n, ml.text, "move after the end of the game").at_ply(ply),
+                RecordError::at_line(ErrorKind::Syntax, n, ml.text, "move after the end of the game").at_ply(ply)
             );
         }
         if let Some(&(_, reason)) = END_WORDS.iter().find(|(w, _)| *w == ml.text) {
@@ -207,23 +193,12 @@ pub fn read_kif(text: &str) -> Result<Record, RecordError> {
         let previous = record.moves.last().map(|m| m.mv.to());
         let mv = parse_kif_move(pos, ml.text, previous).map_err(|e| e.in_record(n, ply))?;
         pos.play(mv);
-        record.moves.push(RecordedMove {
-            mv,
-            time: ml.time,
-            comments: Vec::new(),
-        });
+        record.moves.push(RecordedMove { mv, time: ml.time, comments: Vec::new() });
     }
     let (mut record, pos) = match game {
         Some(g) => g,
         None if header.start().is_ok() && lines > 0 => begin(&header, header_comments)?,
-        None => {
-            return Err(RecordError::new(
-                ErrorKind::Truncated,
-                Some(lines.max(1)),
-                "",
-                "no KIF game in the text",
-            ))
-        }
+        None => return Err(RecordError::new(ErrorKind::Truncated, Some(lines.max(1)), "", "no KIF game in the text")),
     };
     if let (false, Some((_, s))) = (numbered_end, &summary) {
         record.end = Some(end_from_summary(s, &pos));
@@ -233,9 +208,7 @@ pub fn read_kif(text: &str) -> Result<Record, RecordError> {
 
 fn begin(header: &HeaderReader, comments: Vec<String>) -> Result<(Record, Position), RecordError> {
     let start = header.start()?;
-    let pos = start
-        .position()
-        .map_err(|e| RecordError::new(ErrorKind::Position, None, start.sfen(), e.to_string()))?;
+    let pos = start.position().map_err(|e| RecordError::new(ErrorKind::Position, None, start.sfen(), e.to_string()))?;
     let mut record = Record::new(start);
     record.info = header.info.clone();
     record.comments = comments;

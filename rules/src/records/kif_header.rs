@@ -8,19 +8,10 @@ use crate::{Color, Handicap, Kind, Piece, Position, Setup, Square, Variant};
 
 /// Handicaps KIF names that [`Handicap`] does not have, as SFEN.
 const OTHER_HANDICAPS: [(&str, &str); 4] = [
-    (
-        "三枚落ち",
-        "lnsgkgsn1/9/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1",
-    ),
+    ("三枚落ち", "lnsgkgsn1/9/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1"),
     ("五枚落ち", "2sgkgsn1/9/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1"),
-    (
-        "左五枚落ち",
-        "1nsgkgs2/9/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1",
-    ),
-    (
-        "飛落ち",
-        "lnsgkgsnl/7b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1",
-    ),
+    ("左五枚落ち", "1nsgkgs2/9/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1"),
+    ("飛落ち", "lnsgkgsnl/7b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1"),
 ];
 
 /// Reads header lines one at a time, then builds the start position.
@@ -143,19 +134,9 @@ impl HeaderReader {
             return Ok(Start::from_position(&pos));
         }
         if name == "その他" {
-            return Err(RecordError::at_line(
-                ErrorKind::Truncated,
-                *n,
-                &line,
-                "手合割 その他 needs a board diagram",
-            ));
+            return Err(RecordError::at_line(ErrorKind::Truncated, *n, &line, "手合割 その他 needs a board diagram"));
         }
-        Err(RecordError::at_line(
-            ErrorKind::UnknownHeader,
-            *n,
-            &line,
-            "unknown handicap",
-        ))
+        Err(RecordError::at_line(ErrorKind::UnknownHeader, *n, &line, "unknown handicap"))
     }
 
     fn diagram_start(&self) -> Result<Start, RecordError> {
@@ -338,11 +319,8 @@ pub(super) fn parse_summary(line: &str) -> Option<Summary> {
         return s(Some(EndReason::Declaration), Some(side(rest)?));
     }
     if rest.contains("の勝ち") {
-        let reason = if rest.contains("時間切れ") || rest.contains("切れ負け") {
-            Some(EndReason::TimeUp)
-        } else {
-            None
-        };
+        let reason =
+            if rest.contains("時間切れ") || rest.contains("切れ負け") { Some(EndReason::TimeUp) } else { None };
         return s(reason, Some(side(rest)?));
     }
     let reason = if rest.starts_with("千日手") {
@@ -371,9 +349,7 @@ pub(super) fn parse_summary(line: &str) -> Option<Summary> {
 /// without a reason resigned, unless the loser stands mated.
 pub(super) fn end_from_summary(summary: &Summary, pos: &Position) -> GameEnd {
     let reason = summary.reason.unwrap_or_else(|| {
-        let mated = pos
-            .outcome(&crate::EndRules::default())
-            .is_some_and(|o| o.reason == crate::Reason::Checkmate);
+        let mated = pos.outcome(&crate::EndRules::default()).is_some_and(|o| o.reason == crate::Reason::Checkmate);
         if mated {
             EndReason::Checkmate
         } else {

@@ -95,11 +95,7 @@ pub struct RecordedMove {
 
 impl RecordedMove {
     pub fn new(mv: Move) -> RecordedMove {
-        RecordedMove {
-            mv,
-            time: None,
-            comments: Vec::new(),
-        }
+        RecordedMove { mv, time: None, comments: Vec::new() }
     }
 }
 
@@ -194,12 +190,7 @@ impl GameEnd {
             | EndReason::NoMate
             | EndReason::Error => (reason, None),
         };
-        GameEnd {
-            reason,
-            winner,
-            time: None,
-            comments: Vec::new(),
-        }
+        GameEnd { reason, winner, time: None, comments: Vec::new() }
     }
 
     /// `sente resign`, `draw repetition`, `none abort`.
@@ -225,12 +216,7 @@ impl GameEnd {
             Reason::MaxMoves => EndReason::MaxMoves,
             Reason::Impasse | Reason::RoyalCapture | Reason::BareKing => return None,
         };
-        Some(GameEnd {
-            reason,
-            winner: outcome.winner,
-            time: None,
-            comments: Vec::new(),
-        })
+        Some(GameEnd { reason, winner: outcome.winner, time: None, comments: Vec::new() })
     }
 }
 
@@ -265,13 +251,7 @@ pub struct Record {
 
 impl Record {
     pub fn new(start: Start) -> Record {
-        Record {
-            start,
-            moves: Vec::new(),
-            end: None,
-            info: GameInfo::default(),
-            comments: Vec::new(),
-        }
+        Record { start, moves: Vec::new(), end: None, info: GameInfo::default(), comments: Vec::new() }
     }
 
     /// A record of the game played on `pos` (its history from the position
@@ -378,13 +358,7 @@ impl RecordError {
         text: impl Into<String>,
         detail: impl Into<String>,
     ) -> RecordError {
-        RecordError {
-            kind,
-            line,
-            ply: None,
-            text: text.into(),
-            detail: detail.into(),
-        }
+        RecordError { kind, line, ply: None, text: text.into(), detail: detail.into() }
     }
 
     pub(crate) fn at_line(kind: ErrorKind, line: usize, text: &str, detail: impl Into<String>) -> RecordError {
@@ -452,10 +426,7 @@ impl Format {
     }
 
     pub fn from_name(name: &str) -> Option<Format> {
-        Format::ALL
-            .iter()
-            .copied()
-            .find(|f| f.name().eq_ignore_ascii_case(name))
+        Format::ALL.iter().copied().find(|f| f.name().eq_ignore_ascii_case(name))
     }
 
     /// The format a file extension stands for: `kif`/`kifu`, `ki2`/`ki2u`,
@@ -511,12 +482,7 @@ pub fn read_games(format: Format, bytes: &[u8], encoding: Option<Encoding>) -> R
         Format::Ki2 => read_ki2(&text).map(|r| vec![r]),
         Format::Csa => read_csa_games(&text),
         Format::Usi => read_usi_games(&text),
-        Format::Western => Err(RecordError::new(
-            ErrorKind::Syntax,
-            None,
-            "",
-            "Western text is written, not read",
-        )),
+        Format::Western => Err(RecordError::new(ErrorKind::Syntax, None, "", "Western text is written, not read")),
     }
 }
 
@@ -536,10 +502,9 @@ pub fn write_record(format: Format, record: &Record) -> Result<String, RecordErr
 /// readers that know it honour and others skip as a comment.
 pub fn encode_record(format: Format, text: &str, encoding: Encoding) -> Result<Vec<u8>, RecordError> {
     match format {
-        Format::Kif | Format::Ki2 => encode(
-            &format!("#KIF version=2.0 encoding={}\n{text}", encoding.name()),
-            encoding,
-        ),
+        Format::Kif | Format::Ki2 => {
+            encode(&format!("#KIF version=2.0 encoding={}\n{text}", encoding.name()), encoding)
+        }
         _ => encode(text, encoding),
     }
 }
@@ -556,28 +521,16 @@ pub struct NotationError {
 
 impl NotationError {
     pub(crate) fn new(text: &str, why: impl Into<String>) -> NotationError {
-        NotationError {
-            text: text.to_string(),
-            why: why.into(),
-            ambiguous: false,
-        }
+        NotationError { text: text.to_string(), why: why.into(), ambiguous: false }
     }
 
     pub(crate) fn ambiguous(text: &str, why: impl Into<String>) -> NotationError {
-        NotationError {
-            text: text.to_string(),
-            why: why.into(),
-            ambiguous: true,
-        }
+        NotationError { text: text.to_string(), why: why.into(), ambiguous: true }
     }
 
     /// The same problem as a record error on `line`, at `ply`.
     pub(crate) fn in_record(self, line: usize, ply: usize) -> RecordError {
-        let kind = if self.ambiguous {
-            ErrorKind::Ambiguous
-        } else {
-            ErrorKind::IllegalMove
-        };
+        let kind = if self.ambiguous { ErrorKind::Ambiguous } else { ErrorKind::IllegalMove };
         RecordError::at_line(kind, line, &self.text, self.why).at_ply(ply)
     }
 }

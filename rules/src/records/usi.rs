@@ -59,12 +59,7 @@ pub fn read_usi_games(text: &str) -> Result<Vec<Record>, RecordError> {
         .map(|(i, l)| read_line(i + 1, l))
         .collect::<Result<_, _>>()?;
     if games.is_empty() {
-        return Err(RecordError::new(
-            ErrorKind::Truncated,
-            Some(1),
-            "",
-            "no USI game in the text",
-        ));
+        return Err(RecordError::new(ErrorKind::Truncated, Some(1), "", "no USI game in the text"));
     }
     Ok(games)
 }

@@ -75,11 +75,7 @@ pub fn western(pos: &Position, mv: Move) -> String {
             text.push_str(&square(to));
             if promote {
                 text.push('+');
-            } else if pos.is_legal(Move::Normal {
-                from,
-                to,
-                promote: true,
-            }) {
+            } else if pos.is_legal(Move::Normal { from, to, promote: true }) {
                 text.push('=');
             }
             text
@@ -114,10 +110,7 @@ pub fn parse_western(pos: &Position, text: &str) -> Result<Move, NotationError> 
     let (kind, promoted) = match chars.get(i) {
         Some('D') => (Kind::Rook, true),
         Some('H') => (Kind::Bishop, true),
-        Some(&c) => (
-            kind_of_letter(c).ok_or_else(|| err("expected a piece letter: K R B G S N L P"))?,
-            promoted,
-        ),
+        Some(&c) => (kind_of_letter(c).ok_or_else(|| err("expected a piece letter: K R B G S N L P"))?, promoted),
         None => return Err(err("empty move")),
     };
     i += 1;
@@ -159,10 +152,7 @@ pub fn parse_western(pos: &Position, text: &str) -> Result<Move, NotationError> 
         (Some(_), _) | (None, []) => return Err(err("no such piece can move there")),
         (None, [only]) => *only,
         (None, _) => {
-            return Err(NotationError::ambiguous(
-                text,
-                "two pieces can move there; give the origin, as in G6i-5h",
-            ))
+            return Err(NotationError::ambiguous(text, "two pieces can move there; give the origin, as in G6i-5h"))
         }
     };
     let mv = Move::Normal { from, to, promote };
