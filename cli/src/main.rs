@@ -4,6 +4,7 @@
 //! Exit status 2 means bad input (a flag, a SFEN, a move), with a message
 //! on stderr that names the problem.
 
+mod arena_cmd;
 mod convert_cmd;
 mod model_cmds;
 mod rules_cmds;
@@ -34,6 +35,8 @@ enum Command {
     Eval(model_cmds::EvalArgs),
     /// Convert game records between KIF, KI2, CSA, USI and Western text.
     Convert(convert_cmd::ConvertArgs),
+    /// Play matches between checkpoints, built-in players and USI/XBoard engines.
+    Arena(arena_cmd::ArenaArgs),
     /// Play self-play games and write training sample chunks.
     Selfplay(selfplay_cmd::SelfplayArgs),
     /// Benchmarks.
@@ -88,6 +91,7 @@ fn main() -> ExitCode {
         Command::Init(args) => model_cmds::init(args),
         Command::Eval(args) => model_cmds::eval(args),
         Command::Convert(args) => convert_cmd::convert(args),
+        Command::Arena(args) => arena_cmd::arena(args),
         Command::Selfplay(args) => selfplay_cmd::selfplay(args),
         Command::Train(args) => train_cmd::train(args),
         Command::Learn(args) => train_cmd::learn(args),

@@ -1,0 +1,166 @@
+//! One game between two players, adjudicated by the rules: mate, no moves, repetition,
+//! perpetual check, declaration, impasse, royal capture, bare king, maximum length. A
+//! player that resigns, declares falsely, plays an illegal move, runs out of time, hangs,
+//! crashes or breaks the protocol loses, with the reason recorded.
+
+use std::time::{Duration, Instant};
+
+use rules::{Color, EndRules, Move, Position};
+
+use crate::openings::Opening;
+use crate::player::{Action, Clocks, Fault, GoRequest, Player, PlayerResult, TimeControl};
+
+/// Settings of one game.
+#[derive(Clone, Copy, Debug)]
+pub struct GameSettings {
+    /// The match's time control.
+    pub tc: TimeControl,
+    /// The limit each side moves under, indexed by colour (its own fixed nodes/depth or
+    /// the match's time control).
+    pub limits: [TimeControl; 2],
+    pub end_rules: EndRules,
+    /// Grace added to a clock before a late answer loses on time.
+    pub time_margin: Duration,
+    /// How long a player without a clock may think before it is declared hung.
+    pub hang_timeout: Duration,
+}
+
+/// How a game ended.
+#[derive(Clone, Debug)]
+pub struct GameResult {
+    /// `None`: a draw.
+    pub winner: Option<Color>,
+    /// `checkmate`, `no_moves`, `resign`, `repetition`, `perpetual_check`,
+    /// `declaration`, `false_declaration`, `impasse`, `max_moves`, `royal_capture`,
+    /// `bare_king`, `illegal_move`, `time`, `hang`, `crash`, `protocol_error`,
+    /// `false_claim`.
+    pub reason: String,
+    /// More about a fault (the engine's text, the error).
+    pub detail: Option<String>,
+    /// Every move from the opening's base position, the opening's first.
+    pub moves: Vec<Move>,
+    pub opening_plies: usize,
+    /// Milliseconds each game move took (after the opening).
+    pub times_ms: Vec<u64>,
+    /// The side whose player failed (its player object should be replaced).
+    pub faulty: Option<Color>,
+    /// The final position.
+    pub final_pos: Position,
+}
+
+fn fault_reason(f: &Fault, clocked: bool) -> &'static str {
+    match f {
+        Fault::Illegal(_) => "illegal_move",
+        Fault::Timeout if clocked => "time",
+        Fault::Timeout => "hang",
+        Fault::Crash(_) => "crash",
+        Fault::Protocol(_) => "protocol_error",
+        Fault::FalseClaim(_) => "false_claim",
+    }
+}
+
+/// Plays `opening` to the end: `players[0]` is sente, `players[1]` gote.
+pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSettings) -> GameResult {
+    let [sente, gote] = players;
+    let players: [&mut dyn Player; 2] = [sente, gote];
+    let start = opening.base.clone();
+    let mut pos = opening.position();
+    let mut moves: Vec<Move> = opening.moves.clone();
+    let mut times_ms = Vec::new();
+    let end = |winner: Option<Color>, reason: &str, detail: Option<String>, faulty: Option<Color>| {
+        (winner, reason.to_string(), detail, faulty)
+    };
+
+    let mut finish = None;
+    for c in Color::BOTH {
+        if let Err(f) = players[c.index()].new_game(&start) {
+            finish = Some(end(Some(c.opponent()), fault_reason(&f, false), Some(f.to_string()), Some(c)));
+            break;
+        }
+    }
+    let (base_ms, byoyomi_ms, inc_ms) = match s.tc {
+        TimeControl::Byoyomi { ms } => (0, ms, 0),
+        TimeControl::Fischer { base_ms, inc_ms } => (base_ms, 0, inc_ms),
+        _ => (0, 0, 0),
+    };
+    let mut remaining = [base_ms; 2];
+
+    let (winner, reason, detail, faulty) = loop {
+        if let Some(f) = finish.take() {
+            break f;
+        }
+        if let Some(o) = pos.outcome(&s.end_rules) {
+            break end(o.winner, o.reason.name(), None, None);
+        }
+        let side = pos.side_to_move();
+        let limit = s.limits[side.index()];
+        let clocked = limit.has_clock();
+        let allowed = if clocked {
+            Duration::from_millis(remaining[side.index()] + byoyomi_ms) + s.time_margin
+        } else {
+            s.hang_timeout
+        };
+        let started = Instant::now();
+        let req = GoRequest {
+            pos: &pos,
+            start: &start,
+            moves: &moves,
+            limit,
+            clocks: clocked.then_some(Clocks { remaining_ms: remaining, byoyomi_ms, inc_ms }),
+            deadline: started + allowed,
+        };
+        let answer = players[side.index()].go(&req);
+        let elapsed = started.elapsed();
+        let answer = match answer {
+            Ok(a) if elapsed > allowed => {
+                Err((Fault::Timeout, format!("answered after {} ms", elapsed.as_millis()), a))
+            }
+            Ok(a) => Ok(a),
+            Err(f) => {
+                let d = f.to_string();
+                break end(Some(side.opponent()), fault_reason(&f, clocked), Some(d), Some(side));
+            }
+        };
+        let action = match answer {
+            Ok(a) => a,
+            Err((f, d, _)) => break end(Some(side.opponent()), fault_reason(&f, clocked), Some(d), Some(side)),
+        };
+        if clocked {
+            let ms = elapsed.as_millis() as u64;
+            let r = &mut remaining[side.index()];
+            *r = r.saturating_sub(ms);
+            if matches!(s.tc, TimeControl::Fischer { .. }) {
+                *r += inc_ms;
+            }
+        }
+        match action {
+            Action::Resign => break end(Some(side.opponent()), "resign", None, None),
+            Action::Declare => {
+                if pos.can_declare() {
+                    break end(Some(side), "declaration", None, None);
+                }
+                break end(Some(side.opponent()), "false_declaration", None, None);
+            }
+            Action::Move(mv) => {
+                if !pos.is_legal(mv) {
+                    break end(Some(side.opponent()), "illegal_move", Some(mv.to_usi()), Some(side));
+                }
+                pos.play(mv);
+                moves.push(mv);
+                times_ms.push(elapsed.as_millis() as u64);
+            }
+        }
+    };
+    for c in Color::BOTH {
+        if faulty == Some(c) {
+            continue;
+        }
+        let r = match winner {
+            None => PlayerResult::Draw,
+            Some(w) if w == c => PlayerResult::Win,
+            Some(_) => PlayerResult::Loss,
+        };
+        players[c.index()].game_over(r);
+    }
+    GameResult { winner, reason, detail, moves, opening_plies: opening.moves.len(), times_ms, faulty, final_pos: pos }
+}

@@ -1,0 +1,402 @@
+//! What both protocols share: the options, the network, the search tree kept between
+//! moves, and the search thread.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use model::checkpoint::CheckpointPaths;
+use model::encoding::{Encoder, ENCODER_VERSION};
+use model::{Evaluator, Precision, TorchEvaluator, UniformEvaluator};
+use rules::{ImpasseRule, Position, Variant};
+
+use crate::options::{Effect, Options, UNIFORM};
+use crate::search::{self, Control, Info, Limits, SearchOutcome, Settings};
+use crate::tree::{Proof, Tree};
+
+/// Where `ModelFile=auto` looks, in order (the first that exists wins):
+/// 1. the path in the environment variable `KOMA_MODEL`;
+/// 2. `model-<variant>.json` next to the `koma-usi` binary (`model-shogi.json`,
+///    `model-sho.json`, `model-dai.json`), then `model.json` there;
+/// 3. the newest `runs/*/checkpoints/ckpt-*.json` under the working directory (by
+///    modification time).
+pub fn auto_model_candidates(variant: Variant) -> (Vec<PathBuf>, String) {
+    let mut list = Vec::new();
+    let mut looked = Vec::new();
+    if let Ok(p) = std::env::var("KOMA_MODEL") {
+        if !p.is_empty() {
+            list.push(PathBuf::from(&p));
+            looked.push(format!("$KOMA_MODEL={p}"));
+        }
+    }
+    if let Some(dir) = exe_dir() {
+        for name in [format!("model-{}.json", variant.name()), "model.json".to_string()] {
+            let p = dir.join(&name);
+            looked.push(p.display().to_string());
+            list.push(p);
+        }
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    looked.push(format!("{}/runs/*/checkpoints/ckpt-*.json", cwd.display()));
+    if let Some(p) = newest_run_checkpoint(&cwd.join("runs")) {
+        list.push(p);
+    }
+    (list, looked.join(", "))
+}
+
+fn exe_dir() -> Option<PathBuf> {
+    std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf))
+}
+
+fn newest_run_checkpoint(runs: &Path) -> Option<PathBuf> {
+    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    for run in std::fs::read_dir(runs).ok()?.flatten() {
+        let Ok(rd) = std::fs::read_dir(run.path().join("checkpoints")) else { continue };
+        for f in rd.flatten() {
+            let name = f.file_name().to_string_lossy().into_owned();
+            if !(name.starts_with("ckpt-") && name.ends_with(".json")) {
+                continue;
+            }
+            let Ok(t) = f.metadata().and_then(|m| m.modified()) else { continue };
+            if best.as_ref().map_or(true, |(bt, _)| t > *bt) {
+                best = Some((t, f.path()));
+            }
+        }
+    }
+    best.map(|(_, p)| p)
+}
+
+/// The checkpoint that `ModelFile` names (its metadata file).
+pub fn resolve_model(spec: &str, variant: Variant) -> Result<PathBuf, String> {
+    let exists = |p: &Path| CheckpointPaths::new(p).meta.is_file();
+    if spec.eq_ignore_ascii_case("auto") {
+        let (list, looked) = auto_model_candidates(variant);
+        return list.into_iter().find(|p| exists(p)).map(|p| CheckpointPaths::new(p).meta).ok_or_else(|| {
+            format!(
+                "no network found for ModelFile=auto (looked at {looked}); set the ModelFile option to a \
+                 checkpoint (<stem>.json with its .safetensors), or to {UNIFORM} for the uniform evaluator"
+            )
+        });
+    }
+    let p = PathBuf::from(spec);
+    if exists(&p) {
+        return Ok(CheckpointPaths::new(p).meta);
+    }
+    if p.is_relative() {
+        if let Some(dir) = exe_dir() {
+            if exists(&dir.join(&p)) {
+                return Ok(CheckpointPaths::new(dir.join(p)).meta);
+            }
+        }
+    }
+    Err(format!(
+        "ModelFile '{spec}' not found (no {}); set ModelFile to a checkpoint (<stem>.json with its \
+         .safetensors) or to {UNIFORM}",
+        CheckpointPaths::new(&p).meta.display()
+    ))
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct NetKey {
+    model: PathBuf,
+    device: String,
+    variant: Variant,
+    torch_threads: usize,
+    /// Warmed-up batch size.
+    batch: usize,
+}
+
+struct Network {
+    evaluator: Arc<dyn Evaluator>,
+    encoder: Encoder,
+    key: NetKey,
+    description: String,
+    cuda: bool,
+}
+
+struct Running {
+    handle: JoinHandle<()>,
+    control: Arc<Control>,
+    /// Set when the search has its result (it is being reported).
+    finished: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Before searching: does the game end here without a move?
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Immediate {
+    /// The side to move wins by declaring (27-point rule): USI `bestmove win`.
+    Declare,
+    /// The game is over (or the side to move has no legal move).
+    GameOver(Option<rules::Outcome>),
+}
+
+pub fn immediate(pos: &Position, end_rules: &rules::EndRules) -> Option<Immediate> {
+    if end_rules.impasse == ImpasseRule::Declaration27 && pos.can_declare() {
+        return Some(Immediate::Declare);
+    }
+    if let Some(o) = pos.outcome(end_rules) {
+        return Some(Immediate::GameOver(Some(o)));
+    }
+    if !pos.has_legal_move() {
+        return Some(Immediate::GameOver(None));
+    }
+    None
+}
+
+/// Options, network, tree and the running search.
+pub struct Core {
+    pub opts: Options,
+    net: Option<Network>,
+    tree: Arc<Mutex<Tree>>,
+    tree_dirty: bool,
+    running: Option<Running>,
+}
+
+impl Default for Core {
+    fn default() -> Self {
+        Core::new()
+    }
+}
+
+impl Core {
+    pub fn new() -> Core {
+        let opts = Options::default();
+        let tree = Tree::new(opts.search_config(), opts.end_rules(), &Position::startpos(opts.variant));
+        Core { opts, net: None, tree: Arc::new(Mutex::new(tree)), tree_dirty: false, running: None }
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.opts.variant
+    }
+
+    /// Sets an option; refused while a search runs.
+    pub fn set_option(&mut self, name: &str, value: &str) -> Result<Effect, String> {
+        if self.is_searching() {
+            return Err(format!("option {name} not changed while searching (send stop first)"));
+        }
+        let effect = self.opts.set(name, value)?;
+        if matches!(effect, Effect::Tree | Effect::Variant) {
+            self.tree_dirty = true;
+        }
+        Ok(effect)
+    }
+
+    /// Whether a network (or the uniform evaluator) is loaded and matches the options.
+    pub fn network_ready(&self) -> bool {
+        match (&self.net, self.net_key()) {
+            (Some(n), Ok(k)) => n.key == k,
+            _ => false,
+        }
+    }
+
+    fn net_key(&self) -> Result<NetKey, String> {
+        let model = if self.opts.model_file.eq_ignore_ascii_case(UNIFORM)
+            || self.opts.model_file.eq_ignore_ascii_case("uniform")
+        {
+            PathBuf::from(UNIFORM)
+        } else {
+            resolve_model(&self.opts.model_file, self.opts.variant)?
+        };
+        Ok(NetKey {
+            model,
+            device: self.opts.device.clone(),
+            variant: self.opts.variant,
+            torch_threads: self.opts.torch_threads,
+            batch: self.opts.batch_size.max(1),
+        })
+    }
+
+    /// Loads the network the options name unless it is loaded already (and warms it up
+    /// with one batch). Returns a description, or an error message for the user.
+    pub fn load_network(&mut self) -> Result<String, String> {
+        let key = self.net_key()?;
+        if let Some(n) = &self.net {
+            if n.key == key {
+                return Ok(n.description.clone());
+            }
+        }
+        self.net = None;
+        let loaded = catch_unwind(AssertUnwindSafe(|| load(&key)))
+            .unwrap_or_else(|p| Err(format!("loading the network panicked: {}", panic_text(&p))))?;
+        let description = loaded.description.clone();
+        self.net = Some(loaded);
+        Ok(description)
+    }
+
+    /// A new game: the tree is dropped.
+    pub fn new_game(&mut self) {
+        self.stop();
+        self.tree_dirty = true;
+    }
+
+    /// Whether a search is running (a finished search thread is joined here).
+    pub fn is_searching(&mut self) -> bool {
+        if let Some(r) = &self.running {
+            if r.handle.is_finished() || r.finished.load(std::sync::atomic::Ordering::SeqCst) {
+                let r = self.running.take().expect("checked");
+                let _ = r.handle.join();
+                return false;
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Stops the running search, if any, and waits for it (its result is reported).
+    pub fn stop(&mut self) {
+        if let Some(r) = self.running.take() {
+            r.control.stop();
+            let _ = r.handle.join();
+        }
+    }
+
+    pub fn ponderhit(&self) -> bool {
+        match &self.running {
+            Some(r) => {
+                r.control.ponderhit();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts searching `pos` in a new thread; `on_done` receives the result (also after
+    /// an internal error: then the best move is the first legal one).
+    pub fn start(
+        &mut self,
+        pos: Position,
+        mut limits: Limits,
+        on_info: Box<dyn Fn(&Info) + Send + Sync>,
+        on_done: Box<dyn FnOnce(SearchOutcome) + Send>,
+    ) -> Result<(), String> {
+        if self.is_searching() {
+            return Err("a search is already running (send stop first)".into());
+        }
+        if pos.variant() != self.opts.variant {
+            return Err(format!("the position is {} but UCI_Variant is {}", pos.variant(), self.opts.variant));
+        }
+        // The network loads at isready (XBoard: new, variant); here only when there is
+        // none for this variant, so that a new checkpoint never loads on the clock.
+        if self.net.as_ref().map_or(true, |n| n.key.variant != self.opts.variant) {
+            self.load_network()?;
+        }
+        let net = self.net.as_ref().expect("loaded");
+        limits.origin.get_or_insert_with(std::time::Instant::now);
+        if self.tree_dirty || self.tree.is_poisoned() {
+            let tree = Tree::new(self.opts.search_config(), self.opts.end_rules(), &pos);
+            self.tree = Arc::new(Mutex::new(tree));
+            self.tree_dirty = false;
+        }
+        if self.opts.nodes_limit > 0 {
+            limits.nodes = Some(limits.nodes.map_or(self.opts.nodes_limit, |n| n.min(self.opts.nodes_limit)));
+        }
+        let settings = Settings {
+            threads: self.opts.threads,
+            batch_size: self.opts.batch_size,
+            multipv: self.opts.multipv,
+            info_interval_ms: self.opts.info_interval_ms,
+            pad_batches: net.cuda,
+        };
+        let control = Arc::new(Control::new());
+        let tree = self.tree.clone();
+        let evaluator = net.evaluator.clone();
+        let encoder = net.encoder.clone();
+        let ctl = control.clone();
+        let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let fin = finished.clone();
+        let handle = std::thread::Builder::new()
+            .name("search".into())
+            .spawn(move || {
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    tree.lock().unwrap_or_else(|e| e.into_inner()).set_root(&pos);
+                    search::run(&tree, &evaluator, &encoder, &limits, &settings, &ctl, &*on_info)
+                }));
+                let (outcome, workers) = match result {
+                    Ok((o, w)) => (o, Some(w)),
+                    Err(p) => (failed(&pos, format!("search panicked: {}", panic_text(&p))), None),
+                };
+                fin.store(true, std::sync::atomic::Ordering::SeqCst);
+                on_done(outcome);
+                // The workers finish their last batch after the move is out; the next
+                // search (which joins this thread first) sees a quiet tree.
+                if let Some(w) = workers {
+                    w.join();
+                }
+            })
+            .map_err(|e| format!("cannot start the search thread: {e}"))?;
+        self.running = Some(Running { handle, control, finished });
+        Ok(())
+    }
+}
+
+fn failed(pos: &Position, error: String) -> SearchOutcome {
+    SearchOutcome {
+        best: pos.legal_moves().first().copied(),
+        ponder: None,
+        value: 0.0,
+        proof: Proof::Unknown,
+        info: Info::default(),
+        error: Some(error),
+        tree_full: false,
+    }
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+fn load(key: &NetKey) -> Result<Network, String> {
+    let batch = key.batch;
+    let encoder = Encoder::new(key.variant);
+    let shape = encoder.net_shape();
+    if key.model.as_os_str() == UNIFORM {
+        return Ok(Network {
+            evaluator: Arc::new(UniformEvaluator::new(shape)),
+            encoder,
+            key: key.clone(),
+            description: format!("uniform evaluator ({})", key.variant),
+            cuda: false,
+        });
+    }
+    let path = &key.model;
+    let meta = model::read_checkpoint_meta(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let v: Variant = meta.variant.parse().map_err(|e: rules::UnknownVariant| format!("{}: {e}", path.display()))?;
+    if v != key.variant {
+        return Err(format!(
+            "{} is a network for {}, but UCI_Variant is {} (set UCI_Variant or ModelFile)",
+            path.display(),
+            v,
+            key.variant
+        ));
+    }
+    if key.torch_threads > 0 {
+        model::tch::set_num_threads(key.torch_threads as i32);
+    }
+    let device = model::parse_device(&key.device).map_err(|e| format!("option Device: {e}"))?;
+    let expected = model::Expected::new(meta.variant.clone(), ENCODER_VERSION).with_shape(shape);
+    let (net, meta) =
+        model::load_checkpoint(path, &expected, device).map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+    let ev =
+        TorchEvaluator::new(&net, device, Precision::Auto).map_err(|e| format!("cannot prepare the network: {e}"))?;
+    // Warm-up: the first forward passes are slow (allocation, cuDNN autotuning).
+    let zeros = vec![0.0f32; batch * shape.input_len()];
+    for _ in 0..2 {
+        ev.evaluate(&zeros, batch).map_err(|e| format!("the network fails to evaluate: {e}"))?;
+    }
+    let description = format!(
+        "{} (step {}, {} blocks x {} channels) on {}",
+        path.display(),
+        meta.step,
+        meta.net.blocks,
+        meta.net.channels,
+        ev.describe()
+    );
+    Ok(Network { evaluator: Arc::new(ev), encoder, key: key.clone(), description, cuda: device.is_cuda() })
+}

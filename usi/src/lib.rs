@@ -1,0 +1,41 @@
+//! koma's engine: a USI player for shogi, sho shogi and dai shogi, and an XBoard
+//! (protocol 2) player for sho and dai shogi as HaChu and XBoard speak them.
+//!
+//! - [`tree`]: the search tree (PUCT, virtual loss, proofs with mate distances, reuse).
+//! - [`search`]: worker threads with batched evaluation, the controller, info output.
+//! - [`time`]: time management (byoyomi, Fischer, sudden death, movetime).
+//! - [`engine`]: options, network loading, the search thread (shared by the protocols).
+//! - [`usi`], [`xboard`]: the protocol loops.
+//! - [`options`]: the option table.
+
+pub mod engine;
+pub mod options;
+pub mod search;
+pub mod time;
+pub mod tree;
+pub mod usi;
+pub mod xboard;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+/// A line-oriented output shared by the protocol thread and the search thread; every
+/// line is flushed at once.
+#[derive(Clone)]
+pub struct Out(Arc<Mutex<Box<dyn Write + Send>>>);
+
+impl Out {
+    pub fn new(w: Box<dyn Write + Send>) -> Out {
+        Out(Arc::new(Mutex::new(w)))
+    }
+
+    pub fn stdout() -> Out {
+        Out::new(Box::new(std::io::stdout()))
+    }
+
+    pub fn line(&self, s: &str) {
+        let mut w = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(w, "{s}");
+        let _ = w.flush();
+    }
+}

@@ -1,0 +1,325 @@
+//! The engine's options, shared by USI (`setoption`) and XBoard (`option`).
+
+use rules::Variant;
+use selfplay::SearchConfig;
+
+/// Type and default of an option, as the protocols announce it.
+#[derive(Clone, Copy, Debug)]
+pub enum OptionKind {
+    Check(bool),
+    Spin { default: i64, min: i64, max: i64 },
+    Text(&'static str),
+    Combo { default: &'static str, vars: &'static [&'static str] },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub kind: OptionKind,
+}
+
+/// Value of `ModelFile` that selects the uniform evaluator (every move equally likely,
+/// value 0): pure MCTS, for tests and baselines.
+pub const UNIFORM: &str = "<uniform>";
+
+const fn spin(name: &'static str, default: i64, min: i64, max: i64) -> OptionSpec {
+    OptionSpec { name, kind: OptionKind::Spin { default, min, max } }
+}
+
+/// Every option, in the order `usi` lists them.
+pub const SPECS: &[OptionSpec] = &[
+    OptionSpec { name: "ModelFile", kind: OptionKind::Text("auto") },
+    OptionSpec { name: "Device", kind: OptionKind::Text("auto") },
+    spin("Threads", 2, 1, 256),
+    spin("BatchSize", 16, 1, 4096),
+    spin("TorchThreads", 0, 0, 1024),
+    spin("USI_Hash", 1024, 16, 1 << 20),
+    OptionSpec { name: "USI_Ponder", kind: OptionKind::Check(false) },
+    spin("MultiPV", 1, 1, 64),
+    spin("ByoyomiMargin", 100, 0, 60_000),
+    spin("NodesLimit", 0, 0, 1 << 40),
+    spin("ResignValue", 0, 0, 1000),
+    OptionSpec { name: "UCI_Variant", kind: OptionKind::Combo { default: "shogi", vars: &["shogi", "sho", "dai"] } },
+    spin("MaxPlies", 0, 0, 1_000_000),
+    spin("InfoInterval", 1000, 0, 3_600_000),
+    spin("CPuct", 125, 1, 10_000),
+    spin("CPuctBase", 19652, 1, 1_000_000_000),
+    spin("FpuReduction", 25, 0, 1000),
+    spin("RootFpuReduction", 0, 0, 1000),
+    spin("PolicySoftmaxTemp", 100, 1, 1000),
+    spin("VirtualLoss", 100, 0, 10_000),
+    spin("MateSearchPlies", 3, 0, 3),
+];
+
+/// What a changed option affects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// The network must be (re)loaded: ModelFile, Device, TorchThreads.
+    Network,
+    /// Another game: the variant (network, position and tree).
+    Variant,
+    /// The search tree's settings (search constants, USI_Hash, MaxPlies).
+    Tree,
+    Other,
+}
+
+/// Current option values.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub model_file: String,
+    pub device: String,
+    pub threads: usize,
+    pub batch_size: usize,
+    pub torch_threads: usize,
+    pub hash_mib: usize,
+    pub ponder: bool,
+    pub multipv: usize,
+    pub margin_ms: u64,
+    pub nodes_limit: u64,
+    pub resign_value: u32,
+    pub variant: Variant,
+    pub max_plies: u32,
+    pub info_interval_ms: u64,
+    pub c_puct: i64,
+    pub c_puct_base: i64,
+    pub fpu_reduction: i64,
+    pub root_fpu_reduction: i64,
+    pub policy_softmax_temp: i64,
+    pub virtual_loss: i64,
+    pub mate_search_plies: i64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let mut o = Options {
+            model_file: String::new(),
+            device: String::new(),
+            threads: 0,
+            batch_size: 0,
+            torch_threads: 0,
+            hash_mib: 0,
+            ponder: false,
+            multipv: 0,
+            margin_ms: 0,
+            nodes_limit: 0,
+            resign_value: 0,
+            variant: Variant::Shogi,
+            max_plies: 0,
+            info_interval_ms: 0,
+            c_puct: 0,
+            c_puct_base: 0,
+            fpu_reduction: 0,
+            root_fpu_reduction: 0,
+            policy_softmax_temp: 0,
+            virtual_loss: 0,
+            mate_search_plies: 0,
+        };
+        for spec in SPECS {
+            let v = match spec.kind {
+                OptionKind::Check(b) => b.to_string(),
+                OptionKind::Spin { default, .. } => default.to_string(),
+                OptionKind::Text(t) => t.to_string(),
+                OptionKind::Combo { default, .. } => default.to_string(),
+            };
+            o.set(spec.name, &v).expect("defaults are valid");
+        }
+        o
+    }
+}
+
+fn find(name: &str) -> Option<&'static OptionSpec> {
+    SPECS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
+}
+
+impl Options {
+    /// Sets an option by name (case-insensitive). Errors name the problem.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<Effect, String> {
+        let spec = find(name).ok_or_else(|| format!("unknown option '{name}'"))?;
+        let value = value.trim();
+        let int = || -> Result<i64, String> {
+            let OptionKind::Spin { min, max, .. } = spec.kind else { unreachable!() };
+            let v: i64 = value.parse().map_err(|_| format!("option {}: '{value}' is not an integer", spec.name))?;
+            if v < min || v > max {
+                return Err(format!("option {}: {v} is outside {min}..{max}", spec.name));
+            }
+            Ok(v)
+        };
+        let check = || -> Result<bool, String> {
+            match value.to_ascii_lowercase().as_str() {
+                "true" | "1" | "on" => Ok(true),
+                "false" | "0" | "off" => Ok(false),
+                _ => Err(format!("option {}: '{value}' is not true or false", spec.name)),
+            }
+        };
+        Ok(match spec.name {
+            "ModelFile" => {
+                self.model_file =
+                    if value.is_empty() || value == "<empty>" { "auto".into() } else { value.to_string() };
+                Effect::Network
+            }
+            "Device" => {
+                self.device = if value.is_empty() { "auto".into() } else { value.to_string() };
+                Effect::Network
+            }
+            "Threads" => {
+                self.threads = int()? as usize;
+                Effect::Other
+            }
+            "BatchSize" => {
+                self.batch_size = int()? as usize;
+                Effect::Other
+            }
+            "TorchThreads" => {
+                self.torch_threads = int()? as usize;
+                Effect::Network
+            }
+            "USI_Hash" => {
+                self.hash_mib = int()? as usize;
+                Effect::Tree
+            }
+            "USI_Ponder" => {
+                self.ponder = check()?;
+                Effect::Other
+            }
+            "MultiPV" => {
+                self.multipv = int()? as usize;
+                Effect::Other
+            }
+            "ByoyomiMargin" => {
+                self.margin_ms = int()? as u64;
+                Effect::Other
+            }
+            "NodesLimit" => {
+                self.nodes_limit = int()? as u64;
+                Effect::Other
+            }
+            "ResignValue" => {
+                self.resign_value = int()? as u32;
+                Effect::Other
+            }
+            "UCI_Variant" => {
+                let v: Variant =
+                    value.parse().map_err(|e: rules::UnknownVariant| format!("option UCI_Variant: {e}"))?;
+                self.variant = v;
+                Effect::Variant
+            }
+            "MaxPlies" => {
+                self.max_plies = int()? as u32;
+                Effect::Tree
+            }
+            "InfoInterval" => {
+                self.info_interval_ms = int()? as u64;
+                Effect::Other
+            }
+            "CPuct" => {
+                self.c_puct = int()?;
+                Effect::Tree
+            }
+            "CPuctBase" => {
+                self.c_puct_base = int()?;
+                Effect::Tree
+            }
+            "FpuReduction" => {
+                self.fpu_reduction = int()?;
+                Effect::Tree
+            }
+            "RootFpuReduction" => {
+                self.root_fpu_reduction = int()?;
+                Effect::Tree
+            }
+            "PolicySoftmaxTemp" => {
+                self.policy_softmax_temp = int()?;
+                Effect::Tree
+            }
+            "VirtualLoss" => {
+                self.virtual_loss = int()?;
+                Effect::Tree
+            }
+            "MateSearchPlies" => {
+                self.mate_search_plies = int()?;
+                Effect::Tree
+            }
+            other => return Err(format!("option '{other}' has no handler")),
+        })
+    }
+
+    /// The search constants (hundredths in the options become fractions).
+    pub fn search_config(&self) -> SearchConfig {
+        SearchConfig {
+            c_puct: self.c_puct as f32 / 100.0,
+            c_puct_base: self.c_puct_base as f32,
+            fpu_reduction: self.fpu_reduction as f32 / 100.0,
+            root_fpu_reduction: self.root_fpu_reduction as f32 / 100.0,
+            policy_softmax_temperature: self.policy_softmax_temp as f32 / 100.0,
+            virtual_loss: self.virtual_loss as f32 / 100.0,
+            mate_search_plies: self.mate_search_plies as u32,
+            max_tree_mib: self.hash_mib,
+            ..SearchConfig::default()
+        }
+    }
+
+    pub fn end_rules(&self) -> rules::EndRules {
+        rules::EndRules {
+            impasse: rules::ImpasseRule::Declaration27,
+            max_plies: if self.max_plies > 0 { Some(self.max_plies) } else { None },
+        }
+    }
+
+    /// The USI `option ...` lines.
+    pub fn usi_lines() -> Vec<String> {
+        SPECS
+            .iter()
+            .map(|s| match s.kind {
+                OptionKind::Check(b) => format!("option name {} type check default {b}", s.name),
+                OptionKind::Spin { default, min, max } => {
+                    format!("option name {} type spin default {default} min {min} max {max}", s.name)
+                }
+                OptionKind::Text(t) => format!("option name {} type string default {t}", s.name),
+                OptionKind::Combo { default, vars } => {
+                    let vars: String = vars.iter().map(|v| format!(" var {v}")).collect();
+                    format!("option name {} type combo default {default}{vars}", s.name)
+                }
+            })
+            .collect()
+    }
+
+    /// The XBoard `feature option="..."` values (variant and ponder have their own
+    /// commands there).
+    pub fn xboard_features() -> Vec<String> {
+        SPECS
+            .iter()
+            .filter(|s| !matches!(s.name, "UCI_Variant" | "USI_Ponder" | "USI_Hash" | "Threads"))
+            .map(|s| match s.kind {
+                OptionKind::Check(b) => format!("option=\"{} -check {}\"", s.name, b as u8),
+                OptionKind::Spin { default, min, max } => format!("option=\"{} -spin {default} {min} {max}\"", s.name),
+                OptionKind::Text(t) => format!("option=\"{} -string {t}\"", s.name),
+                OptionKind::Combo { default, vars } => {
+                    let vars: Vec<String> =
+                        vars.iter().map(|v| if *v == default { format!("*{v}") } else { v.to_string() }).collect();
+                    format!("option=\"{} -combo {}\"", s.name, vars.join(" /// "))
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_errors() {
+        let mut o = Options::default();
+        assert_eq!(o.model_file, "auto");
+        assert_eq!(o.threads, 2);
+        assert_eq!(o.search_config().c_puct, 1.25);
+        assert!(o.set("Threads", "0").is_err());
+        assert!(o.set("Threads", "x").is_err());
+        assert!(o.set("Nope", "1").is_err());
+        assert_eq!(o.set("uci_variant", "sho"), Ok(Effect::Variant));
+        assert_eq!(o.variant, Variant::Sho);
+        assert!(o.set("UCI_Variant", "chess").is_err());
+        assert_eq!(o.set("USI_Ponder", "true"), Ok(Effect::Other));
+        assert!(o.ponder);
+    }
+}

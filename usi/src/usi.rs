@@ -1,0 +1,268 @@
+//! The USI protocol loop.
+//!
+//! Commands are read on the calling thread and the search runs on its own thread, so
+//! `stop`, `ponderhit`, `isready` and `quit` are answered while it thinks. Malformed or
+//! out-of-order commands get `info string error: ...` and are otherwise ignored; a `go`
+//! is always answered with a `bestmove` (`resign` when there is no usable position or
+//! network).
+
+use std::io::BufRead;
+
+use rules::{Color, Move, Position};
+
+use crate::engine::{immediate, Core, Immediate};
+use crate::options::{Effect, Options};
+use crate::search::{Info, Limits, Score, SearchOutcome};
+use crate::time::{self, Clock};
+use crate::Out;
+
+pub const ENGINE_NAME: &str = concat!("koma-usi ", env!("CARGO_PKG_VERSION"));
+
+/// Formats `info` as USI `info` lines (one per principal variation).
+pub fn info_lines(info: &Info, multipv: usize) -> Vec<String> {
+    let head = format!(
+        "info depth {} seldepth {} time {} nodes {} nps {} hashfull {}",
+        info.depth, info.seldepth, info.time_ms, info.nodes, info.nps, info.hashfull
+    );
+    if info.lines.is_empty() {
+        return vec![head];
+    }
+    info.lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut s = head.clone();
+            if multipv > 1 {
+                s.push_str(&format!(" multipv {}", i + 1));
+            }
+            match l.score {
+                Score::Cp(c) => s.push_str(&format!(" score cp {c}")),
+                Score::Mate(m) => s.push_str(&format!(" score mate {m}")),
+            }
+            if !l.pv.is_empty() {
+                s.push_str(" pv");
+                for m in &l.pv {
+                    s.push(' ');
+                    s.push_str(&m.to_usi());
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+/// The USI engine state.
+pub struct Usi {
+    core: Core,
+    out: Out,
+    pos: Result<Position, String>,
+}
+
+impl Usi {
+    pub fn new(out: Out) -> Usi {
+        let core = Core::new();
+        let pos = Ok(Position::startpos(core.variant()));
+        Usi { core, out, pos }
+    }
+
+    fn error(&self, msg: impl AsRef<str>) {
+        self.out.line(&format!("info string error: {}", msg.as_ref()));
+    }
+
+    /// Reads commands until `quit` or the end of the input.
+    pub fn run(&mut self, input: impl BufRead) {
+        for line in input.lines() {
+            let Ok(line) = line else { break };
+            if !self.handle(&line) {
+                break;
+            }
+        }
+        self.core.stop();
+    }
+
+    /// Handles one command line; `false` after `quit`.
+    pub fn handle(&mut self, line: &str) -> bool {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some((&cmd, args)) = words.split_first() else { return true };
+        match cmd {
+            "usi" => {
+                self.out.line(&format!("id name {ENGINE_NAME}"));
+                self.out.line("id author the koma developers");
+                for l in Options::usi_lines() {
+                    self.out.line(&l);
+                }
+                self.out.line("usiok");
+            }
+            "isready" => {
+                if !self.core.is_searching() {
+                    match self.core.load_network() {
+                        Ok(d) => self.out.line(&format!("info string network: {d}")),
+                        Err(e) => self.error(e),
+                    }
+                }
+                self.out.line("readyok");
+            }
+            "setoption" => self.setoption(args),
+            "usinewgame" => self.core.new_game(),
+            "position" => {
+                let text = args.join(" ");
+                self.pos = rules::parse_position_command(self.core.variant(), &text)
+                    .map_err(|e| format!("position {text}: {e}"));
+                if let Err(e) = &self.pos {
+                    self.error(e);
+                }
+            }
+            "go" => self.go(args),
+            "stop" => self.core.stop(),
+            "ponderhit" => {
+                if !self.core.is_searching() || !self.core.ponderhit() {
+                    self.error("ponderhit without a running go ponder");
+                }
+            }
+            "gameover" => self.core.stop(),
+            "quit" => {
+                self.core.stop();
+                return false;
+            }
+            "debug" | "register" => {}
+            other => self.error(format!("unknown command '{other}'")),
+        }
+        true
+    }
+
+    fn setoption(&mut self, args: &[&str]) {
+        // setoption name <id> [value <x>]
+        let (Some(&"name"), Some(rest)) = (args.first(), args.get(1..)) else {
+            return self.error("setoption: expected 'setoption name <id> [value <x>]'");
+        };
+        let vpos = rest.iter().position(|&w| w == "value");
+        let name = rest[..vpos.unwrap_or(rest.len())].join(" ");
+        let value = vpos.map(|i| rest[i + 1..].join(" ")).unwrap_or_default();
+        if name.is_empty() {
+            return self.error("setoption: no option name");
+        }
+        match self.core.set_option(&name, &value) {
+            Ok(Effect::Variant) => self.pos = Ok(Position::startpos(self.core.variant())),
+            Ok(_) => {}
+            Err(e) => self.error(e),
+        }
+    }
+
+    fn go(&mut self, args: &[&str]) {
+        if self.core.is_searching() {
+            return self.error("go while a search is running (send stop first); ignored");
+        }
+        let mut clock = [Clock::default(), Clock::default()];
+        let mut limits = Limits { origin: Some(std::time::Instant::now()), ..Limits::default() };
+        let mut it = args.iter();
+        while let Some(&w) = it.next() {
+            let mut num = |name: &str| -> Option<u64> {
+                match it.next().map(|v| v.parse::<i64>()) {
+                    Some(Ok(v)) => Some(v.max(0) as u64),
+                    _ => {
+                        self.error(format!("go: {name} needs a number"));
+                        None
+                    }
+                }
+            };
+            match w {
+                "ponder" => limits.ponder = true,
+                "infinite" => limits.infinite = true,
+                "btime" => clock[0].time = num(w).or(clock[0].time),
+                "wtime" => clock[1].time = num(w).or(clock[1].time),
+                "binc" => clock[0].inc = num(w).unwrap_or(0),
+                "winc" => clock[1].inc = num(w).unwrap_or(0),
+                "byoyomi" => {
+                    let b = num(w).unwrap_or(0);
+                    clock[0].byoyomi = b;
+                    clock[1].byoyomi = b;
+                }
+                "movetime" => {
+                    let m = num(w);
+                    clock[0].movetime = m;
+                    clock[1].movetime = m;
+                }
+                "nodes" => limits.nodes = num(w).map(|n| n.max(1)),
+                "depth" | "movestogo" => {
+                    num(w);
+                }
+                "mate" => {
+                    self.error("go mate is not supported");
+                    self.out.line("checkmate notimplemented");
+                    return;
+                }
+                other => self.error(format!("go: unknown word '{other}' ignored")),
+            }
+        }
+        let pos = match &self.pos {
+            Ok(p) => p.clone(),
+            Err(e) => {
+                self.error(format!("no valid position ({e})"));
+                return self.out.line("bestmove resign");
+            }
+        };
+        let side = if pos.side_to_move() == Color::Sente { 0 } else { 1 };
+        limits.budget = time::budget(&clock[side], self.core.opts.margin_ms);
+        if limits.budget.is_none() && limits.nodes.is_none() && !limits.ponder {
+            // A bare `go`: think until `stop`.
+            limits.infinite = true;
+        }
+        let multipv = self.core.opts.multipv;
+        let resign_value = self.core.opts.resign_value;
+        let end_rules = self.core.opts.end_rules();
+        let out = self.out.clone();
+        let on_info = Box::new(move |info: &Info| {
+            for l in info_lines(info, multipv) {
+                out.line(&l);
+            }
+        });
+        let out = self.out.clone();
+        let root = pos.clone();
+        let on_done = Box::new(move |o: SearchOutcome| {
+            let text = bestmove_text(&root, &o, resign_value, &end_rules, &out, multipv);
+            out.line(&text);
+        });
+        if let Err(e) = self.core.start(pos, limits, on_info, on_done) {
+            self.error(e);
+            self.out.line("bestmove resign");
+        }
+    }
+}
+
+/// Reports the final info and returns the `bestmove ...` line.
+fn bestmove_text(
+    root: &Position,
+    o: &SearchOutcome,
+    resign_value: u32,
+    end_rules: &rules::EndRules,
+    out: &Out,
+    multipv: usize,
+) -> String {
+    if let Some(e) = &o.error {
+        out.line(&format!("info string error: {e}"));
+    }
+    match immediate(root, end_rules) {
+        Some(Immediate::Declare) => return "bestmove win".into(),
+        Some(Immediate::GameOver(_)) => return "bestmove resign".into(),
+        None => {}
+    }
+    for l in info_lines(&o.info, multipv) {
+        out.line(&l);
+    }
+    if o.tree_full {
+        out.line("info string the search tree is full (raise USI_Hash)");
+    }
+    let resign = resign_value > 0
+        && (matches!(o.proof, crate::tree::Proof::Loss(_)) || o.value * 1000.0 < -(resign_value as f32));
+    if resign {
+        return "bestmove resign".into();
+    }
+    let best: Option<Move> = o.best.or_else(|| root.legal_moves().first().copied());
+    match best {
+        Some(m) => match o.ponder {
+            Some(p) if o.best.is_some() => format!("bestmove {} ponder {}", m.to_usi(), p.to_usi()),
+            _ => format!("bestmove {}", m.to_usi()),
+        },
+        None => "bestmove resign".into(),
+    }
+}

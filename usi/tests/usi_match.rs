@@ -1,0 +1,32 @@
+//! Real GUI-style matches through cshogi (scripts/usi-match.sh): koma-usi against gpsusi
+//! with a short byoyomi; every game completes, every move legal, no time loss.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+fn python_has_cshogi(py: &std::path::Path) -> bool {
+    py.exists() && Command::new(py).args(["-c", "import cshogi"]).status().is_ok_and(|s| s.success())
+}
+
+#[test]
+fn match_against_gpsusi_through_cshogi() {
+    let root = repo_root();
+    let py = root.join(".venv/bin/python");
+    let opponent = "/usr/games/gpsusi";
+    if !require(".venv python with cshogi (scripts/setup.sh, scripts/install-engines.sh)", python_has_cshogi(&py))
+        || !require("gpsusi (Debian package gpsshogi)", std::path::Path::new(opponent).exists())
+    {
+        return;
+    }
+    let st = Command::new("bash")
+        .arg(root.join("scripts/usi-match.sh"))
+        .args(["--no-build", "--games", "2", "--byoyomi", "300", "--opponent", opponent])
+        .env("KOMA_USI", exe())
+        .current_dir(&root)
+        .status()
+        .expect("run scripts/usi-match.sh");
+    assert!(st.success(), "scripts/usi-match.sh failed (output above)");
+}

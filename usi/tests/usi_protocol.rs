@@ -1,0 +1,241 @@
+//! The USI protocol, driven over stdin/stdout like a GUI.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use rules::{Position, Variant};
+
+fn bestmove_of(line: &str) -> String {
+    line.split_whitespace().nth(1).unwrap_or("").to_string()
+}
+
+fn assert_legal(pos_cmd: &str, mv: &str) {
+    let pos = rules::parse_position_command(Variant::Shogi, pos_cmd).unwrap();
+    assert!(pos.parse_usi(mv).is_ok(), "{mv} is not legal after {pos_cmd}");
+}
+
+#[test]
+fn handshake_options_and_a_legal_move() {
+    let mut e = Engine::start(&[]);
+    e.send("usi");
+    let lines = e.until(10.0, "usiok");
+    assert!(lines.iter().any(|l| l.starts_with("id name koma-usi")));
+    for opt in [
+        "ModelFile",
+        "Threads",
+        "BatchSize",
+        "Device",
+        "USI_Ponder",
+        "MultiPV",
+        "ByoyomiMargin",
+        "NodesLimit",
+        "ResignValue",
+        "UCI_Variant",
+        "CPuct",
+    ] {
+        assert!(lines.iter().any(|l| l.starts_with(&format!("option name {opt} type"))), "option {opt} missing");
+    }
+    e.send("setoption name ModelFile value <uniform>");
+    e.send("isready");
+    e.until(30.0, "readyok");
+    e.send("usinewgame");
+    let cmd = "startpos moves 7g7f 3c3d";
+    e.send(&format!("position {cmd}"));
+    e.send("go nodes 300");
+    let out = e.until(20.0, "bestmove");
+    let info = out.iter().rev().find(|l| l.starts_with("info depth")).expect("an info line before bestmove");
+    for word in ["depth", "seldepth", "nodes", "nps", "time", "score cp", "pv"] {
+        assert!(info.contains(word), "{word} missing in {info}");
+    }
+    assert_legal(cmd, &bestmove_of(out.last().unwrap()));
+    // MultiPV gives numbered lines.
+    e.send("setoption name MultiPV value 3");
+    e.send("position startpos");
+    e.send("go nodes 200");
+    let out = e.until(20.0, "bestmove");
+    assert!(out.iter().any(|l| l.contains(" multipv 3 ")), "{out:?}");
+    e.send("quit");
+    assert!(e.wait_exit(10.0).success());
+}
+
+#[test]
+fn malformed_and_out_of_order_commands_are_answered() {
+    let mut e = Engine::start(&[]);
+    e.send("go nodes 10"); // before usi/isready: no network yet, still answered
+    e.expect(60.0, |l| l.starts_with("bestmove"));
+    e.handshake(&[("ModelFile", "<uniform>")]);
+    e.send("frobnicate");
+    e.expect(5.0, |l| l.starts_with("info string error") && l.contains("frobnicate"));
+    e.send("setoption name Threads value many");
+    e.expect(5.0, |l| l.starts_with("info string error") && l.contains("Threads"));
+    e.send("setoption name NoSuchOption value 1");
+    e.expect(5.0, |l| l.starts_with("info string error"));
+    e.send("setoption");
+    e.expect(5.0, |l| l.starts_with("info string error"));
+    e.send("ponderhit");
+    e.expect(5.0, |l| l.starts_with("info string error"));
+    e.send("position sfen this/is/not/a/sfen b - 1");
+    e.expect(5.0, |l| l.starts_with("info string error"));
+    e.send("go nodes 10");
+    assert_eq!(e.expect(5.0, |l| l.starts_with("bestmove")), "bestmove resign");
+    e.send("position startpos moves 7g7f 7g7f");
+    e.expect(5.0, |l| l.starts_with("info string error") && l.contains("7g7f"));
+    e.send("position startpos moves");
+    e.send("go btime abc wtime 1000 nodes 50");
+    e.expect(5.0, |l| l.starts_with("info string error"));
+    let bm = e.expect(10.0, |l| l.starts_with("bestmove"));
+    assert_legal("startpos", &bestmove_of(&bm));
+    e.send("stop"); // after the search: harmless
+    e.send("isready");
+    e.expect(5.0, |l| l == "readyok");
+    e.send("quit");
+    assert!(e.wait_exit(10.0).success());
+}
+
+#[test]
+fn stop_ends_go_infinite_and_quit_ends_the_process() {
+    let mut e = Engine::start(&[]);
+    e.handshake(&[("ModelFile", "<uniform>")]);
+    e.send("position startpos");
+    e.send("go infinite");
+    std::thread::sleep(Duration::from_millis(400));
+    // isready and go during a search
+    e.send("isready");
+    e.expect(5.0, |l| l == "readyok");
+    e.send("go nodes 5");
+    e.expect(5.0, |l| l.starts_with("info string error"));
+    let t = Instant::now();
+    e.send("stop");
+    let bm = e.expect(5.0, |l| l.starts_with("bestmove"));
+    assert!(t.elapsed() < Duration::from_secs(2));
+    assert_legal("startpos", &bestmove_of(&bm));
+    // A proven position under go infinite still waits for stop.
+    e.send("position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1");
+    e.send("go infinite");
+    e.expect(10.0, |l| l.contains("score mate 1"));
+    std::thread::sleep(Duration::from_millis(300));
+    e.send("stop");
+    assert_eq!(bestmove_of(&e.expect(5.0, |l| l.starts_with("bestmove"))), "G*5b");
+    // quit in the middle of a search.
+    e.send("position startpos");
+    e.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    e.send("quit");
+    assert!(e.wait_exit(5.0).success());
+    // End of input also ends the process.
+    let mut e = Engine::start(&[]);
+    e.send("usi");
+    e.until(10.0, "usiok");
+    e.close_stdin();
+    assert!(e.wait_exit(10.0).success());
+}
+
+#[test]
+fn missing_model_is_reported_at_isready() {
+    let mut e = Engine::start(&[]);
+    e.send("usi");
+    e.until(10.0, "usiok");
+    e.send("setoption name ModelFile value /nonexistent/koma/model.json");
+    e.send("isready");
+    let lines = e.until(30.0, "readyok");
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string error")
+            && l.contains("/nonexistent/koma/model")
+            && l.contains("not found")),
+        "{lines:?}"
+    );
+    e.send("position startpos");
+    e.send("go byoyomi 1000");
+    assert_eq!(e.expect(10.0, |l| l.starts_with("bestmove")), "bestmove resign");
+}
+
+#[test]
+fn declaration_and_lost_positions() {
+    let mut e = Engine::start(&[]);
+    e.handshake(&[("ModelFile", "<uniform>")]);
+    // Sente: king in the camp with 10 pieces and 28 points -> bestmove win.
+    e.send("position sfen 1K5G1/+R+B+P+P+P+P+P+P+P/9/9/9/9/9/9/4k4 b RB2G2S2N2L 1");
+    e.send("go byoyomi 1000");
+    assert_eq!(e.expect(10.0, |l| l.starts_with("bestmove")), "bestmove win");
+    // Mated: resign.
+    e.send("position sfen 4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1");
+    e.send("go byoyomi 1000");
+    assert_eq!(e.expect(10.0, |l| l.starts_with("bestmove")), "bestmove resign");
+}
+
+#[test]
+fn a_tiny_network_answers_within_one_second_byoyomi_and_ponders() {
+    let ckpt = tiny_checkpoint("shogi");
+    let mut e = Engine::start(&[]);
+    let lines = e.handshake(&[("ModelFile", ckpt.to_str().unwrap()), ("USI_Ponder", "true"), ("Threads", "2")]);
+    assert!(lines.iter().any(|l| l.starts_with("info string network:")), "{lines:?}");
+    let mut moves: Vec<String> = Vec::new();
+    for _ in 0..4 {
+        let cmd = if moves.is_empty() { "startpos".to_string() } else { format!("startpos moves {}", moves.join(" ")) };
+        e.send(&format!("position {cmd}"));
+        let t = Instant::now();
+        e.send("go btime 0 wtime 0 byoyomi 1000");
+        let bm = e.expect(5.0, |l| l.starts_with("bestmove"));
+        let el = t.elapsed();
+        assert!(el < Duration::from_millis(1000), "took {el:?}");
+        assert!(el > Duration::from_millis(500), "used only {el:?} of a 1 s byoyomi");
+        let mv = bestmove_of(&bm);
+        assert_legal(&cmd, &mv);
+        moves.push(mv);
+    }
+    // Ponder: go ponder, then ponderhit; the clock starts at ponderhit.
+    let mut pos = Position::startpos(Variant::Shogi);
+    for m in &moves {
+        pos.play_usi(m).unwrap();
+    }
+    let guess = pos.legal_moves()[0].to_usi();
+    e.send(&format!("position startpos moves {} {guess}", moves.join(" ")));
+    e.send("go ponder btime 0 wtime 0 byoyomi 1000");
+    std::thread::sleep(Duration::from_millis(700));
+    let t = Instant::now();
+    e.send("ponderhit");
+    let bm = e.expect(5.0, |l| l.starts_with("bestmove"));
+    assert!(t.elapsed() < Duration::from_millis(1000));
+    assert_legal(&format!("startpos moves {} {guess}", moves.join(" ")), &bestmove_of(&bm));
+    // Ponder miss: stop, then a new search.
+    e.send(&format!("position startpos moves {} {guess}", moves.join(" ")));
+    e.send("go ponder btime 0 wtime 0 byoyomi 1000");
+    std::thread::sleep(Duration::from_millis(200));
+    e.send("stop");
+    e.expect(5.0, |l| l.starts_with("bestmove"));
+    e.send("gameover lose");
+    e.send("quit");
+    assert!(e.wait_exit(10.0).success());
+}
+
+#[test]
+fn fischer_and_sudden_death_do_not_flag() {
+    let mut e = Engine::start(&[]);
+    e.handshake(&[("ModelFile", "<uniform>")]);
+    e.send("position startpos");
+    for (go, limit) in [
+        ("go btime 300 wtime 300 binc 0 winc 0", 300u64),
+        ("go btime 150 wtime 150 binc 100 winc 100", 150),
+        ("go btime 2000 wtime 2000 binc 500 winc 500", 2000),
+    ] {
+        let t = Instant::now();
+        e.send(go);
+        e.expect(5.0, |l| l.starts_with("bestmove"));
+        assert!(t.elapsed() < Duration::from_millis(limit), "{go}: {:?}", t.elapsed());
+    }
+}
+
+#[test]
+fn sho_and_dai_through_usi() {
+    for (v, cmd) in [("sho", "startpos moves 7g7f"), ("dai", "startpos")] {
+        let mut e = Engine::start(&[]);
+        e.handshake(&[("UCI_Variant", v), ("ModelFile", "<uniform>")]);
+        e.send(&format!("position {cmd}"));
+        e.send("go nodes 200");
+        let mv = bestmove_of(&e.expect(20.0, |l| l.starts_with("bestmove")));
+        let pos = rules::parse_position_command(v.parse().unwrap(), cmd).unwrap();
+        assert!(pos.parse_usi(&mv).is_ok(), "{v}: {mv}");
+    }
+}

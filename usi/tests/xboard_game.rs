@@ -1,0 +1,206 @@
+//! XBoard protocol: koma-usi --xboard plays whole games of sho shogi against Sjaak II
+//! and of dai shogi against HaChu, refereed here with koma's rules (every move of both
+//! sides checked). (HaChu 0.21 as packaged refuses its own `variant sho` setup, so sho
+//! is played against Sjaak II.)
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use rules::{Color, Position, Variant};
+
+const HACHU: &str = "/usr/games/hachu";
+const SJAAK: &str = "/usr/games/sjaakii";
+
+/// An XBoard opponent.
+struct Opponent {
+    path: &'static str,
+    variant: &'static str,
+    init: &'static [&'static str],
+    /// Whether it takes `usermove X` (feature usermove=1) or bare moves.
+    usermove: bool,
+}
+
+const HACHU_DAI: Opponent =
+    Opponent { path: HACHU, variant: "dai", init: &["memory 64", "sd 2", "st 1", "nopost"], usermove: true };
+const SJAAK_SHO: Opponent =
+    Opponent { path: SJAAK, variant: "shoshogi", init: &["sd 2", "st 1", "nopost"], usermove: false };
+
+fn xboard_init(e: &mut Engine, variant: &str, extra: &[&str]) {
+    e.send("xboard");
+    e.send("protover 2");
+    e.expect(20.0, |l| l.contains("done=1"));
+    // Time controls after `new` (Sjaak II resets them there).
+    e.send("new");
+    e.send(&format!("variant {variant}"));
+    for c in extra {
+        e.send(c);
+    }
+    e.send("ping 1");
+    e.expect(60.0, |l| l.trim() == "pong 1");
+}
+
+/// The next move of an engine. HaChu sends a lion double move as two `move` lines, the
+/// first ending in a comma (`move h13i12,` then `move i12j11`); they are joined.
+fn next_move(e: &mut Engine, secs: f64) -> String {
+    let pred = |l: &str| {
+        l.starts_with("move ")
+            || l == "resign"
+            || l.starts_with("Illegal move")
+            || l.starts_with("Error")
+            || ["1-0", "0-1", "1/2-1/2"].iter().any(|r| l.starts_with(r))
+    };
+    let l = e.expect(secs, pred);
+    let Some(mut mv) = l.strip_prefix("move ").map(str::to_string) else { return l };
+    while mv.ends_with(',') {
+        let next = e.expect(secs, |l| l.starts_with("move "));
+        mv.push_str(&next["move ".len()..]);
+    }
+    mv
+}
+
+/// Plays one game; returns (plies, how it ended).
+fn game(variant: Variant, opp: &Opponent, koma_sente: bool, max_plies: usize) -> (usize, String) {
+    let mut koma = Engine::start(&["--xboard"]);
+    xboard_init(&mut koma, variant.name(), &["option ModelFile=<uniform>", "option NodesLimit=150", "nopost", "st 5"]);
+    let mut hachu = Engine::spawn(opp.path, &[]);
+    xboard_init(&mut hachu, opp.variant, opp.init);
+    let mut pos = Position::startpos(variant);
+    // The engine to move first gets `go`; the other waits for moves (after `new` an
+    // engine plays the second side).
+    let mut plies = 0;
+    let end;
+    if koma_sente {
+        koma.send("go");
+    } else {
+        hachu.send("go");
+    }
+    loop {
+        let koma_turn = (pos.side_to_move() == Color::Sente) == koma_sente;
+        let (mover, other) = if koma_turn { (&mut koma, &mut hachu) } else { (&mut hachu, &mut koma) };
+        let who = if koma_turn { "koma" } else { "opponent" };
+        let text = next_move(mover, 60.0);
+        assert!(
+            !text.starts_with("Illegal move") && !text.starts_with("Error"),
+            "{who} answered '{text}' at ply {}: {}\nkoma:\n{}",
+            plies + 1,
+            pos.to_sfen(),
+            koma_log(mover, other, koma_turn)
+        );
+        if text == "resign" {
+            end = format!("{who} resigned");
+            break;
+        }
+        if ["1-0", "0-1", "1/2-1/2"].iter().any(|r| text.starts_with(r)) {
+            // A claim instead of a move (HaChu resigns with `0-1 {resign}`).
+            assert!(!koma_turn, "koma claimed '{text}' instead of moving at ply {}: {}", plies + 1, pos.to_sfen());
+            end = format!("{who} claimed {text}");
+            break;
+        }
+        let mv = match pos.parse_xboard(&text) {
+            Ok(mv) => mv,
+            Err(e) => {
+                assert!(
+                    !koma_turn,
+                    "koma played an illegal move '{text}' ({e}) at ply {}: {}\n{}",
+                    plies + 1,
+                    pos.to_sfen(),
+                    koma.tail()
+                );
+                // Not koma's fault; logged for the rules (a disagreement with the opponent).
+                end = format!("the opponent played {text}, illegal by koma's rules ({e}) in {}", pos.to_sfen());
+                break;
+            }
+        };
+        pos.play(mv);
+        plies += 1;
+        if let Some(o) = pos.outcome(&rules::EndRules::default()) {
+            end = o.to_text();
+            break;
+        }
+        if plies >= max_plies {
+            end = format!("adjudicated after {plies} plies");
+            break;
+        }
+        let to_opponent = koma_turn;
+        if to_opponent && !opp.usermove {
+            other.send(&text);
+        } else {
+            other.send(&format!("usermove {text}"));
+        }
+    }
+    for e in [&mut koma, &mut hachu] {
+        e.send("result 1/2-1/2 {end}");
+        e.send("quit");
+    }
+    assert!(koma.wait_exit(10.0).success());
+    (plies, end)
+}
+
+#[test]
+fn sho_shogi_games_against_sjaak() {
+    if !require("Sjaak II (/usr/games/sjaakii, Debian package sjaakii)", Path::new(SJAAK).exists()) {
+        return;
+    }
+    for koma_sente in [true, false] {
+        let (plies, end) = game(Variant::Sho, &SJAAK_SHO, koma_sente, 400);
+        eprintln!("sho vs Sjaak II (koma {}): {plies} plies, {end}", if koma_sente { "sente" } else { "gote" });
+        assert!(plies > 1);
+    }
+}
+
+#[test]
+fn dai_shogi_games_against_hachu() {
+    if !require("HaChu (/usr/games/hachu, Debian package hachu)", Path::new(HACHU).exists()) {
+        return;
+    }
+    for koma_sente in [true, false] {
+        let (plies, end) = game(Variant::Dai, &HACHU_DAI, koma_sente, 300);
+        eprintln!("dai vs HaChu (koma {}): {plies} plies, {end}", if koma_sente { "sente" } else { "gote" });
+        assert!(plies > 1);
+    }
+}
+
+#[test]
+fn xboard_commands() {
+    let mut e = Engine::start(&[]);
+    // Auto-detected from the first command.
+    e.send("xboard");
+    e.send("protover 2");
+    let l = e.expect(10.0, |l| l.starts_with("feature myname"));
+    assert!(l.contains("variants=\"shogi,sho,dai\"") && l.contains("usermove=1"));
+    e.expect(10.0, |l| l.contains("done=1"));
+    e.send("option ModelFile=<uniform>");
+    e.send("option NodesLimit=100");
+    e.send("new");
+    e.send("variant dai");
+    e.send("force");
+    e.send("usermove h3j2");
+    e.send("usermove z9z9");
+    e.expect(10.0, |l| l.starts_with("Illegal move") && l.ends_with("z9z9"));
+    e.send("frob");
+    e.expect(10.0, |l| l.starts_with("Error (unknown command)"));
+    e.send("variant chess");
+    e.expect(10.0, |l| l.starts_with("Error (unsupported variant)"));
+    e.send("level 40 5 0");
+    e.send("time 30000");
+    e.send("otim 30000");
+    e.send("go");
+    let mv = next_move(&mut e, 30.0);
+    let mut pos = Position::startpos(Variant::Dai);
+    pos.play_xboard("h3j2").unwrap();
+    assert!(pos.parse_xboard(&mv).is_ok(), "{mv}");
+    e.send("ping 7");
+    e.expect(10.0, |l| l == "pong 7");
+    e.send("quit");
+    assert!(e.wait_exit(10.0).success());
+}
+
+fn koma_log(mover: &Engine, other: &Engine, koma_turn: bool) -> String {
+    if koma_turn {
+        mover.tail()
+    } else {
+        other.tail()
+    }
+}
