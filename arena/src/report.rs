@@ -324,7 +324,37 @@ fn fmt_elo(e: f64) -> String {
     }
 }
 
+impl PairResult {
+    /// The columns both result tables show: games, W, D, L, score, Elo, the
+    /// 95% interval and LOS.
+    fn columns(&self) -> [String; 8] {
+        let (lo, hi) = self.wdl.elo_interval();
+        [
+            self.wdl.games().to_string(),
+            self.wdl.wins.to_string(),
+            self.wdl.draws.to_string(),
+            self.wdl.losses.to_string(),
+            format!("{:.1}%", 100.0 * self.wdl.score()),
+            fmt_elo(self.wdl.elo()),
+            format!("[{}, {}]", fmt_elo(lo), fmt_elo(hi)),
+            format!("{:.1}%", 100.0 * self.wdl.los()),
+        ]
+    }
+}
+
 impl MatchReport {
+    /// Player indices, best rating first.
+    fn rating_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.players.len()).collect();
+        order.sort_by(|&a, &b| self.ratings[b].partial_cmp(&self.ratings[a]).unwrap_or(std::cmp::Ordering::Equal));
+        order
+    }
+
+    /// A player's training step, `-` for none.
+    fn step_text(&self, i: usize) -> String {
+        self.steps[i].map_or("-".to_string(), |x| x.to_string())
+    }
+
     /// A player's Elo for the plot: its rating with several players (error: the 95%
     /// half-width of its overall score), else its Elo difference to the other player.
     fn rating_of(&self, i: usize, table: &[Vec<Wdl>]) -> (f64, f64) {
@@ -350,38 +380,27 @@ impl MatchReport {
             "pair", "games", "W", "D", "L", "score", "elo", "95% interval", "LOS"
         );
         for p in &self.pairs {
-            let (lo, hi) = p.wdl.elo_interval();
             let mut reasons = p.reasons.clone();
             reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
+            let [games, wins, draws, losses, score, elo, interval, los] = p.columns();
             let _ = writeln!(
                 s,
-                "{:<w$} {:>5} {:>5} {:>5} {:>5} {:>5.1}% {:>6} {:>17} {:>5.1}%  {}",
+                "{:<w$} {games:>5} {wins:>5} {draws:>5} {losses:>5} {score:>6} {elo:>6} {interval:>17} {los:>6}  {}",
                 format!("{} vs {}", p.first, p.second),
-                p.wdl.games(),
-                p.wdl.wins,
-                p.wdl.draws,
-                p.wdl.losses,
-                100.0 * p.wdl.score(),
-                fmt_elo(p.wdl.elo()),
-                format!("[{}, {}]", fmt_elo(lo), fmt_elo(hi)),
-                100.0 * p.wdl.los(),
                 reasons.join(", ")
             );
         }
         if !self.ratings.is_empty() {
-            let mut order: Vec<usize> = (0..self.players.len()).collect();
-            order.sort_by(|&a, &b| self.ratings[b].partial_cmp(&self.ratings[a]).unwrap_or(std::cmp::Ordering::Equal));
             let _ = writeln!(s);
             let _ = writeln!(
                 s,
                 "{:<4} {:<20} {:>7} {:>6}  (maximum likelihood, {} = 0)",
                 "rank", "player", "rating", "step", self.players[0]
             );
-            for (rank, &i) in order.iter().enumerate() {
-                let step = self.steps[i].map_or("-".to_string(), |x| x.to_string());
-                let _ =
-                    writeln!(s, "{:<4} {:<20} {:>7} {:>6}", rank + 1, self.players[i], fmt_elo(self.ratings[i]), step);
+            for (rank, i) in self.rating_order().into_iter().enumerate() {
+                let (player, rating, step) = (&self.players[i], fmt_elo(self.ratings[i]), self.step_text(i));
+                let _ = writeln!(s, "{:<4} {player:<20} {rating:>7} {step:>6}", rank + 1);
             }
         }
         if let Some((t, llr, status)) = self.sprt {
@@ -411,33 +430,15 @@ impl MatchReport {
         let _ = writeln!(s, "| pair | games | W | D | L | score | Elo | 95% interval | LOS | reasons |");
         let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---|---:|---|");
         for p in &self.pairs {
-            let (lo, hi) = p.wdl.elo_interval();
             let reasons: Vec<String> = p.reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
-            let _ = writeln!(
-                s,
-                "| {} vs {} | {} | {} | {} | {} | {:.1}% | {} | [{}, {}] | {:.1}% | {} |",
-                p.first,
-                p.second,
-                p.wdl.games(),
-                p.wdl.wins,
-                p.wdl.draws,
-                p.wdl.losses,
-                100.0 * p.wdl.score(),
-                fmt_elo(p.wdl.elo()),
-                fmt_elo(lo),
-                fmt_elo(hi),
-                100.0 * p.wdl.los(),
-                reasons.join(", ")
-            );
+            let columns = p.columns().join(" | ");
+            let _ = writeln!(s, "| {} vs {} | {columns} | {} |", p.first, p.second, reasons.join(", "));
         }
         if !self.ratings.is_empty() {
             let _ = writeln!(s, "\n## Ratings\n\nMaximum likelihood (Bradley-Terry, a draw is half a win, one virtual draw per pair), `{}` = 0.\n", self.players[0]);
             let _ = writeln!(s, "| player | rating | step |\n|---|---:|---:|");
-            let mut order: Vec<usize> = (0..self.players.len()).collect();
-            order.sort_by(|&a, &b| self.ratings[b].partial_cmp(&self.ratings[a]).unwrap_or(std::cmp::Ordering::Equal));
-            for i in order {
-                let step = self.steps[i].map_or("-".to_string(), |x| x.to_string());
-                let _ = writeln!(s, "| {} | {} | {} |", self.players[i], fmt_elo(self.ratings[i]), step);
+            for i in self.rating_order() {
+                let _ = writeln!(s, "| {} | {} | {} |", self.players[i], fmt_elo(self.ratings[i]), self.step_text(i));
             }
         }
         if let Some((t, llr, status)) = self.sprt {

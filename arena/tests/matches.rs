@@ -128,14 +128,20 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     p
 }
 
-fn fake_usi(dir: &Path, name: &str, on_go: &str) -> PathBuf {
-    script(
-        dir,
-        name,
-        &format!(
-            "while read line; do\n  case \"$line\" in\n    usi) echo 'id name fake'; echo usiok;;\n    isready) echo readyok;;\n    go*) {on_go};;\n    quit) exit 0;;\n  esac\ndone\n"
-        ),
-    )
+/// A fake USI engine that does `on_go` when told to go, as a player spec (`usi:<path>`).
+fn fake_usi(dir: &Path, name: &str, on_go: &str) -> String {
+    let body = format!(
+        "while read line; do\n  case \"$line\" in\n    usi) echo 'id name fake'; echo usiok;;\n    isready) echo readyok;;\n    go*) {on_go};;\n    quit) exit 0;;\n  esac\ndone\n"
+    );
+    format!("usi:{}", script(dir, name, &body).display())
+}
+
+/// A fake XBoard engine that does `on_go` when it is to move, as a player spec (`xboard:<path>`).
+fn fake_xboard(dir: &Path, name: &str, on_go: &str) -> String {
+    let body = format!(
+        "while read line; do\n  case \"$line\" in\n    protover*) echo 'feature usermove=1 myname=\"fake\" done=1';;\n    go|usermove*) {on_go};;\n    quit) exit 0;;\n  esac\ndone\n"
+    );
+    format!("xboard:{}", script(dir, name, &body).display())
 }
 
 /// The fake loses every game, with `reason`, and the match finishes.
@@ -157,17 +163,14 @@ fn fake_loses(engine: &str, reason: &str) {
 #[test]
 fn an_illegal_move_loses() {
     let dir = tempfile::tempdir().unwrap();
-    let e = fake_usi(dir.path(), "illegal.sh", "echo 'bestmove 5e5d'");
-    fake_loses(&format!("usi:{}", e.display()), "illegal_move");
-    let e = fake_usi(dir.path(), "garbage.sh", "echo 'bestmove xyz'");
-    fake_loses(&format!("usi:{}", e.display()), "illegal_move");
+    fake_loses(&fake_usi(dir.path(), "illegal.sh", "echo 'bestmove 5e5d'"), "illegal_move");
+    fake_loses(&fake_usi(dir.path(), "garbage.sh", "echo 'bestmove xyz'"), "illegal_move");
 }
 
 #[test]
 fn a_crash_loses() {
     let dir = tempfile::tempdir().unwrap();
-    let e = fake_usi(dir.path(), "crash.sh", "exit 3");
-    fake_loses(&format!("usi:{}", e.display()), "crash");
+    fake_loses(&fake_usi(dir.path(), "crash.sh", "exit 3"), "crash");
 }
 
 #[test]
@@ -175,39 +178,30 @@ fn a_hang_loses_on_time_or_as_hang() {
     let dir = tempfile::tempdir().unwrap();
     let e = fake_usi(dir.path(), "hang.sh", "exec sleep 60");
     // With a clock (byoyomi 2 s + 0.5 s margin): time.
-    fake_loses(&format!("usi:{}", e.display()), "time");
+    fake_loses(&e, "time");
     // At fixed depth (no clock): hang after the 2 s hang timeout.
-    fake_loses(&format!("usi:{},depth=3", e.display()), "hang");
+    fake_loses(&format!("{e},depth=3"), "hang");
 }
 
 #[test]
 fn a_false_declaration_loses() {
     let dir = tempfile::tempdir().unwrap();
-    let e = fake_usi(dir.path(), "win.sh", "echo 'bestmove win'");
-    fake_loses(&format!("usi:{}", e.display()), "false_declaration");
+    fake_loses(&fake_usi(dir.path(), "win.sh", "echo 'bestmove win'"), "false_declaration");
 }
 
 #[test]
 fn a_resigning_engine_loses_by_resignation() {
     let dir = tempfile::tempdir().unwrap();
     let e = fake_usi(dir.path(), "resign.sh", "echo 'info string giving up'; echo 'bestmove resign'");
-    fake_loses(&format!("usi:{}", e.display()), "resign");
+    fake_loses(&e, "resign");
 }
 
 #[test]
 fn xboard_fakes_lose() {
     let dir = tempfile::tempdir().unwrap();
-    let body = |on_go: &str| {
-        format!(
-            "while read line; do\n  case \"$line\" in\n    protover*) echo 'feature usermove=1 myname=\"fake\" done=1';;\n    go|usermove*) {on_go};;\n    quit) exit 0;;\n  esac\ndone\n"
-        )
-    };
-    let e = script(dir.path(), "xb-illegal.sh", &body("echo 'move a1a9'"));
-    fake_loses(&format!("xboard:{}", e.display()), "illegal_move");
-    let e = script(dir.path(), "xb-crash.sh", &body("exit 1"));
-    fake_loses(&format!("xboard:{}", e.display()), "crash");
-    let e = script(dir.path(), "xb-claim.sh", &body("echo '1/2-1/2 {I say so}'"));
-    fake_loses(&format!("xboard:{}", e.display()), "false_claim");
+    fake_loses(&fake_xboard(dir.path(), "xb-illegal.sh", "echo 'move a1a9'"), "illegal_move");
+    fake_loses(&fake_xboard(dir.path(), "xb-crash.sh", "exit 1"), "crash");
+    fake_loses(&fake_xboard(dir.path(), "xb-claim.sh", "echo '1/2-1/2 {I say so}'"), "false_claim");
 }
 
 #[test]

@@ -1,24 +1,9 @@
 //! `--notation usi|xboard` and the sho/dai game ends of `koma perft`,
 //! `koma moves` and `koma outcome`.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn koma(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_koma"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("koma runs");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
+use common::{koma, stdout};
 
 /// Dai: sente K 8o, P 1o; gote k 8a, p 1a, r 8m (sente's king en prise).
 const DAI_HANGING: &str = "7k6p/15/15/15/15/15/15/15/15/15/15/15/7r7/15/7K6P b - 1";

@@ -1,24 +1,9 @@
 //! `koma perft`, `koma moves` and `koma outcome` driven as other tools
 //! drive them: exact output formats, stdin modes and exit statuses.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn koma(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_koma"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("koma runs");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
+use common::{koma, stdout};
 
 #[test]
 fn perft_prints_nodes_last_and_divides_by_root_move() {

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const KOMA: &str = env!("CARGO_BIN_EXE_koma");
+mod common;
+
+use common::KOMA;
 
 const CONFIG: &str = r#"
 variant = "shogi"

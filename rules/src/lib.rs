@@ -24,7 +24,7 @@ mod xboard;
 mod zobrist;
 
 pub use handicap::{Handicap, UnknownHandicap};
-pub use moves::{drop_letter, Move, UsiMove, UsiMoveError};
+pub use moves::{Move, UsiMove, UsiMoveError};
 pub use outcome::{EndRules, ImpasseRule, Outcome, Reason};
 pub use perft::{divide, perft};
 pub use position::{Position, Undo};

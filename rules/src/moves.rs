@@ -53,20 +53,6 @@ pub(crate) fn write_square(f: &mut impl fmt::Write, sq: Square) -> fmt::Result {
     write!(f, "{}{}", sq.file(), rank_letter(sq.rank()))
 }
 
-/// The USI letter of a droppable kind.
-pub fn drop_letter(kind: Kind) -> Option<char> {
-    Some(match kind {
-        Kind::Rook => 'R',
-        Kind::Bishop => 'B',
-        Kind::Gold => 'G',
-        Kind::Silver => 'S',
-        Kind::Knight => 'N',
-        Kind::Lance => 'L',
-        Kind::Pawn => 'P',
-        _ => return None,
-    })
-}
-
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -79,7 +65,7 @@ impl fmt::Display for Move {
                 Ok(())
             }
             Move::Drop { kind, to } => {
-                write!(f, "{}*", drop_letter(kind).unwrap_or('?'))?;
+                write!(f, "{}*", kind.hand_letter().unwrap_or('?'))?;
                 write_square(f, to)
             }
             Move::Lion { from, mid, to } => {
@@ -141,16 +127,7 @@ impl UsiMove {
         let syntax = || UsiMoveError::Syntax(text.to_string());
         let s = text.as_bytes();
         if s.len() >= 4 && s[1] == b'*' {
-            let kind = match s[0] {
-                b'R' => Kind::Rook,
-                b'B' => Kind::Bishop,
-                b'G' => Kind::Gold,
-                b'S' => Kind::Silver,
-                b'N' => Kind::Knight,
-                b'L' => Kind::Lance,
-                b'P' => Kind::Pawn,
-                _ => return Err(syntax()),
-            };
+            let kind = Kind::from_hand_letter(s[0] as char).ok_or_else(syntax)?;
             let mut i = 2;
             let to = parse_square(s, &mut i).ok_or_else(syntax)?;
             if i != s.len() {

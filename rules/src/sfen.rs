@@ -93,17 +93,7 @@ pub fn piece_code(variant: Variant, piece: Piece) -> String {
 
 fn hand_kind(letter: char) -> Option<(Color, Kind)> {
     let color = if letter.is_ascii_uppercase() { Color::Sente } else { Color::Gote };
-    let kind = match letter.to_ascii_uppercase() {
-        'R' => Kind::Rook,
-        'B' => Kind::Bishop,
-        'G' => Kind::Gold,
-        'S' => Kind::Silver,
-        'N' => Kind::Knight,
-        'L' => Kind::Lance,
-        'P' => Kind::Pawn,
-        _ => return None,
-    };
-    Some((color, kind))
+    Some((color, Kind::from_hand_letter(letter.to_ascii_uppercase())?))
 }
 
 impl Setup {
@@ -346,7 +336,7 @@ impl Position {
                 if n > 1 {
                     write!(hand, "{n}").unwrap();
                 }
-                let letter = crate::moves::drop_letter(kind).unwrap();
+                let letter = kind.hand_letter().expect("hand kinds have letters");
                 hand.push(if c == Color::Sente { letter } else { letter.to_ascii_lowercase() });
             }
         }

@@ -221,6 +221,78 @@ impl Kind {
     pub fn from_u8(v: u8) -> Option<Kind> {
         Kind::ALL.get((v as usize).wrapping_sub(1)).copied()
     }
+
+    /// The kind's code, the same in every variant: sente's in SFEN boards
+    /// (gote's in lower case), one letter bare (`P`) and longer codes in
+    /// brackets (`[GB]`). The one-letter codes are also the piece letters of
+    /// USI drops and Western move text. The dai codes are listed in the README.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Kind::King => "K",
+            Kind::Rook => "R",
+            Kind::Bishop => "B",
+            Kind::Gold => "G",
+            Kind::Silver => "S",
+            Kind::Knight => "N",
+            Kind::Lance => "L",
+            Kind::Pawn => "P",
+            Kind::Elephant => "E",
+            Kind::Copper => "C",
+            Kind::Iron => "I",
+            Kind::Stone => "ST",
+            Kind::GoBetween => "GB",
+            Kind::BlindTiger => "T",
+            Kind::FerociousLeopard => "FL",
+            Kind::CatSword => "CS",
+            Kind::EvilWolf => "EW",
+            Kind::AngryBoar => "AB",
+            Kind::FierceOx => "O",
+            Kind::FlyingDragon => "FD",
+            Kind::ReverseChariot => "RC",
+            Kind::VerticalMover => "VM",
+            Kind::SideMover => "SM",
+            Kind::DragonHorse => "H",
+            Kind::DragonKing => "D",
+            Kind::Phoenix => "F",
+            Kind::Kirin => "KR",
+            Kind::FreeKing => "FK",
+            Kind::Lion => "LN",
+        }
+    }
+
+    /// The kind whose [`Kind::code`] is `code` (upper case).
+    pub fn from_code(code: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
+    /// The piece letter of a kind with a one-letter code (`K`, `P`, `E`, ...).
+    pub fn letter(self) -> Option<char> {
+        match self.code().as_bytes() {
+            &[c] => Some(c as char),
+            _ => None,
+        }
+    }
+
+    /// The kind of an upper-case piece letter.
+    pub fn from_letter(letter: char) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.letter() == Some(letter))
+    }
+
+    /// Can a piece of this kind be held in hand (one of [`Kind::HAND`])?
+    pub fn is_hand(self) -> bool {
+        Kind::HAND.contains(&self)
+    }
+
+    /// The letter of a kind that can be held in hand: SFEN hands and USI and
+    /// XBoard drops (`R B G S N L P`).
+    pub fn hand_letter(self) -> Option<char> {
+        self.letter().filter(|_| self.is_hand())
+    }
+
+    /// The kind of an upper-case hand letter (`R B G S N L P`).
+    pub fn from_hand_letter(letter: char) -> Option<Kind> {
+        Kind::from_letter(letter).filter(|k| k.is_hand())
+    }
 }
 
 /// A piece on the board: kind, promoted flag and colour, packed so that the
@@ -311,6 +383,24 @@ mod tests {
         }
         assert_eq!(format!("{:?}", Square::new(7, 7)), "7g");
         assert_eq!(Square::new(1, 1).flip(9), Square::new(9, 9));
+    }
+
+    #[test]
+    fn kind_codes_and_letters_round_trip() {
+        for kind in Kind::ALL {
+            assert_eq!(Kind::from_code(kind.code()), Some(kind));
+            if let Some(c) = kind.letter() {
+                assert_eq!(Kind::from_letter(c), Some(kind));
+            }
+        }
+        let hand: String = Kind::HAND.iter().map(|k| k.hand_letter().unwrap()).collect();
+        assert_eq!(hand, "RBGSNLP");
+        assert_eq!(Kind::King.hand_letter(), None);
+        assert_eq!(Kind::from_hand_letter('K'), None);
+        assert_eq!(Kind::from_hand_letter('E'), None);
+        assert_eq!(Kind::from_hand_letter('p'), None);
+        assert_eq!(Kind::from_letter('E'), Some(Kind::Elephant));
+        assert_eq!(Kind::Stone.letter(), None);
     }
 
     #[test]

@@ -287,6 +287,7 @@ pub(crate) mod mv {
 pub struct KindSpec {
     pub kind: Kind,
     /// SFEN letters for sente (gote in lower case); `+` prefixes promoted.
+    /// Always [`Kind::code`].
     pub code: &'static str,
     pub name: &'static str,
     pub movement: Movement,
@@ -322,12 +323,21 @@ pub struct VariantSpec {
 
 const fn kind(
     kind: Kind,
-    code: &'static str,
     name: &'static str,
     movement: Movement,
     promotion: Option<(Movement, &'static str)>,
 ) -> KindSpec {
-    KindSpec { kind, code, name, movement, promotion, royal: false, promoted_royal: false, dead_ranks: 0, points: 1 }
+    KindSpec {
+        kind,
+        code: kind.code(),
+        name,
+        movement,
+        promotion,
+        royal: false,
+        promoted_royal: false,
+        dead_ranks: 0,
+        points: 1,
+    }
 }
 
 const fn dead(mut k: KindSpec, ranks: u8) -> KindSpec {
@@ -351,14 +361,14 @@ const fn promotes_royal(mut k: KindSpec) -> KindSpec {
 use mv::*;
 
 const SHOGI_KINDS: [KindSpec; 8] = [
-    royal(kind(Kind::King, "K", "king", KING, None)),
-    points(kind(Kind::Rook, "R", "rook", ROOK, Some((DRAGON, "dragon"))), 5),
-    points(kind(Kind::Bishop, "B", "bishop", BISHOP, Some((HORSE, "horse"))), 5),
-    kind(Kind::Gold, "G", "gold", GOLD, None),
-    kind(Kind::Silver, "S", "silver", SILVER, Some((GOLD, "promoted silver"))),
-    dead(kind(Kind::Knight, "N", "knight", KNIGHT, Some((GOLD, "promoted knight"))), 2),
-    dead(kind(Kind::Lance, "L", "lance", LANCE, Some((GOLD, "promoted lance"))), 1),
-    dead(kind(Kind::Pawn, "P", "pawn", PAWN, Some((GOLD, "tokin"))), 1),
+    royal(kind(Kind::King, "king", KING, None)),
+    points(kind(Kind::Rook, "rook", ROOK, Some((DRAGON, "dragon"))), 5),
+    points(kind(Kind::Bishop, "bishop", BISHOP, Some((HORSE, "horse"))), 5),
+    kind(Kind::Gold, "gold", GOLD, None),
+    kind(Kind::Silver, "silver", SILVER, Some((GOLD, "promoted silver"))),
+    dead(kind(Kind::Knight, "knight", KNIGHT, Some((GOLD, "promoted knight"))), 2),
+    dead(kind(Kind::Lance, "lance", LANCE, Some((GOLD, "promoted lance"))), 1),
+    dead(kind(Kind::Pawn, "pawn", PAWN, Some((GOLD, "tokin"))), 1),
 ];
 
 const SHO_KINDS: [KindSpec; 9] = [
@@ -370,7 +380,7 @@ const SHO_KINDS: [KindSpec; 9] = [
     SHOGI_KINDS[5],
     SHOGI_KINDS[6],
     SHOGI_KINDS[7],
-    promotes_royal(kind(Kind::Elephant, "E", "drunk elephant", ELEPHANT, Some((KING, "crown prince")))),
+    promotes_royal(kind(Kind::Elephant, "drunk elephant", ELEPHANT, Some((KING, "crown prince")))),
 ];
 
 static SHOGI: VariantSpec = VariantSpec {
@@ -399,38 +409,38 @@ static SHO: VariantSpec = VariantSpec {
     start_sfen: "lnsgkgsnl/1r2e2b1/ppppppppp/9/9/9/PPPPPPPPP/1B2E2R1/LNSGKGSNL b - 1",
 };
 
-/// Dai shogi: the piece codes are documented in the README; one or two
-/// letters, two-letter codes written in brackets inside SFEN boards.
+/// Dai shogi: the piece codes ([`Kind::code`]) are documented in the README;
+/// one or two letters, two-letter codes written in brackets inside SFEN boards.
 static DAI_KINDS: [KindSpec; 29] = [
-    royal(kind(Kind::King, "K", "king", KING, None)),
-    kind(Kind::Rook, "R", "rook", ROOK, Some((DRAGON, "dragon king"))),
-    kind(Kind::Bishop, "B", "bishop", BISHOP, Some((HORSE, "dragon horse"))),
-    kind(Kind::Gold, "G", "gold general", GOLD, Some((ROOK, "rook"))),
-    kind(Kind::Silver, "S", "silver general", SILVER, Some((VERTICAL_MOVER, "vertical mover"))),
-    dead(kind(Kind::Knight, "N", "knight", KNIGHT, Some((GOLD, "gold general"))), 2),
-    dead(kind(Kind::Lance, "L", "lance", LANCE, Some((WHITE_HORSE, "white horse"))), 1),
-    dead(kind(Kind::Pawn, "P", "pawn", PAWN, Some((GOLD, "gold general"))), 1),
-    promotes_royal(kind(Kind::Elephant, "E", "drunk elephant", ELEPHANT, Some((KING, "crown prince")))),
-    kind(Kind::Copper, "C", "copper general", COPPER, Some((SIDE_MOVER, "side mover"))),
-    dead(kind(Kind::Iron, "I", "iron general", IRON, Some((GOLD, "gold general"))), 1),
-    dead(kind(Kind::Stone, "ST", "stone general", STONE, Some((GOLD, "gold general"))), 1),
-    kind(Kind::GoBetween, "GB", "go-between", GO_BETWEEN, Some((ELEPHANT, "drunk elephant"))),
-    kind(Kind::BlindTiger, "T", "blind tiger", BLIND_TIGER, Some((FLYING_STAG, "flying stag"))),
-    kind(Kind::FerociousLeopard, "FL", "ferocious leopard", FEROCIOUS_LEOPARD, Some((BISHOP, "bishop"))),
-    kind(Kind::CatSword, "CS", "cat sword", CAT_SWORD, Some((GOLD, "gold general"))),
-    kind(Kind::EvilWolf, "EW", "evil wolf", EVIL_WOLF, Some((GOLD, "gold general"))),
-    kind(Kind::AngryBoar, "AB", "angry boar", ANGRY_BOAR, Some((GOLD, "gold general"))),
-    kind(Kind::FierceOx, "O", "fierce ox", FIERCE_OX, Some((GOLD, "gold general"))),
-    kind(Kind::FlyingDragon, "FD", "flying dragon", FLYING_DRAGON, Some((GOLD, "gold general"))),
-    kind(Kind::ReverseChariot, "RC", "reverse chariot", REVERSE_CHARIOT, Some((WHALE, "whale"))),
-    kind(Kind::VerticalMover, "VM", "vertical mover", VERTICAL_MOVER, Some((FLYING_OX, "flying ox"))),
-    kind(Kind::SideMover, "SM", "side mover", SIDE_MOVER, Some((FREE_BOAR, "free boar"))),
-    kind(Kind::DragonHorse, "H", "dragon horse", HORSE, Some((HORNED_FALCON, "horned falcon"))),
-    kind(Kind::DragonKing, "D", "dragon king", DRAGON, Some((SOARING_EAGLE, "soaring eagle"))),
-    kind(Kind::Phoenix, "F", "phoenix", PHOENIX, Some((FREE_KING, "free king"))),
-    kind(Kind::Kirin, "KR", "kirin", KIRIN, Some((LION, "lion"))),
-    kind(Kind::FreeKing, "FK", "free king", FREE_KING, None),
-    kind(Kind::Lion, "LN", "lion", LION, None),
+    royal(kind(Kind::King, "king", KING, None)),
+    kind(Kind::Rook, "rook", ROOK, Some((DRAGON, "dragon king"))),
+    kind(Kind::Bishop, "bishop", BISHOP, Some((HORSE, "dragon horse"))),
+    kind(Kind::Gold, "gold general", GOLD, Some((ROOK, "rook"))),
+    kind(Kind::Silver, "silver general", SILVER, Some((VERTICAL_MOVER, "vertical mover"))),
+    dead(kind(Kind::Knight, "knight", KNIGHT, Some((GOLD, "gold general"))), 2),
+    dead(kind(Kind::Lance, "lance", LANCE, Some((WHITE_HORSE, "white horse"))), 1),
+    dead(kind(Kind::Pawn, "pawn", PAWN, Some((GOLD, "gold general"))), 1),
+    promotes_royal(kind(Kind::Elephant, "drunk elephant", ELEPHANT, Some((KING, "crown prince")))),
+    kind(Kind::Copper, "copper general", COPPER, Some((SIDE_MOVER, "side mover"))),
+    dead(kind(Kind::Iron, "iron general", IRON, Some((GOLD, "gold general"))), 1),
+    dead(kind(Kind::Stone, "stone general", STONE, Some((GOLD, "gold general"))), 1),
+    kind(Kind::GoBetween, "go-between", GO_BETWEEN, Some((ELEPHANT, "drunk elephant"))),
+    kind(Kind::BlindTiger, "blind tiger", BLIND_TIGER, Some((FLYING_STAG, "flying stag"))),
+    kind(Kind::FerociousLeopard, "ferocious leopard", FEROCIOUS_LEOPARD, Some((BISHOP, "bishop"))),
+    kind(Kind::CatSword, "cat sword", CAT_SWORD, Some((GOLD, "gold general"))),
+    kind(Kind::EvilWolf, "evil wolf", EVIL_WOLF, Some((GOLD, "gold general"))),
+    kind(Kind::AngryBoar, "angry boar", ANGRY_BOAR, Some((GOLD, "gold general"))),
+    kind(Kind::FierceOx, "fierce ox", FIERCE_OX, Some((GOLD, "gold general"))),
+    kind(Kind::FlyingDragon, "flying dragon", FLYING_DRAGON, Some((GOLD, "gold general"))),
+    kind(Kind::ReverseChariot, "reverse chariot", REVERSE_CHARIOT, Some((WHALE, "whale"))),
+    kind(Kind::VerticalMover, "vertical mover", VERTICAL_MOVER, Some((FLYING_OX, "flying ox"))),
+    kind(Kind::SideMover, "side mover", SIDE_MOVER, Some((FREE_BOAR, "free boar"))),
+    kind(Kind::DragonHorse, "dragon horse", HORSE, Some((HORNED_FALCON, "horned falcon"))),
+    kind(Kind::DragonKing, "dragon king", DRAGON, Some((SOARING_EAGLE, "soaring eagle"))),
+    kind(Kind::Phoenix, "phoenix", PHOENIX, Some((FREE_KING, "free king"))),
+    kind(Kind::Kirin, "kirin", KIRIN, Some((LION, "lion"))),
+    kind(Kind::FreeKing, "free king", FREE_KING, None),
+    kind(Kind::Lion, "lion", LION, None),
 ];
 
 static DAI: VariantSpec = VariantSpec {
@@ -451,8 +461,8 @@ static DAI: VariantSpec = VariantSpec {
 pub(crate) struct CompiledLeg {
     pub offset: i16,
     pub range: u8,
-    pub jump: bool,
-    /// Index of the unit direction (0..8) for non-jump legs, used by pins.
+    /// Index of the unit direction (0..8) for non-jump legs, used by pins;
+    /// `u8::MAX` for a jump.
     pub dir: u8,
 }
 
@@ -478,8 +488,6 @@ pub(crate) struct Tables {
     /// Lion first-step directions per code, as (offset, line-only).
     pub lion: Vec<LionPower>,
     pub kind_spec: [Option<&'static KindSpec>; KIND_SLOTS],
-    /// Piece codes that exist in this variant.
-    pub valid_code: [bool; CODES],
     pub royal_code: [bool; CODES],
     /// `attack_step[c][d]`: codes of colour `c` that attack a square from
     /// the adjacent square in direction `d` (seen from the attacked square).
@@ -519,7 +527,6 @@ impl Tables {
         }
         let mut legs = vec![Vec::new(); CODES];
         let mut lion = vec![LionPower::None; CODES];
-        let mut valid_code = [false; CODES];
         let mut royal_code = [false; CODES];
         let mut attack_step = [[0u128; 8]; 2];
         let mut attack_slide = [[0u128; 8]; 2];
@@ -534,7 +541,6 @@ impl Tables {
                 };
                 for color in Color::BOTH {
                     let code = Piece::new(color, k.kind, promoted).code();
-                    valid_code[code as usize] = true;
                     royal_code[code as usize] = if promoted { k.promoted_royal } else { k.royal };
                     let sign: i8 = if color == Color::Sente { 1 } else { -1 };
                     lion[code as usize] = movement.lion;
@@ -542,12 +548,7 @@ impl Tables {
                     for leg in movement.legs {
                         let (dx, dy) = (leg.dx * sign, leg.dy * sign);
                         let dir = if leg.jump { u8::MAX } else { dir_index(dx, dy).expect("unit direction") };
-                        legs[code as usize].push(CompiledLeg {
-                            offset: mailbox_offset(dx, dy),
-                            range: leg.range,
-                            jump: leg.jump,
-                            dir,
-                        });
+                        legs[code as usize].push(CompiledLeg { offset: mailbox_offset(dx, dy), range: leg.range, dir });
                         let c = color as usize;
                         if leg.jump {
                             // Seen from the attacked square the attacker sits at -offset.
@@ -604,7 +605,6 @@ impl Tables {
             legs,
             lion,
             kind_spec,
-            valid_code,
             royal_code,
             attack_step,
             attack_slide,

@@ -20,7 +20,7 @@
 //! A [`Move`] is printed against its position ([`Position::to_xboard`]),
 //! because a pass and an igui differ only in whether `mid` is empty.
 
-use crate::moves::{drop_letter, Move};
+use crate::moves::Move;
 use crate::position::Position;
 use crate::types::{Kind, Square};
 use crate::usi::MoveError;
@@ -101,19 +101,6 @@ pub enum XboardMove {
     Pass,
 }
 
-fn drop_kind(letter: u8) -> Option<Kind> {
-    Some(match letter {
-        b'R' => Kind::Rook,
-        b'B' => Kind::Bishop,
-        b'G' => Kind::Gold,
-        b'S' => Kind::Silver,
-        b'N' => Kind::Knight,
-        b'L' => Kind::Lance,
-        b'P' => Kind::Pawn,
-        _ => return None,
-    })
-}
-
 impl XboardMove {
     /// Parses XBoard text for a board of `size` files. Squares off that
     /// board are an [`XboardError::OffBoard`] error.
@@ -143,7 +130,7 @@ impl XboardMove {
         };
         let b = text.as_bytes();
         if b.len() >= 4 && b[1] == b'@' {
-            let kind = drop_kind(b[0]).ok_or_else(syntax)?;
+            let kind = Kind::from_hand_letter(b[0] as char).ok_or_else(syntax)?;
             return Ok(XboardMove::Drop { kind, to: square(&text[2..])? });
         }
         if let Some((first, second)) = text.split_once(',') {
@@ -183,7 +170,7 @@ impl Position {
                 }
             }
             Move::Drop { kind, to } => {
-                s.push(drop_letter(kind).unwrap_or('?'));
+                s.push(kind.hand_letter().unwrap_or('?'));
                 s.push('@');
                 write_square(&mut s, to, size);
             }

@@ -5,7 +5,11 @@
 //! - [`samples`]: [`samples::Sample`], chunk files ([`samples::ChunkWriter`],
 //!   [`samples::read_chunk`]); layout in `data/FORMAT.md` ("Training samples").
 //! - [`config`]: the `[search]` and `[selfplay]` tables of a config file.
-//! - [`mcts`]: the search tree of one game, driven step by step ([`mcts::Search`]).
+//! - [`tree`]: the search tree of one game ([`tree::Tree`]: nodes, proofs with mate
+//!   distances, mate search at expansion, backup with virtual loss, PUCT, re-rooting),
+//!   shared with the USI engine.
+//! - [`mcts`]: self-play's search on that tree, driven step by step ([`mcts::Search`]:
+//!   budget, root noise, Gumbel root, policy target, move choice).
 //! - [`worker`]: rayon workers playing many games each, [`worker::run_selfplay`].
 
 pub mod baselines;
@@ -13,9 +17,11 @@ pub mod config;
 pub mod mcts;
 pub mod rng;
 pub mod samples;
+pub mod tree;
 pub mod worker;
 
 pub use config::{SearchConfig, SelfplayConfig, SelfplayFileConfig};
-pub use mcts::{Proof, Search, Step};
+pub use mcts::{Search, Step};
 pub use rng::Rng;
+pub use tree::{ChildInfo, Proof};
 pub use worker::{run_selfplay, GameRecord, Openings, Progress, RunOptions};

@@ -1,7 +1,8 @@
 //! koma's engine: a USI player for shogi, sho shogi and dai shogi, and an XBoard
 //! (protocol 2) player for sho and dai shogi as HaChu and XBoard speak them.
 //!
-//! - [`tree`]: the search tree (PUCT, virtual loss, proofs with mate distances, reuse).
+//! - [`tree`]: the engine's search tree: `selfplay::tree::Tree` (PUCT, virtual loss,
+//!   proofs with mate distances, reuse) plus the root mate-in-3 scan, PV and statistics.
 //! - [`search`]: worker threads with batched evaluation, the controller, info output.
 //! - [`time`]: time management (byoyomi, Fischer, sudden death, movetime).
 //! - [`engine`]: options, network loading, the search thread (shared by the protocols).

@@ -131,6 +131,12 @@ fn find(name: &str) -> Option<&'static OptionSpec> {
     SPECS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
 }
 
+/// Stores an option's new value; answers what the change affects.
+fn store<T>(slot: &mut T, value: T, effect: Effect) -> Effect {
+    *slot = value;
+    effect
+}
+
 impl Options {
     /// Sets an option by name (case-insensitive). Errors name the problem.
     pub fn set(&mut self, name: &str, value: &str) -> Result<Effect, String> {
@@ -153,92 +159,36 @@ impl Options {
         };
         Ok(match spec.name {
             "ModelFile" => {
-                self.model_file =
-                    if value.is_empty() || value == "<empty>" { "auto".into() } else { value.to_string() };
-                Effect::Network
+                let file = if value.is_empty() || value == "<empty>" { "auto".into() } else { value.to_string() };
+                store(&mut self.model_file, file, Effect::Network)
             }
-            "Device" => {
-                self.device = if value.is_empty() { "auto".into() } else { value.to_string() };
-                Effect::Network
-            }
-            "Threads" => {
-                self.threads = int()? as usize;
-                Effect::Other
-            }
-            "BatchSize" => {
-                self.batch_size = int()? as usize;
-                Effect::Other
-            }
-            "TorchThreads" => {
-                self.torch_threads = int()? as usize;
-                Effect::Network
-            }
-            "USI_Hash" => {
-                self.hash_mib = int()? as usize;
-                Effect::Tree
-            }
-            "USI_Ponder" => {
-                self.ponder = check()?;
-                Effect::Other
-            }
-            "MultiPV" => {
-                self.multipv = int()? as usize;
-                Effect::Other
-            }
-            "ByoyomiMargin" => {
-                self.margin_ms = int()? as u64;
-                Effect::Other
-            }
-            "NodesLimit" => {
-                self.nodes_limit = int()? as u64;
-                Effect::Other
-            }
-            "ResignValue" => {
-                self.resign_value = int()? as u32;
-                Effect::Other
-            }
+            "Device" => store(
+                &mut self.device,
+                if value.is_empty() { "auto".into() } else { value.to_string() },
+                Effect::Network,
+            ),
+            "Threads" => store(&mut self.threads, int()? as usize, Effect::Other),
+            "BatchSize" => store(&mut self.batch_size, int()? as usize, Effect::Other),
+            "TorchThreads" => store(&mut self.torch_threads, int()? as usize, Effect::Network),
+            "USI_Hash" => store(&mut self.hash_mib, int()? as usize, Effect::Tree),
+            "USI_Ponder" => store(&mut self.ponder, check()?, Effect::Other),
+            "MultiPV" => store(&mut self.multipv, int()? as usize, Effect::Other),
+            "ByoyomiMargin" => store(&mut self.margin_ms, int()? as u64, Effect::Other),
+            "NodesLimit" => store(&mut self.nodes_limit, int()? as u64, Effect::Other),
+            "ResignValue" => store(&mut self.resign_value, int()? as u32, Effect::Other),
             "UCI_Variant" => {
-                let v: Variant =
-                    value.parse().map_err(|e: rules::UnknownVariant| format!("option UCI_Variant: {e}"))?;
-                self.variant = v;
-                Effect::Variant
+                let v = value.parse().map_err(|e: rules::UnknownVariant| format!("option UCI_Variant: {e}"))?;
+                store(&mut self.variant, v, Effect::Variant)
             }
-            "MaxPlies" => {
-                self.max_plies = int()? as u32;
-                Effect::Tree
-            }
-            "InfoInterval" => {
-                self.info_interval_ms = int()? as u64;
-                Effect::Other
-            }
-            "CPuct" => {
-                self.c_puct = int()?;
-                Effect::Tree
-            }
-            "CPuctBase" => {
-                self.c_puct_base = int()?;
-                Effect::Tree
-            }
-            "FpuReduction" => {
-                self.fpu_reduction = int()?;
-                Effect::Tree
-            }
-            "RootFpuReduction" => {
-                self.root_fpu_reduction = int()?;
-                Effect::Tree
-            }
-            "PolicySoftmaxTemp" => {
-                self.policy_softmax_temp = int()?;
-                Effect::Tree
-            }
-            "VirtualLoss" => {
-                self.virtual_loss = int()?;
-                Effect::Tree
-            }
-            "MateSearchPlies" => {
-                self.mate_search_plies = int()?;
-                Effect::Tree
-            }
+            "MaxPlies" => store(&mut self.max_plies, int()? as u32, Effect::Tree),
+            "InfoInterval" => store(&mut self.info_interval_ms, int()? as u64, Effect::Other),
+            "CPuct" => store(&mut self.c_puct, int()?, Effect::Tree),
+            "CPuctBase" => store(&mut self.c_puct_base, int()?, Effect::Tree),
+            "FpuReduction" => store(&mut self.fpu_reduction, int()?, Effect::Tree),
+            "RootFpuReduction" => store(&mut self.root_fpu_reduction, int()?, Effect::Tree),
+            "PolicySoftmaxTemp" => store(&mut self.policy_softmax_temp, int()?, Effect::Tree),
+            "VirtualLoss" => store(&mut self.virtual_loss, int()?, Effect::Tree),
+            "MateSearchPlies" => store(&mut self.mate_search_plies, int()?, Effect::Tree),
             other => return Err(format!("option '{other}' has no handler")),
         })
     }

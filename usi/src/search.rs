@@ -367,7 +367,7 @@ fn worker(
                 let i = leaves.len();
                 match t.select_leaf(encoder, &mut inputs[i * len..(i + 1) * len]) {
                     Selected::NeedsEval(leaf) => leaves.push(leaf),
-                    Selected::Exact => {
+                    Selected::Exact { .. } => {
                         exact += 1;
                         if exact >= 4 * batch {
                             break;

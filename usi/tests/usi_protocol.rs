@@ -66,30 +66,20 @@ fn malformed_and_out_of_order_commands_are_answered() {
     e.send("go nodes 10"); // before usi/isready: no network yet, still answered
     e.expect(60.0, |l| l.starts_with("bestmove"));
     e.handshake(&[("ModelFile", "<uniform>")]);
-    e.send("frobnicate");
-    e.expect(5.0, |l| l.starts_with("info string error") && l.contains("frobnicate"));
-    e.send("setoption name Threads value many");
-    e.expect(5.0, |l| l.starts_with("info string error") && l.contains("Threads"));
-    e.send("setoption name NoSuchOption value 1");
-    e.expect(5.0, |l| l.starts_with("info string error"));
-    e.send("setoption");
-    e.expect(5.0, |l| l.starts_with("info string error"));
-    e.send("ponderhit");
-    e.expect(5.0, |l| l.starts_with("info string error"));
-    e.send("position sfen this/is/not/a/sfen b - 1");
-    e.expect(5.0, |l| l.starts_with("info string error"));
-    e.send("go nodes 10");
-    assert_eq!(e.expect(5.0, |l| l.starts_with("bestmove")), "bestmove resign");
-    e.send("position startpos moves 7g7f 7g7f");
-    e.expect(5.0, |l| l.starts_with("info string error") && l.contains("7g7f"));
+    e.ask("frobnicate", 5.0, |l| l.starts_with("info string error") && l.contains("frobnicate"));
+    e.ask("setoption name Threads value many", 5.0, |l| l.starts_with("info string error") && l.contains("Threads"));
+    e.ask("setoption name NoSuchOption value 1", 5.0, |l| l.starts_with("info string error"));
+    e.ask("setoption", 5.0, |l| l.starts_with("info string error"));
+    e.ask("ponderhit", 5.0, |l| l.starts_with("info string error"));
+    e.ask("position sfen this/is/not/a/sfen b - 1", 5.0, |l| l.starts_with("info string error"));
+    assert_eq!(e.ask("go nodes 10", 5.0, |l| l.starts_with("bestmove")), "bestmove resign");
+    e.ask("position startpos moves 7g7f 7g7f", 5.0, |l| l.starts_with("info string error") && l.contains("7g7f"));
     e.send("position startpos moves");
-    e.send("go btime abc wtime 1000 nodes 50");
-    e.expect(5.0, |l| l.starts_with("info string error"));
+    e.ask("go btime abc wtime 1000 nodes 50", 5.0, |l| l.starts_with("info string error"));
     let bm = e.expect(10.0, |l| l.starts_with("bestmove"));
     assert_legal("startpos", &bestmove_of(&bm));
     e.send("stop"); // after the search: harmless
-    e.send("isready");
-    e.expect(5.0, |l| l == "readyok");
+    e.ask("isready", 5.0, |l| l == "readyok");
     e.send("quit");
     assert!(e.wait_exit(10.0).success());
 }
@@ -102,22 +92,17 @@ fn stop_ends_go_infinite_and_quit_ends_the_process() {
     e.send("go infinite");
     std::thread::sleep(Duration::from_millis(400));
     // isready and go during a search
-    e.send("isready");
-    e.expect(5.0, |l| l == "readyok");
-    e.send("go nodes 5");
-    e.expect(5.0, |l| l.starts_with("info string error"));
+    e.ask("isready", 5.0, |l| l == "readyok");
+    e.ask("go nodes 5", 5.0, |l| l.starts_with("info string error"));
     let t = Instant::now();
-    e.send("stop");
-    let bm = e.expect(5.0, |l| l.starts_with("bestmove"));
+    let bm = e.ask("stop", 5.0, |l| l.starts_with("bestmove"));
     assert!(t.elapsed() < Duration::from_secs(2));
     assert_legal("startpos", &bestmove_of(&bm));
     // A proven position under go infinite still waits for stop.
     e.send("position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1");
-    e.send("go infinite");
-    e.expect(10.0, |l| l.contains("score mate 1"));
+    e.ask("go infinite", 10.0, |l| l.contains("score mate 1"));
     std::thread::sleep(Duration::from_millis(300));
-    e.send("stop");
-    assert_eq!(bestmove_of(&e.expect(5.0, |l| l.starts_with("bestmove"))), "G*5b");
+    assert_eq!(bestmove_of(&e.ask("stop", 5.0, |l| l.starts_with("bestmove"))), "G*5b");
     // quit in the middle of a search.
     e.send("position startpos");
     e.send("go infinite");
@@ -147,8 +132,7 @@ fn missing_model_is_reported_at_isready() {
         "{lines:?}"
     );
     e.send("position startpos");
-    e.send("go byoyomi 1000");
-    assert_eq!(e.expect(10.0, |l| l.starts_with("bestmove")), "bestmove resign");
+    assert_eq!(e.ask("go byoyomi 1000", 10.0, |l| l.starts_with("bestmove")), "bestmove resign");
 }
 
 #[test]
@@ -157,12 +141,10 @@ fn declaration_and_lost_positions() {
     e.handshake(&[("ModelFile", "<uniform>")]);
     // Sente: king in the camp with 10 pieces and 28 points -> bestmove win.
     e.send("position sfen 1K5G1/+R+B+P+P+P+P+P+P+P/9/9/9/9/9/9/4k4 b RB2G2S2N2L 1");
-    e.send("go byoyomi 1000");
-    assert_eq!(e.expect(10.0, |l| l.starts_with("bestmove")), "bestmove win");
+    assert_eq!(e.ask("go byoyomi 1000", 10.0, |l| l.starts_with("bestmove")), "bestmove win");
     // Mated: resign.
     e.send("position sfen 4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1");
-    e.send("go byoyomi 1000");
-    assert_eq!(e.expect(10.0, |l| l.starts_with("bestmove")), "bestmove resign");
+    assert_eq!(e.ask("go byoyomi 1000", 10.0, |l| l.starts_with("bestmove")), "bestmove resign");
 }
 
 #[test]
@@ -176,8 +158,7 @@ fn a_tiny_network_answers_within_one_second_byoyomi_and_ponders() {
         let cmd = if moves.is_empty() { "startpos".to_string() } else { format!("startpos moves {}", moves.join(" ")) };
         e.send(&format!("position {cmd}"));
         let t = Instant::now();
-        e.send("go btime 0 wtime 0 byoyomi 1000");
-        let bm = e.expect(5.0, |l| l.starts_with("bestmove"));
+        let bm = e.ask("go btime 0 wtime 0 byoyomi 1000", 5.0, |l| l.starts_with("bestmove"));
         let el = t.elapsed();
         assert!(el < Duration::from_millis(1000), "took {el:?}");
         assert!(el > Duration::from_millis(500), "used only {el:?} of a 1 s byoyomi");
@@ -195,16 +176,14 @@ fn a_tiny_network_answers_within_one_second_byoyomi_and_ponders() {
     e.send("go ponder btime 0 wtime 0 byoyomi 1000");
     std::thread::sleep(Duration::from_millis(700));
     let t = Instant::now();
-    e.send("ponderhit");
-    let bm = e.expect(5.0, |l| l.starts_with("bestmove"));
+    let bm = e.ask("ponderhit", 5.0, |l| l.starts_with("bestmove"));
     assert!(t.elapsed() < Duration::from_millis(1000));
     assert_legal(&format!("startpos moves {} {guess}", moves.join(" ")), &bestmove_of(&bm));
     // Ponder miss: stop, then a new search.
     e.send(&format!("position startpos moves {} {guess}", moves.join(" ")));
     e.send("go ponder btime 0 wtime 0 byoyomi 1000");
     std::thread::sleep(Duration::from_millis(200));
-    e.send("stop");
-    e.expect(5.0, |l| l.starts_with("bestmove"));
+    e.ask("stop", 5.0, |l| l.starts_with("bestmove"));
     e.send("gameover lose");
     e.send("quit");
     assert!(e.wait_exit(10.0).success());
@@ -221,8 +200,7 @@ fn fischer_and_sudden_death_do_not_flag() {
         ("go btime 2000 wtime 2000 binc 500 winc 500", 2000),
     ] {
         let t = Instant::now();
-        e.send(go);
-        e.expect(5.0, |l| l.starts_with("bestmove"));
+        e.ask(go, 5.0, |l| l.starts_with("bestmove"));
         assert!(t.elapsed() < Duration::from_millis(limit), "{go}: {:?}", t.elapsed());
     }
 }
@@ -233,8 +211,7 @@ fn sho_and_dai_through_usi() {
         let mut e = Engine::start(&[]);
         e.handshake(&[("UCI_Variant", v), ("ModelFile", "<uniform>")]);
         e.send(&format!("position {cmd}"));
-        e.send("go nodes 200");
-        let mv = bestmove_of(&e.expect(20.0, |l| l.starts_with("bestmove")));
+        let mv = bestmove_of(&e.ask("go nodes 200", 20.0, |l| l.starts_with("bestmove")));
         let pos = rules::parse_position_command(v.parse().unwrap(), cmd).unwrap();
         assert!(pos.parse_usi(&mv).is_ok(), "{v}: {mv}");
     }

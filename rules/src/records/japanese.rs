@@ -10,7 +10,7 @@
 //! (`左上`). A dragon or horse is left or right of the other one, never 直.
 //! 打 marks a drop only when a piece on the board could also go there.
 
-use super::NotationError;
+use super::{origins, NotationError};
 use crate::{Color, Kind, Move, Piece, Position, Square};
 
 /// Full-width digits for files: `７`.
@@ -258,21 +258,6 @@ fn relative_of(side: Color, piece: Piece, from: Square, to: Square, froms: &[Squ
             _ => None,
         }
     }
-}
-
-/// Origins of the legal board moves of `piece` to `to`.
-fn origins(pos: &Position, piece: Piece, to: Square) -> Vec<Square> {
-    let mut froms: Vec<Square> = pos
-        .legal_moves()
-        .into_iter()
-        .filter_map(|m| match m {
-            Move::Normal { from, to: t, .. } if t == to && pos.piece_at(from) == Some(piece) => Some(from),
-            _ => None,
-        })
-        .collect();
-    froms.sort();
-    froms.dedup();
-    froms
 }
 
 /// The side mark of KI2 text: ▲ sente, △ gote.

@@ -6,57 +6,33 @@
 //! mated, else as resignation.
 
 use super::japanese::{japanese, parse_japanese, side_mark};
-use super::kif_header::{end_from_summary, parse_summary, summary_line, write_header, HeaderReader};
+use super::kif_header::{end_from_summary, parse_summary, summary_line, write_header, GameReader};
 use super::{ErrorKind, Record, RecordError, RecordedMove};
-use crate::{Position, Square};
+use crate::Square;
 
 const MARKS: [char; 5] = ['▲', '△', '☗', '☖', '▽'];
 
 /// Reads one KI2 game (text already decoded).
 pub fn read_ki2(text: &str) -> Result<Record, RecordError> {
-    let mut header = HeaderReader::default();
-    let mut header_comments = Vec::new();
-    let mut game: Option<(Record, Position)> = None;
-    let mut lines = 0;
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        lines = n;
-        let line = raw.trim_end_matches(['\r', ' ', '　', '\t']);
-        if line.trim().is_empty() || line.starts_with('#') || line.starts_with('&') {
-            continue;
-        }
-        if let Some(comment) = line.strip_prefix('*') {
-            match game.as_mut().and_then(|(r, _)| r.moves.last_mut()) {
-                Some(m) => m.comments.push(comment.to_string()),
-                None => header_comments.push(comment.to_string()),
-            }
-            continue;
-        }
-        if line.starts_with("変化") {
-            break;
-        }
+    let mut reader = GameReader::default();
+    let mut text = text.lines();
+    while let Some((n, line)) = reader.next_line(&mut text) {
         let trimmed = line.trim_start();
         if trimmed.starts_with("まで") {
             let summary = parse_summary(trimmed)
                 .ok_or_else(|| RecordError::at_line(ErrorKind::Syntax, n, line, "unknown result"))?;
-            let (record, pos) = match &mut game {
-                Some(g) => g,
-                None => game.insert(begin(&header, std::mem::take(&mut header_comments))?),
-            };
+            let (record, pos) = reader.game()?;
             record.end = Some(end_from_summary(&summary, pos));
             break;
         }
         if !trimmed.starts_with(MARKS) {
-            if game.is_none() && (header.take(n, line)? || line.starts_with("手数----")) {
+            if reader.game.is_none() && (reader.header.take(n, line)? || line.starts_with("手数----")) {
                 continue;
             }
-            let kind = if game.is_none() { ErrorKind::UnknownHeader } else { ErrorKind::Syntax };
+            let kind = if reader.game.is_none() { ErrorKind::UnknownHeader } else { ErrorKind::Syntax };
             return Err(RecordError::at_line(kind, n, line, "not a KI2 header or move line"));
         }
-        let (record, pos) = match &mut game {
-            Some(g) => g,
-            None => game.insert(begin(&header, std::mem::take(&mut header_comments))?),
-        };
+        let (record, pos) = reader.game()?;
         for token in split_moves(trimmed) {
             let previous = record.moves.last().map(|m| m.mv.to());
             let ply = record.moves.len() + 1;
@@ -65,11 +41,10 @@ pub fn read_ki2(text: &str) -> Result<Record, RecordError> {
             record.moves.push(RecordedMove::new(mv));
         }
     }
-    match game {
-        Some((record, _)) => Ok(record),
-        None if lines > 0 => Ok(begin(&header, header_comments)?.0),
-        None => Err(RecordError::new(ErrorKind::Truncated, Some(1), "", "no KI2 game in the text")),
+    if reader.game.is_none() && reader.lines == 0 {
+        return Err(RecordError::new(ErrorKind::Truncated, Some(1), "", "no KI2 game in the text"));
     }
+    Ok(reader.into_game()?.0)
 }
 
 /// `▲７六歩    △３四歩` → [`▲７六歩`, `△３四歩`]: each move starts at a
@@ -81,15 +56,6 @@ fn split_moves(line: &str) -> Vec<&str> {
         .enumerate()
         .map(|(k, &s)| line[s..starts.get(k + 1).copied().unwrap_or(line.len())].trim_end_matches([' ', '　', '\t']))
         .collect()
-}
-
-fn begin(header: &HeaderReader, comments: Vec<String>) -> Result<(Record, Position), RecordError> {
-    let start = header.start()?;
-    let pos = start.position().map_err(|e| RecordError::new(ErrorKind::Position, None, start.sfen(), e.to_string()))?;
-    let mut record = Record::new(start);
-    record.info = header.info.clone();
-    record.comments = comments;
-    Ok((record, pos))
 }
 
 /// Writes a record as KI2 text, one move a line (encode it with

@@ -14,9 +14,9 @@
 //! is read: a 変化 (variation) section ends the record.
 
 use super::japanese::{kif_move, parse_kif_move};
-use super::kif_header::{end_from_summary, parse_summary, summary_line, write_header, HeaderReader, Summary};
+use super::kif_header::{end_from_summary, parse_summary, summary_line, write_header, GameReader, Summary};
 use super::{seconds, EndReason, ErrorKind, GameEnd, Record, RecordError, RecordedMove};
-use crate::{Color, Position, Square};
+use crate::{Color, Square};
 use std::time::Duration;
 
 /// The word of a numbered end line, and what it means for the side to
@@ -110,34 +110,12 @@ fn is_move_line(line: &str) -> bool {
 
 /// Reads one KIF game (text already decoded).
 pub fn read_kif(text: &str) -> Result<Record, RecordError> {
-    let mut header = HeaderReader::default();
-    let mut header_comments = Vec::new();
-    let mut game: Option<(Record, Position)> = None;
+    let mut reader = GameReader::default();
     let mut numbered_end = false;
     let mut summary: Option<(usize, Summary)> = None;
     let mut last_number: Option<usize> = None;
-    let mut lines = 0;
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        lines = n;
-        let line = raw.trim_end_matches(['\r', ' ', '　', '\t']);
-        if line.trim().is_empty() || line.starts_with('#') || line.starts_with('&') {
-            continue;
-        }
-        if let Some(comment) = line.strip_prefix('*') {
-            match &mut game {
-                Some((record, _)) => match (&mut record.end, record.moves.last_mut()) {
-                    (Some(end), _) => end.comments.push(comment.to_string()),
-                    (None, Some(m)) => m.comments.push(comment.to_string()),
-                    (None, None) => header_comments.push(comment.to_string()),
-                },
-                None => header_comments.push(comment.to_string()),
-            }
-            continue;
-        }
-        if line.starts_with("変化") {
-            break;
-        }
+    let mut text = text.lines();
+    while let Some((n, line)) = reader.next_line(&mut text) {
         if line.trim_start().starts_with("まで") {
             // Unknown summaries are left alone: the numbered end line is
             // what counts in KIF.
@@ -146,20 +124,19 @@ pub fn read_kif(text: &str) -> Result<Record, RecordError> {
             }
             continue;
         }
-        if game.is_none() {
+        if reader.game.is_none() {
             if line.starts_with("手数----") || line.starts_with("手数－") {
-                game = Some(begin(&header, std::mem::take(&mut header_comments))?);
+                reader.game()?;
                 continue;
             }
-            if header.take(n, line)? {
+            if reader.header.take(n, line)? {
                 continue;
             }
             if !is_move_line(line) {
                 return Err(RecordError::at_line(ErrorKind::UnknownHeader, n, line, "not a KIF header line"));
             }
-            game = Some(begin(&header, std::mem::take(&mut header_comments))?);
         }
-        let (record, pos) = game.as_mut().expect("started above");
+        let (record, pos) = reader.game()?;
         let Some(ml) = split_move_line(line) else {
             return Err(RecordError::at_line(ErrorKind::Syntax, n, line, "expected a numbered move"));
         };
@@ -195,24 +172,14 @@ pub fn read_kif(text: &str) -> Result<Record, RecordError> {
         pos.play(mv);
         record.moves.push(RecordedMove { mv, time: ml.time, comments: Vec::new() });
     }
-    let (mut record, pos) = match game {
-        Some(g) => g,
-        None if header.start().is_ok() && lines > 0 => begin(&header, header_comments)?,
-        None => return Err(RecordError::new(ErrorKind::Truncated, Some(lines.max(1)), "", "no KIF game in the text")),
-    };
+    if reader.game.is_none() && (reader.lines == 0 || reader.header.start().is_err()) {
+        return Err(RecordError::new(ErrorKind::Truncated, Some(reader.lines.max(1)), "", "no KIF game in the text"));
+    }
+    let (mut record, pos) = reader.into_game()?;
     if let (false, Some((_, s))) = (numbered_end, &summary) {
         record.end = Some(end_from_summary(s, &pos));
     }
     Ok(record)
-}
-
-fn begin(header: &HeaderReader, comments: Vec<String>) -> Result<(Record, Position), RecordError> {
-    let start = header.start()?;
-    let pos = start.position().map_err(|e| RecordError::new(ErrorKind::Position, None, start.sfen(), e.to_string()))?;
-    let mut record = Record::new(start);
-    record.info = header.info.clone();
-    record.comments = comments;
-    Ok((record, pos))
 }
 
 /// Display width: full-width characters take two columns.

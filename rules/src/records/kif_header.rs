@@ -1,6 +1,6 @@
 //! What KIF and KI2 share: the header (`key：value` lines, 手合割, the
-//! board diagram of a game from a position) and the closing summary line
-//! (`まで55手で先手の勝ち`).
+//! board diagram of a game from a position), the lines both skip or stop at,
+//! `*` comments, and the closing summary line (`まで55手で先手の勝ち`).
 
 use super::japanese::{count_text, parse_count, parse_piece_name, piece_char};
 use super::{EndReason, ErrorKind, GameEnd, GameInfo, Record, RecordError, Start};
@@ -166,6 +166,73 @@ impl HeaderReader {
         let pos =
             Position::from_setup(setup).map_err(|e| RecordError::at_line(ErrorKind::Position, n, "", e.to_string()))?;
         Ok(Start::from_position(&pos))
+    }
+}
+
+/// What a KIF or KI2 reader holds while it reads: the header, the `*`
+/// comments before the first move, the game once its moves begin, and how
+/// many lines it has read.
+#[derive(Default)]
+pub(super) struct GameReader {
+    pub header: HeaderReader,
+    comments: Vec<String>,
+    pub game: Option<(Record, Position)>,
+    pub lines: usize,
+}
+
+impl GameReader {
+    /// The next line to read, with its number (from 1) and trailing blanks
+    /// removed. Blank, `#` (a note for programs) and `&` (a bookmark) lines
+    /// are skipped; a `*` comment is filed on the end once the game has
+    /// ended, else on the last move, else on the game. `None` at the end of
+    /// the text or at a variation (`変化`): only the main line is read.
+    pub fn next_line<'a>(&mut self, text: &mut std::str::Lines<'a>) -> Option<(usize, &'a str)> {
+        for raw in text {
+            self.lines += 1;
+            let line = raw.trim_end_matches(['\r', ' ', '　', '\t']);
+            if line.trim().is_empty() || line.starts_with('#') || line.starts_with('&') {
+                continue;
+            }
+            if let Some(comment) = line.strip_prefix('*') {
+                let comment = comment.to_string();
+                match &mut self.game {
+                    Some((record, _)) => match (&mut record.end, record.moves.last_mut()) {
+                        (Some(end), _) => end.comments.push(comment),
+                        (None, Some(m)) => m.comments.push(comment),
+                        (None, None) => self.comments.push(comment),
+                    },
+                    None => self.comments.push(comment),
+                }
+                continue;
+            }
+            if line.starts_with("変化") {
+                return None;
+            }
+            return Some((self.lines, line));
+        }
+        None
+    }
+
+    /// The game and its position, begun from the header when the moves
+    /// have not begun yet.
+    pub fn game(&mut self) -> Result<&mut (Record, Position), RecordError> {
+        if self.game.is_none() {
+            let start = self.header.start()?;
+            let pos = start
+                .position()
+                .map_err(|e| RecordError::new(ErrorKind::Position, None, start.sfen(), e.to_string()))?;
+            let mut record = Record::new(start);
+            record.info = self.header.info.clone();
+            record.comments = std::mem::take(&mut self.comments);
+            self.game = Some((record, pos));
+        }
+        Ok(self.game.as_mut().expect("begun above"))
+    }
+
+    /// The game read, begun from the header if no move was read.
+    pub fn into_game(mut self) -> Result<(Record, Position), RecordError> {
+        self.game()?;
+        Ok(self.game.expect("begun above"))
     }
 }
 

@@ -36,7 +36,7 @@ pub use kif::{read_kif, write_kif};
 pub use usi::{read_usi, read_usi_games, write_usi};
 pub use western::{parse_western, western, write_western};
 
-use crate::{Color, Handicap, Move, Position, SfenError, Variant};
+use crate::{Color, Handicap, Move, Piece, Position, SfenError, Square, Variant};
 use std::fmt;
 use std::time::Duration;
 
@@ -533,6 +533,21 @@ impl NotationError {
         let kind = if self.ambiguous { ErrorKind::Ambiguous } else { ErrorKind::IllegalMove };
         RecordError::at_line(kind, line, &self.text, self.why).at_ply(ply)
     }
+}
+
+/// Origins of the legal board moves of `piece` to `to`.
+pub(crate) fn origins(pos: &Position, piece: Piece, to: Square) -> Vec<Square> {
+    let mut froms: Vec<Square> = pos
+        .legal_moves()
+        .into_iter()
+        .filter_map(|m| match m {
+            Move::Normal { from, to: t, .. } if t == to && pos.piece_at(from) == Some(piece) => Some(from),
+            _ => None,
+        })
+        .collect();
+    froms.sort();
+    froms.dedup();
+    froms
 }
 
 /// Seconds as a duration, for the readers (KIF and CSA V2.2 whole seconds,

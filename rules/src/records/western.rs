@@ -5,54 +5,25 @@
 //! promotes or `=` when it could have and does not. The origin square is
 //! written only when another piece of the same kind could also go there.
 
-use super::{NotationError, Record, RecordError, Start};
+use super::{origins, NotationError, Record, RecordError, Start};
 use crate::{Color, Kind, Move, Piece, Position, Square};
 
+/// The piece letter: the king's and those of the kinds held in hand
+/// ([`Kind::letter`]); `?` for the sho and dai kinds, which Hodges text
+/// does not name.
 fn letter(kind: Kind) -> char {
-    match kind {
-        Kind::King => 'K',
-        Kind::Rook => 'R',
-        Kind::Bishop => 'B',
-        Kind::Gold => 'G',
-        Kind::Silver => 'S',
-        Kind::Knight => 'N',
-        Kind::Lance => 'L',
-        Kind::Pawn => 'P',
+    match kind.letter() {
+        Some(c) if kind == Kind::King || kind.is_hand() => c,
         _ => '?',
     }
 }
 
 fn kind_of_letter(c: char) -> Option<Kind> {
-    Some(match c {
-        'K' => Kind::King,
-        'R' => Kind::Rook,
-        'B' => Kind::Bishop,
-        'G' => Kind::Gold,
-        'S' => Kind::Silver,
-        'N' => Kind::Knight,
-        'L' => Kind::Lance,
-        'P' => Kind::Pawn,
-        _ => return None,
-    })
+    Kind::from_letter(c).filter(|&k| k == Kind::King || k.is_hand())
 }
 
 fn square(sq: Square) -> String {
     format!("{}{}", sq.file(), crate::rank_letter(sq.rank()))
-}
-
-/// Origins of the legal board moves of `piece` to `to`.
-fn origins(pos: &Position, piece: Piece, to: Square) -> Vec<Square> {
-    let mut froms: Vec<Square> = pos
-        .legal_moves()
-        .into_iter()
-        .filter_map(|m| match m {
-            Move::Normal { from, to: t, .. } if t == to && pos.piece_at(from) == Some(piece) => Some(from),
-            _ => None,
-        })
-        .collect();
-    froms.sort();
-    froms.dedup();
-    froms
 }
 
 /// Hodges text of a legal move of `pos`.

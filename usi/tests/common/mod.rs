@@ -76,6 +76,12 @@ impl Engine {
         }
     }
 
+    /// Sends `cmd`, then reads lines until one satisfies `pred`; returns it.
+    pub fn ask(&mut self, cmd: &str, secs: f64, pred: impl Fn(&str) -> bool) -> String {
+        self.send(cmd);
+        self.expect(secs, pred)
+    }
+
     /// Lines until one starts with `prefix`, all returned (the last is the match).
     pub fn until(&mut self, secs: f64, prefix: &str) -> Vec<String> {
         let start = self.log.len();

@@ -1,0 +1,1032 @@
+//! The search tree shared by self-play ([`crate::mcts::Search`]) and the USI engine
+//! (`koma-usi`'s `tree::Tree`): arena-allocated nodes and edges, exact terminal
+//! positions, proofs with their distance to the end of the game (MCTS-solver), the short
+//! mate search at expansion, backup with virtual loss, PUCT selection, statistics, a
+//! memory cap and re-rooting.
+//!
+//! Layout: nodes and edges live in two `Vec`s; the edges (moves) of a node are a
+//! contiguous range, and an edge gets its child node when first visited. Values are
+//! win/draw/loss from the side to move's view at each node.
+//!
+//! Terminal states come from the rules (`Position::outcome`: mate, no moves, royal
+//! capture, bare king, repetition and perpetual check with the game history, maximum
+//! length) plus the 27-point declaration when the end rules use it. Proven wins and
+//! losses propagate up with their distance in plies; with `mate_search_plies` every
+//! expansion looks for an immediate win first (and, in check, for evasions that lose at
+//! once), so that mates are found even with a uniform evaluator.
+//!
+//! The tree is driven leaf by leaf: [`Tree::select_leaf`] descends (PUCT below the root;
+//! at the root a [`RootHooks`] may choose instead) and either backs up an exact result or
+//! returns a [`Leaf`] whose input planes it wrote; [`Tree::apply`] takes the leaf's
+//! evaluation. Several leaves may be in flight at once (virtual loss); a descent that
+//! reaches a leaf still waiting for its evaluation is a [`Selected::Collision`].
+//! What a user adds on top (root noise, a Gumbel root, the move choice, PV, time
+//! management) builds on the accessors below.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use model::encoding::Encoder;
+use rules::{EndRules, ImpasseRule, Move, Position, RoyalRule};
+
+use crate::config::SearchConfig;
+
+const NONE: u32 = u32::MAX;
+
+/// Proof status of a node for its side to move, with the distance in plies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proof {
+    Unknown,
+    /// The side to move wins in this many plies (0: the game is already won).
+    Win(u16),
+    /// The side to move loses in this many plies (0: it is mated now).
+    Loss(u16),
+}
+
+impl Proof {
+    /// The exact value (win - loss) of a proven node.
+    pub fn value(self) -> Option<f32> {
+        match self {
+            Proof::Unknown => None,
+            Proof::Win(_) => Some(1.0),
+            Proof::Loss(_) => Some(-1.0),
+        }
+    }
+
+    pub fn is_win(self) -> bool {
+        matches!(self, Proof::Win(_))
+    }
+
+    pub fn is_loss(self) -> bool {
+        matches!(self, Proof::Loss(_))
+    }
+
+    /// The same proof seen from the parent, one ply earlier: a child's `Loss(k)` is a
+    /// `Win(k + 1)` for the side that moves into it.
+    pub fn for_parent(self) -> Proof {
+        match self {
+            Proof::Win(k) => Proof::Loss(k.saturating_add(1)),
+            Proof::Loss(k) => Proof::Win(k.saturating_add(1)),
+            Proof::Unknown => Proof::Unknown,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Created, never reached.
+    Unexpanded,
+    /// Edges created, evaluation requested, priors not yet known.
+    Pending,
+    Expanded,
+    /// The game ends here (value exact).
+    Terminal,
+}
+
+/// A move of a node.
+#[derive(Clone, Copy, Debug)]
+pub struct Edge {
+    pub mv: Move,
+    /// Prior probability (after noise, if any).
+    pub prior: f32,
+    child: u32,
+}
+
+impl Edge {
+    /// The child node, once the edge was visited (or proven).
+    pub fn child(&self) -> Option<u32> {
+        (self.child != NONE).then_some(self.child)
+    }
+}
+
+/// A position of the tree.
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    edge_start: u32,
+    edge_len: u32,
+    visits: u32,
+    in_flight: u32,
+    /// Sum of (win - loss) values, this node's side to move's view.
+    value_sum: f64,
+    draw_sum: f64,
+    state: State,
+    proof: Proof,
+    /// Exact (value, draw) of a terminal node.
+    terminal: (f32, f32),
+}
+
+impl Node {
+    fn new() -> Node {
+        Node {
+            edge_start: 0,
+            edge_len: 0,
+            visits: 0,
+            in_flight: 0,
+            value_sum: 0.0,
+            draw_sum: 0.0,
+            state: State::Unexpanded,
+            proof: Proof::Unknown,
+            terminal: (0.0, 0.0),
+        }
+    }
+
+    /// Completed simulations through this node.
+    pub fn visits(&self) -> u32 {
+        self.visits
+    }
+
+    pub fn proof(&self) -> Proof {
+        self.proof
+    }
+
+    fn edges(&self) -> Range<usize> {
+        self.edge_start as usize..(self.edge_start + self.edge_len) as usize
+    }
+}
+
+/// A leaf waiting for its network evaluation (give it back with [`Tree::apply`]).
+#[derive(Debug, Default)]
+pub struct Leaf {
+    path: Vec<u32>,
+    labels: Vec<u32>,
+}
+
+impl Leaf {
+    /// Plies from the root.
+    pub fn depth(&self) -> u32 {
+        self.path.len() as u32 - 1
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.path.len() == 1
+    }
+}
+
+/// What [`Tree::select_leaf`] did.
+#[derive(Debug)]
+pub enum Selected {
+    /// The leaf's input planes were written; evaluate them and call [`Tree::apply`].
+    NeedsEval(Leaf),
+    /// The simulation ended in a terminal or proven node (`depth` plies from the root)
+    /// and was backed up at once.
+    Exact { depth: u32 },
+    /// The path ended in a leaf already waiting for its evaluation; nothing changed.
+    Collision,
+    /// Nothing to search: the root is proven, has no moves, or the tree is full.
+    Done,
+}
+
+/// What a user of the tree decides at the root during [`Tree::select_leaf`]. The
+/// defaults: PUCT at the root, nothing more at its expansion.
+pub trait RootHooks {
+    /// The root edge (relative index) to descend, or `None` for PUCT.
+    fn root_edge(&mut self, _tree: &Tree) -> Option<u32> {
+        None
+    }
+
+    /// Called when the root was just expanded (its edges exist, priors not yet known)
+    /// and the mate search at expansion proved nothing; the position being searched is
+    /// [`Tree::root_position`]. Returns true if it proved the root (see
+    /// [`Tree::prove_root_child`]): the simulation is then backed up with the proof's
+    /// value instead of being evaluated.
+    fn root_expanded(&mut self, _tree: &mut Tree) -> bool {
+        false
+    }
+}
+
+/// PUCT at the root, no extra search.
+impl RootHooks for () {}
+
+/// One root move's statistics, from the root's side to move's view.
+#[derive(Clone, Copy, Debug)]
+pub struct ChildInfo {
+    pub mv: Move,
+    pub prior: f32,
+    /// Visits, in-flight ones included.
+    pub visits: u32,
+    /// Mean value (win - loss); `None` while unvisited and unproven.
+    pub q: Option<f32>,
+    /// Proof from the root's view: `Win(n)`: this move wins in n plies (counting itself).
+    pub proof: Proof,
+}
+
+/// Result of the rules at a new node: exact (value, draw, proof) for its side to move.
+fn outcome_value(pos: &Position, end_rules: &EndRules) -> Option<(f32, f32, Proof)> {
+    if end_rules.impasse == ImpasseRule::Declaration27 && pos.can_declare() {
+        return Some((1.0, 0.0, Proof::Win(1)));
+    }
+    let o = pos.outcome(end_rules)?;
+    Some(match o.winner {
+        None => (0.0, 1.0, Proof::Unknown),
+        Some(c) if c == pos.side_to_move() => (1.0, 0.0, Proof::Win(0)),
+        Some(_) => (-1.0, 0.0, Proof::Loss(0)),
+    })
+}
+
+/// Is there a piece of the opponent of the side to move on `sq` that is royal?
+fn enemy_royal_at(pos: &Position, sq: rules::Square) -> bool {
+    match pos.piece_at(sq) {
+        Some(p) if p.color() != pos.side_to_move() => {
+            let spec = pos.spec().kind(p.kind());
+            spec.is_some_and(|k| if p.is_promoted() { k.promoted_royal } else { k.royal })
+        }
+        _ => false,
+    }
+}
+
+/// Index into `moves` (legal moves of the side to move at `pos`) of a move that wins at
+/// once: mates, or captures the last royal (sho, dai). Bare-king wins are not looked for
+/// (they are found when reached). `pos` is restored.
+pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRules) -> Option<usize> {
+    let us = pos.side_to_move();
+    let captures_count = pos.spec().royal_rule != RoyalRule::Check;
+    for (i, &mv) in moves.iter().enumerate() {
+        let royal_capture = captures_count
+            && match mv {
+                Move::Normal { to, .. } => enemy_royal_at(pos, to),
+                Move::Lion { mid, to, .. } => enemy_royal_at(pos, mid) || enemy_royal_at(pos, to),
+                Move::Drop { .. } => false,
+            };
+        let undo = pos.make(mv);
+        let win = if royal_capture || pos.in_check() {
+            // `make` does not record history: only trust decisive non-repetition ends.
+            match pos.outcome(end_rules) {
+                Some(o) => {
+                    o.winner == Some(us)
+                        && matches!(
+                            o.reason,
+                            rules::Reason::Checkmate | rules::Reason::NoMoves | rules::Reason::RoyalCapture
+                        )
+                }
+                None => false,
+            }
+        } else {
+            false
+        };
+        pos.unmake(mv, undo);
+        if win {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// The search tree of one game.
+pub struct Tree {
+    params: SearchConfig,
+    end_rules: EndRules,
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    /// The position being searched (with its game history) and a working copy for
+    /// descents (moves are played and taken back, so history-based rules see the path).
+    root_pos: Position,
+    work: Position,
+    max_tree_bytes: usize,
+    capped: bool,
+    /// Simulations started since [`Tree::begin_search`].
+    started: u64,
+    free_leaves: Vec<Leaf>,
+    moves_buf: Vec<Move>,
+    evasion_buf: Vec<Move>,
+    labels_buf: Vec<usize>,
+    logit_buf: Vec<f32>,
+}
+
+impl Tree {
+    /// A tree whose root is `pos` (its game history counts for repetitions).
+    pub fn new(params: SearchConfig, end_rules: EndRules, pos: &Position) -> Tree {
+        let max_tree_bytes = params.max_tree_mib.saturating_mul(1 << 20);
+        let mut t = Tree {
+            params,
+            end_rules,
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            root_pos: pos.clone(),
+            work: pos.clone(),
+            max_tree_bytes,
+            capped: false,
+            started: 0,
+            free_leaves: Vec::new(),
+            moves_buf: Vec::new(),
+            evasion_buf: Vec::new(),
+            labels_buf: Vec::new(),
+            logit_buf: Vec::new(),
+        };
+        t.reset(pos);
+        t
+    }
+
+    pub fn params(&self) -> &SearchConfig {
+        &self.params
+    }
+
+    pub fn end_rules(&self) -> &EndRules {
+        &self.end_rules
+    }
+
+    /// Drops the whole tree and starts from `pos`. Must not be called with leaves in
+    /// flight.
+    pub fn reset(&mut self, pos: &Position) {
+        self.nodes.clear();
+        self.edges.clear();
+        self.nodes.push(Node::new());
+        self.root_pos.clone_from(pos);
+        self.work.clone_from(pos);
+        self.capped = false;
+    }
+
+    pub fn root_position(&self) -> &Position {
+        &self.root_pos
+    }
+
+    /// Moves the root to `pos`, keeping the subtree of the moves played since the current
+    /// root when `pos` continues the same game and that subtree exists; otherwise starts
+    /// afresh. Returns the visits kept. Must not be called with leaves in flight.
+    pub fn set_root(&mut self, pos: &Position) -> u32 {
+        match self.try_reroot(pos) {
+            Some(n) => n,
+            None => {
+                self.reset(pos);
+                0
+            }
+        }
+    }
+
+    fn try_reroot(&mut self, pos: &Position) -> Option<u32> {
+        let old_plies = self.root_pos.plies_played();
+        let new_plies = pos.plies_played();
+        if new_plies < old_plies || self.nodes[0].state != State::Expanded {
+            return None;
+        }
+        let all: Vec<Move> = pos.moves_played().collect();
+        if !self.root_pos.moves_played().eq(all[..old_plies].iter().copied()) {
+            return None;
+        }
+        let mut back = pos.clone();
+        for _ in old_plies..new_plies {
+            back.undo()?;
+        }
+        if back.zobrist() != self.root_pos.zobrist() || back.to_sfen() != self.root_pos.to_sfen() {
+            return None;
+        }
+        let mut node = 0u32;
+        for &mv in &all[old_plies..] {
+            let n = self.nodes[node as usize];
+            if n.state != State::Expanded {
+                return None;
+            }
+            let e = self.edges[n.edges()].iter().find(|e| e.mv == mv)?;
+            if e.child == NONE {
+                return None;
+            }
+            node = e.child;
+        }
+        let n = self.nodes[node as usize];
+        // Only a normal expanded node can be a root (proof-only nodes have no edges).
+        if n.state != State::Expanded || n.edge_len == 0 {
+            return None;
+        }
+        if node != 0 {
+            self.compact(node);
+        }
+        self.root_pos.clone_from(pos);
+        self.work.clone_from(pos);
+        self.capped = false;
+        for nd in &mut self.nodes {
+            nd.in_flight = 0;
+        }
+        Some(self.nodes[0].visits)
+    }
+
+    /// Keeps only the subtree of `root` (breadth first, children contiguous again).
+    fn compact(&mut self, root: u32) {
+        let mut nodes = Vec::with_capacity(self.nodes.len() / 4 + 1);
+        let mut edges = Vec::with_capacity(self.edges.len() / 4 + 1);
+        let mut queue = VecDeque::new();
+        nodes.push(self.nodes[root as usize]);
+        queue.push_back((root, 0usize));
+        while let Some((old, new)) = queue.pop_front() {
+            let n = self.nodes[old as usize];
+            let start = edges.len() as u32;
+            for e in &self.edges[n.edges()] {
+                let mut e2 = *e;
+                if e.child != NONE {
+                    let id = nodes.len();
+                    nodes.push(self.nodes[e.child as usize]);
+                    queue.push_back((e.child, id));
+                    e2.child = id as u32;
+                }
+                edges.push(e2);
+            }
+            nodes[new].edge_start = start;
+        }
+        self.nodes = nodes;
+        self.edges = edges;
+    }
+
+    /// Starts counting a new search: simulations from 0, memory cap cleared (the tree
+    /// is kept).
+    pub fn begin_search(&mut self) {
+        self.started = 0;
+        self.capped = false;
+    }
+
+    /// Simulations started since [`Tree::begin_search`].
+    pub fn started(&self) -> u64 {
+        self.started
+    }
+
+    /// Bytes used by the nodes and edges (what the memory cap counts).
+    pub fn tree_bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<Node>() + self.edges.len() * std::mem::size_of::<Edge>()
+    }
+
+    /// Bytes allocated for the nodes and edges (at least [`Tree::tree_bytes`]).
+    pub fn allocated_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>() + self.edges.capacity() * std::mem::size_of::<Edge>()
+    }
+
+    /// The memory cap (`max_tree_mib`) in bytes.
+    pub fn max_tree_bytes(&self) -> usize {
+        self.max_tree_bytes
+    }
+
+    /// Whether the search stopped at the memory cap.
+    pub fn hit_memory_cap(&self) -> bool {
+        self.capped
+    }
+
+    /// Stops the search as if the memory cap was reached (for users that count memory
+    /// their own way).
+    pub fn set_capped(&mut self) {
+        self.capped = true;
+    }
+
+    pub fn root_proof(&self) -> Proof {
+        self.nodes[0].proof
+    }
+
+    pub fn root_visits(&self) -> u32 {
+        self.nodes[0].visits
+    }
+
+    pub fn node(&self, id: u32) -> &Node {
+        &self.nodes[id as usize]
+    }
+
+    /// Absolute indices of the edges of node `id` (empty while unexpanded).
+    pub fn edge_range(&self, id: u32) -> Range<usize> {
+        self.nodes[id as usize].edges()
+    }
+
+    /// Absolute indices of the root's edges.
+    pub fn root_edges(&self) -> Range<usize> {
+        self.edge_range(0)
+    }
+
+    pub fn edge(&self, ei: usize) -> &Edge {
+        &self.edges[ei]
+    }
+
+    /// The priors of the root's moves, to add noise.
+    pub fn root_priors_mut(&mut self) -> impl Iterator<Item = &mut f32> + '_ {
+        let r = self.root_edges();
+        self.edges[r].iter_mut().map(|e| &mut e.prior)
+    }
+
+    /// Whether the root was expanded as a normal node (evaluated, with moves).
+    pub fn root_is_expanded(&self) -> bool {
+        let r = &self.nodes[0];
+        r.state == State::Expanded && r.edge_len > 0
+    }
+
+    /// Whether no simulation can be started (terminal or proven root, no moves, full
+    /// tree).
+    pub fn is_done(&self) -> bool {
+        let root = &self.nodes[0];
+        root.state == State::Terminal
+            || root.proof != Proof::Unknown
+            || (root.state == State::Expanded && root.edge_len == 0)
+            || self.capped
+    }
+
+    /// Descends to a leaf and either backs up an exact result, or writes the leaf's input
+    /// planes to `input` (`encoder.input_len()` values) and returns it for evaluation
+    /// (virtual loss on its path until [`Tree::apply`]).
+    pub fn select_leaf<H: RootHooks + ?Sized>(
+        &mut self,
+        encoder: &Encoder,
+        input: &mut [f32],
+        hooks: &mut H,
+    ) -> Selected {
+        if self.is_done() {
+            return Selected::Done;
+        }
+        if self.tree_bytes() > self.max_tree_bytes {
+            self.capped = true;
+            return Selected::Done;
+        }
+        let mut leaf = self.free_leaves.pop().unwrap_or_default();
+        leaf.path.clear();
+        leaf.path.push(0);
+        let mut node = 0u32;
+        let mut played = 0u32;
+        // Descend.
+        loop {
+            let n = self.nodes[node as usize];
+            match n.state {
+                State::Unexpanded | State::Terminal => break,
+                State::Pending => {
+                    // Undo the descent and the virtual losses.
+                    self.undo_played(played);
+                    for &i in &leaf.path[..leaf.path.len() - 1] {
+                        self.nodes[i as usize].in_flight -= 1;
+                    }
+                    self.free_leaves.push(leaf);
+                    return Selected::Collision;
+                }
+                State::Expanded => {
+                    if n.proof != Proof::Unknown || n.edge_len == 0 {
+                        break;
+                    }
+                    let e = if node == 0 {
+                        match hooks.root_edge(self) {
+                            Some(e) => e,
+                            None => self.select_puct(0),
+                        }
+                    } else {
+                        self.select_puct(node)
+                    };
+                    let ei = (n.edge_start + e) as usize;
+                    let mut child = self.edges[ei].child;
+                    if child == NONE {
+                        child = self.nodes.len() as u32;
+                        self.nodes.push(Node::new());
+                        self.edges[ei].child = child;
+                    }
+                    self.nodes[node as usize].in_flight += 1;
+                    self.work.play(self.edges[ei].mv);
+                    played += 1;
+                    node = child;
+                    leaf.path.push(node);
+                }
+            }
+        }
+        self.started += 1;
+        self.nodes[node as usize].in_flight += 1;
+        let n = self.nodes[node as usize];
+        let exact = match n.state {
+            State::Terminal => Some(n.terminal),
+            _ => n.proof.value().map(|v| (v, 0.0)),
+        };
+        // An expanded node without edges that is not proven cannot happen (no moves is
+        // terminal); treat it as a draw to be safe.
+        let exact = exact.or(if n.state == State::Expanded && n.edge_len == 0 { Some((0.0, 1.0)) } else { None });
+        if let Some((v, d)) = exact {
+            self.undo_played(played);
+            return self.finish_exact(leaf, v, d, false);
+        }
+        // A new leaf: is the game over here?
+        if let Some((v, d, proof)) = outcome_value(&self.work, &self.end_rules) {
+            let nd = &mut self.nodes[node as usize];
+            nd.state = State::Terminal;
+            nd.terminal = (v, d);
+            nd.proof = proof;
+            self.undo_played(played);
+            return self.finish_exact(leaf, v, d, true);
+        }
+        // Expand: edges with their labels.
+        encoder.legal_moves_indexed(&self.work, &mut self.moves_buf, &mut self.labels_buf);
+        let start = self.edges.len() as u32;
+        for &mv in &self.moves_buf {
+            self.edges.push(Edge { mv, prior: 0.0, child: NONE });
+        }
+        {
+            let nd = &mut self.nodes[node as usize];
+            nd.edge_start = start;
+            nd.edge_len = self.moves_buf.len() as u32;
+        }
+        // Proven at expansion: uniform priors, so that the node is well-formed if it is
+        // (or becomes) a root.
+        let mut proven = if self.params.mate_search_plies >= 3 && self.work.in_check() && self.prove_evasions(start) {
+            // Every evasion allows an immediate win: a mate in 3 for the opponent's move.
+            Some(Proof::Loss(2))
+        } else if self.params.mate_search_plies >= 1 {
+            find_immediate_win(&mut self.work, &self.moves_buf, &self.end_rules).map(|i| {
+                let child = self.nodes.len() as u32;
+                let mut c = Node::new();
+                c.state = State::Terminal;
+                c.terminal = (-1.0, 0.0);
+                c.proof = Proof::Loss(0);
+                self.nodes.push(c);
+                self.edges[start as usize + i].child = child;
+                Proof::Win(1)
+            })
+        } else {
+            None
+        };
+        if proven.is_none() && node == 0 && hooks.root_expanded(self) {
+            proven = Some(self.nodes[0].proof);
+        }
+        if let Some(proof) = proven {
+            let uniform = 1.0 / self.moves_buf.len().max(1) as f32;
+            for e in &mut self.edges[start as usize..] {
+                e.prior = uniform;
+            }
+            let nd = &mut self.nodes[node as usize];
+            nd.state = State::Expanded;
+            nd.proof = proof;
+            self.undo_played(played);
+            return self.finish_exact(leaf, proof.value().unwrap_or(0.0), 0.0, node != 0);
+        }
+        self.nodes[node as usize].state = State::Pending;
+        encoder.encode(&self.work, input);
+        self.undo_played(played);
+        leaf.labels.clear();
+        leaf.labels.extend(self.labels_buf.iter().map(|&l| l as u32));
+        Selected::NeedsEval(leaf)
+    }
+
+    fn undo_played(&mut self, played: u32) {
+        for _ in 0..played {
+            self.work.undo();
+        }
+    }
+
+    /// Backs up an exact result along the leaf's path (and its proof if `proven`).
+    fn finish_exact(&mut self, leaf: Leaf, v: f32, d: f32, proven: bool) -> Selected {
+        self.backup(&leaf.path, v, d);
+        if proven {
+            self.propagate_proof(&leaf.path);
+        }
+        let depth = leaf.depth();
+        self.free_leaves.push(leaf);
+        Selected::Exact { depth }
+    }
+
+    /// The side to move at `work` is in check and its evasions are in `moves_buf` (edges
+    /// from `start`): gives every evasion after which the opponent wins at once a child
+    /// node proven lost (in 1) for the side to move. Returns whether all evasions are
+    /// such. `moves_buf` is kept.
+    fn prove_evasions(&mut self, start: u32) -> bool {
+        let mut all = true;
+        for i in 0..self.moves_buf.len() {
+            self.work.play(self.moves_buf[i]);
+            self.work.generate_legal(&mut self.evasion_buf);
+            let win = find_immediate_win(&mut self.work, &self.evasion_buf, &self.end_rules).is_some();
+            self.work.undo();
+            if win {
+                let child = self.nodes.len() as u32;
+                let mut c = Node::new();
+                c.state = State::Expanded;
+                c.proof = Proof::Win(1);
+                self.nodes.push(c);
+                self.edges[start as usize + i].child = child;
+            } else {
+                all = false;
+            }
+        }
+        all
+    }
+
+    /// Marks root edge `ei`'s child (created if needed) as proven `child_proof` for its
+    /// side to move, unless it already has a proof, and recomputes the root's proof from
+    /// its children. For searches at the root ([`RootHooks::root_expanded`]); returns the
+    /// root's proof.
+    pub fn prove_root_child(&mut self, ei: usize, child_proof: Proof) -> Proof {
+        let mut child = self.edges[ei].child;
+        if child == NONE {
+            child = self.nodes.len() as u32;
+            self.nodes.push(Node::new());
+            self.edges[ei].child = child;
+        }
+        if self.nodes[child as usize].proof == Proof::Unknown {
+            self.nodes[child as usize].proof = child_proof;
+        }
+        let p = self.proof_from_children(0);
+        self.nodes[0].proof = p;
+        p
+    }
+
+    /// Applies the evaluation of `leaf`: policy logits (`policy_len` values) and (win,
+    /// draw, loss) for the leaf's side to move. Returns the value (win - loss) backed up.
+    pub fn apply(&mut self, leaf: Leaf, policy: &[f32], wdl: [f32; 3]) -> f32 {
+        let node = *leaf.path.last().expect("non-empty path");
+        let n = self.nodes[node as usize];
+        debug_assert_eq!(n.state, State::Pending);
+        let (start, len) = (n.edge_start as usize, n.edge_len as usize);
+        // Softmax of the legal moves' logits.
+        let t = if node == 0 { self.params.policy_softmax_temperature } else { 1.0 };
+        let inv_t = 1.0 / t.max(1e-3);
+        self.logit_buf.clear();
+        let mut max = f32::NEG_INFINITY;
+        for &l in &leaf.labels {
+            let x = policy.get(l as usize).copied().unwrap_or(0.0) * inv_t;
+            let x = if x.is_finite() { x } else { 0.0 };
+            max = max.max(x);
+            self.logit_buf.push(x);
+        }
+        let mut sum = 0.0f32;
+        for x in &mut self.logit_buf {
+            *x = (*x - max).exp();
+            sum += *x;
+        }
+        for (i, e) in self.edges[start..start + len].iter_mut().enumerate() {
+            e.prior = if sum > 0.0 && sum.is_finite() { self.logit_buf[i] / sum } else { 1.0 / len as f32 };
+        }
+        let mut v = wdl[0] - wdl[2];
+        let mut d = wdl[1];
+        if !v.is_finite() || !d.is_finite() {
+            v = 0.0;
+            d = 0.0;
+        }
+        let (v, d) = (v.clamp(-1.0, 1.0), d.clamp(0.0, 1.0));
+        self.nodes[node as usize].state = State::Expanded;
+        self.backup(&leaf.path, v, d);
+        self.free_leaves.push(leaf);
+        v
+    }
+
+    /// Adds a simulation's result along `path` (value `v`, draw `d` for the leaf's side to
+    /// move), removing the virtual losses.
+    fn backup(&mut self, path: &[u32], v: f32, d: f32) {
+        let mut v = v as f64;
+        for &i in path.iter().rev() {
+            let n = &mut self.nodes[i as usize];
+            n.visits += 1;
+            n.in_flight = n.in_flight.saturating_sub(1);
+            n.value_sum += v;
+            n.draw_sum += d as f64;
+            v = -v;
+        }
+    }
+
+    /// The proof of an expanded node from its children: the shortest win, or (every
+    /// move loses) the longest loss.
+    fn proof_from_children(&self, i: usize) -> Proof {
+        let n = self.nodes[i];
+        let mut win: Option<u16> = None;
+        let mut all_lose = n.edge_len > 0;
+        let mut longest = 0u16;
+        for e in &self.edges[n.edges()] {
+            if e.child == NONE {
+                all_lose = false;
+                continue;
+            }
+            match self.nodes[e.child as usize].proof {
+                Proof::Loss(k) => win = Some(win.map_or(k.saturating_add(1), |w| w.min(k.saturating_add(1)))),
+                Proof::Win(k) => longest = longest.max(k.saturating_add(1)),
+                Proof::Unknown => all_lose = false,
+            }
+        }
+        match win {
+            Some(w) => Proof::Win(w),
+            None if all_lose => Proof::Loss(longest),
+            None => Proof::Unknown,
+        }
+    }
+
+    /// After the leaf of `path` got a proof, updates its ancestors.
+    fn propagate_proof(&mut self, path: &[u32]) {
+        for k in (0..path.len().saturating_sub(1)).rev() {
+            let i = path[k] as usize;
+            if self.nodes[i].state != State::Expanded {
+                return;
+            }
+            let p = self.proof_from_children(i);
+            if p == self.nodes[i].proof || p == Proof::Unknown {
+                return;
+            }
+            self.nodes[i].proof = p;
+        }
+    }
+
+    /// (Q from the parent's view, visits including in flight) of edge `ei`; `None` while
+    /// the child is unvisited and unproven. A proven child counts with its exact value
+    /// even before its first visit.
+    #[inline]
+    pub fn edge_stats(&self, ei: usize) -> Option<(f32, u32)> {
+        let c = self.edges[ei].child;
+        if c == NONE {
+            return None;
+        }
+        let n = &self.nodes[c as usize];
+        let visits = n.visits + n.in_flight;
+        let q = match n.proof {
+            Proof::Win(_) => -1.0,
+            Proof::Loss(_) => 1.0,
+            Proof::Unknown => {
+                if visits == 0 {
+                    return None;
+                }
+                let vl = self.params.virtual_loss as f64 * n.in_flight as f64;
+                (-(n.value_sum + vl) / visits as f64) as f32
+            }
+        };
+        Some((q, visits))
+    }
+
+    /// The proof of edge `ei`'s child from the parent's view (`Win(n)`: the move wins in
+    /// n plies, counting itself).
+    pub fn edge_proof(&self, ei: usize) -> Proof {
+        match self.edges[ei].child {
+            NONE => Proof::Unknown,
+            c => self.nodes[c as usize].proof.for_parent(),
+        }
+    }
+
+    /// PUCT (log-growing c_puct, first-play urgency reduction): the edge (relative index)
+    /// of `node` maximising Q + U.
+    pub fn select_puct(&self, node: u32) -> u32 {
+        let n = &self.nodes[node as usize];
+        let parent_visits = (n.visits + n.in_flight).max(1) as f32;
+        let c = self.params.c_puct + ((parent_visits + self.params.c_puct_base + 1.0) / self.params.c_puct_base).ln();
+        let cs = c * parent_visits.sqrt();
+        let parent_q = if n.visits > 0 { (n.value_sum / n.visits as f64) as f32 } else { 0.0 };
+        let range = n.edges();
+        let mut visited_policy = 0.0f32;
+        for ei in range.clone() {
+            let ch = self.edges[ei].child;
+            if ch != NONE && self.nodes[ch as usize].visits + self.nodes[ch as usize].in_flight > 0 {
+                visited_policy += self.edges[ei].prior;
+            }
+        }
+        let red = if node == 0 { self.params.root_fpu_reduction } else { self.params.fpu_reduction };
+        let fpu = parent_q - red * visited_policy.sqrt();
+        let mut best = 0u32;
+        let mut best_score = f32::NEG_INFINITY;
+        for ei in range.clone() {
+            let prior = self.edges[ei].prior;
+            let (q, visits) = self.edge_stats(ei).unwrap_or((fpu, 0));
+            let score = q + cs * prior / (1.0 + visits as f32);
+            if score > best_score {
+                best_score = score;
+                best = (ei - range.start) as u32;
+            }
+        }
+        best
+    }
+
+    /// The edge (absolute index) of `node` with the shortest proven win, if any.
+    pub fn shortest_win_edge(&self, node: u32) -> Option<usize> {
+        self.edge_range(node)
+            .filter_map(|ei| match self.edge_proof(ei) {
+                Proof::Win(k) => Some((ei, k)),
+                _ => None,
+            })
+            .min_by_key(|&(_, k)| k)
+            .map(|(ei, _)| ei)
+    }
+
+    /// The best edge (absolute index) of an expanded node: the shortest proven win, else
+    /// the most visited move not proven to lose (ties: Q, then prior), else (all moves
+    /// lose) the longest loss. `None` without edges.
+    pub fn best_edge(&self, node: u32) -> Option<usize> {
+        let n = &self.nodes[node as usize];
+        if n.state != State::Expanded || n.edge_len == 0 {
+            return None;
+        }
+        if let Some(ei) = self.shortest_win_edge(node) {
+            return Some(ei);
+        }
+        let range = n.edges();
+        let losing = |ei: usize| self.edge_proof(ei).is_loss();
+        if range.clone().all(losing) {
+            return range
+                .filter_map(|ei| match self.edge_proof(ei) {
+                    Proof::Loss(k) => Some((ei, k)),
+                    _ => None,
+                })
+                .max_by_key(|&(_, k)| k)
+                .map(|(ei, _)| ei);
+        }
+        let key = |ei: usize| {
+            let (q, v) = self.edge_stats(ei).unwrap_or((-2.0, 0));
+            (v, q, self.edges[ei].prior)
+        };
+        range.filter(|&ei| !losing(ei)).max_by(|&a, &b| {
+            let (x, y) = (key(a), key(b));
+            x.0.cmp(&y.0)
+                .then(x.1.partial_cmp(&y.1).unwrap_or(std::cmp::Ordering::Equal))
+                .then(x.2.partial_cmp(&y.2).unwrap_or(std::cmp::Ordering::Equal))
+        })
+    }
+
+    /// The root's moves with their statistics, in move generation order.
+    pub fn root_children(&self) -> Vec<ChildInfo> {
+        self.root_edges()
+            .map(|ei| {
+                let e = self.edges[ei];
+                let stats = self.edge_stats(ei);
+                ChildInfo {
+                    mv: e.mv,
+                    prior: e.prior,
+                    visits: stats.map_or(0, |s| s.1),
+                    q: stats.map(|s| s.0),
+                    proof: self.edge_proof(ei),
+                }
+            })
+            .collect()
+    }
+
+    /// The root's (win, draw, loss) for its side to move: the mean of the simulations
+    /// (exact when terminal or proven).
+    pub fn root_wdl(&self) -> [f32; 3] {
+        let r = &self.nodes[0];
+        match (r.state, r.proof) {
+            (State::Terminal, _) => {
+                let (v, d) = r.terminal;
+                let w = ((1.0 + v - d) * 0.5).max(0.0);
+                return [w, d, (1.0 - w - d).max(0.0)];
+            }
+            (_, Proof::Win(_)) => return [1.0, 0.0, 0.0],
+            (_, Proof::Loss(_)) => return [0.0, 0.0, 1.0],
+            _ => {}
+        }
+        if r.visits == 0 {
+            return [0.0, 1.0, 0.0];
+        }
+        let q = (r.value_sum / r.visits as f64) as f32;
+        let d = ((r.draw_sum / r.visits as f64) as f32).clamp(0.0, 1.0);
+        let w = ((1.0 + q - d) * 0.5).clamp(0.0, 1.0);
+        [w, d, (1.0 - w - d).max(0.0)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rules::Variant;
+
+    fn run_uniform(tree: &mut Tree, enc: &Encoder, sims: u64) {
+        let mut input = vec![0.0; enc.input_len()];
+        let policy = vec![0.0; enc.policy_size()];
+        tree.begin_search();
+        while tree.started() < sims {
+            match tree.select_leaf(enc, &mut input, &mut ()) {
+                Selected::NeedsEval(leaf) => {
+                    tree.apply(leaf, &policy, [1.0 / 3.0; 3]);
+                }
+                Selected::Exact { .. } => {}
+                Selected::Collision | Selected::Done => break,
+            }
+        }
+    }
+
+    /// A shogi tree at `sfen` (`None`: the start position) with default settings.
+    fn shogi_tree(sfen: Option<&str>) -> (Encoder, Position, Tree) {
+        let pos = match sfen {
+            Some(s) => Position::from_sfen(Variant::Shogi, s).unwrap(),
+            None => Position::startpos(Variant::Shogi),
+        };
+        let tree = Tree::new(SearchConfig::default(), EndRules::default(), &pos);
+        (Encoder::new(Variant::Shogi), pos, tree)
+    }
+
+    #[test]
+    fn reroot_keeps_the_subtree() {
+        let (enc, pos, mut tree) = shogi_tree(None);
+        run_uniform(&mut tree, &enc, 400);
+        let best = tree.root_children().into_iter().max_by_key(|c| c.visits).unwrap();
+        let mut next = pos.clone();
+        next.play(best.mv);
+        let kept = tree.set_root(&next);
+        assert_eq!(kept, best.visits);
+        assert_eq!(tree.root_position().to_sfen(), next.to_sfen());
+        run_uniform(&mut tree, &enc, 100);
+        assert!(tree.root_visits() >= kept + 100);
+        // Another game: a fresh tree.
+        let other = rules::parse_position_command(Variant::Shogi, "startpos moves 2g2f").unwrap();
+        assert_eq!(tree.set_root(&other), 0);
+    }
+
+    #[test]
+    fn mate_in_one_is_proven_with_its_distance() {
+        let (enc, _, mut tree) = shogi_tree(Some("4k4/9/4P4/9/9/9/9/9/4K4 b G 1"));
+        run_uniform(&mut tree, &enc, 50);
+        assert_eq!(tree.root_proof(), Proof::Win(1));
+        assert_eq!(tree.started(), 1);
+        let ei = tree.best_edge(0).unwrap();
+        assert_eq!(tree.edge(ei).mv.to_usi(), "G*5b");
+        assert_eq!(tree.edge_proof(ei), Proof::Win(1));
+        assert_eq!(tree.root_wdl(), [1.0, 0.0, 0.0]);
+    }
+
+    /// Several leaves in flight: a second descent avoids the first leaf (virtual loss)
+    /// or collides with it; applying both leaves restores the in-flight counts.
+    #[test]
+    fn leaves_in_flight() {
+        let (enc, _, mut tree) = shogi_tree(None);
+        run_uniform(&mut tree, &enc, 30);
+        let mut inputs = vec![0.0; 2 * enc.input_len()];
+        let (a, b) = inputs.split_at_mut(enc.input_len());
+        let Selected::NeedsEval(l1) = tree.select_leaf(&enc, a, &mut ()) else { panic!() };
+        let Selected::NeedsEval(l2) = tree.select_leaf(&enc, b, &mut ()) else { panic!() };
+        assert_ne!(l1.path, l2.path);
+        let policy = vec![0.0; enc.policy_size()];
+        tree.apply(l2, &policy, [0.5, 0.0, 0.5]);
+        tree.apply(l1, &policy, [0.5, 0.0, 0.5]);
+        assert!(tree.nodes.iter().all(|n| n.in_flight == 0));
+        assert_eq!(tree.root_visits(), 32);
+    }
+}
