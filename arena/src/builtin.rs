@@ -88,7 +88,7 @@ impl KomaPlayer {
         if meta.variant.parse::<Variant>().ok() != Some(variant) {
             return Err(KomaLoadError::Variant { path: shown, found: meta.variant, expected: variant });
         }
-        let encoder = Encoder::new(variant);
+        let encoder = Encoder::for_net(variant, &meta.net);
         let expected = model::Expected::new(meta.variant.clone(), ENCODER_VERSION);
         let (net, meta) = model::load_checkpoint(path, &expected, Device::Cpu)?;
         if meta.shape != encoder.net_shape() {

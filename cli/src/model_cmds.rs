@@ -50,7 +50,7 @@ pub struct InitArgs {
 
 pub fn init(args: InitArgs) -> Result<ExitCode> {
     let (variant, config) = load_network_section(&args.config)?;
-    let encoder = Encoder::new(variant);
+    let encoder = Encoder::for_net(variant, &config);
     let net = model::Net::new(&config, encoder.net_shape(), args.seed, tch::Device::Cpu)
         .map_err(|e| bad(format!("{}: {e}", args.config.display())))?;
     let info =
@@ -88,7 +88,7 @@ pub struct EvalArgs {
 pub fn eval(args: EvalArgs) -> Result<ExitCode> {
     let meta = model::read_checkpoint_meta(&args.checkpoint)?;
     let variant = meta.variant.parse::<Variant>().map_err(|e| bad(format!("checkpoint: {e}")))?;
-    let encoder = Encoder::new(variant);
+    let encoder = Encoder::for_net(variant, &meta.net);
     let expected = Expected::new(variant.name(), Encoder::VERSION).with_shape(encoder.net_shape());
     let device = device(&args.device)?;
     let (net, meta) = model::load_checkpoint(&args.checkpoint, &expected, device)?;
@@ -146,7 +146,7 @@ pub struct BenchNnArgs {
 
 pub fn bench_nn(args: BenchNnArgs) -> Result<ExitCode> {
     let (variant, config) = load_network_section(&args.config)?;
-    let encoder = Encoder::new(variant);
+    let encoder = Encoder::for_net(variant, &config);
     let device = device(&args.device)?;
     if args.threads > 0 {
         tch::set_num_threads(args.threads);

@@ -90,7 +90,7 @@ fn load_config(path: &Path, device: Option<&String>) -> Result<SelfplayFileConfi
 
 /// The evaluator: a checkpoint, the uniform evaluator, or a fresh network.
 fn evaluator(cfg: &SelfplayFileConfig, checkpoint: Option<&Path>, uniform: bool) -> Result<Arc<dyn Evaluator>> {
-    let enc = Encoder::new(cfg.variant);
+    let enc = Encoder::for_net(cfg.variant, &cfg.model);
     let shape = enc.net_shape();
     if uniform {
         return Ok(Arc::new(UniformEvaluator::new(shape)));
@@ -165,7 +165,7 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
         args.config.display()
     );
     let batcher = Batcher::spawn(eval, batcher_config(&cfg));
-    let enc = Encoder::new(cfg.variant);
+    let enc = Encoder::for_net(cfg.variant, &cfg.model);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let prefix = format!("sp-{now}-{}", std::process::id());
     let mut writer = ChunkWriter::new(&args.out, &prefix, cfg.variant, &enc, cfg.selfplay.samples_per_chunk)?;
@@ -250,7 +250,7 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
         None => Openings::startpos(cfg.variant),
     };
     let device = model::parse_device(&cfg.selfplay.device).map_err(|e| bad(e.to_string()))?;
-    let shape = Encoder::new(cfg.variant).net_shape();
+    let shape = Encoder::for_net(cfg.variant, &cfg.model).net_shape();
     let per_round = Duration::from_secs_f64((args.seconds / rounds as f64).max(0.5));
     let warmup = Duration::from_secs_f64(args.warmup.max(0.0));
     // Self-play and the raw forward pass take turns, so that a load that changes over

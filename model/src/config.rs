@@ -65,6 +65,12 @@ pub struct NetConfig {
     /// similarly scales down its residual branches at init). Only affects fresh networks.
     /// Default true.
     pub zero_init_residual: bool,
+
+    /// Input option: dlshogi's attack planes (per side, the squares each kind attacks and
+    /// attacker counts; [`crate::encoding::EncoderOptions::attack_planes`]). They hand a
+    /// small network what it would otherwise need many games to learn: which pieces hang.
+    /// Default false. dlshogi: on; AlphaZero: off.
+    pub attack_planes: bool,
 }
 
 impl Default for NetConfig {
@@ -78,6 +84,7 @@ impl Default for NetConfig {
             value_channels: 32,
             value_hidden: 128,
             zero_init_residual: true,
+            attack_planes: false,
         }
     }
 }
@@ -119,6 +126,11 @@ impl NetConfig {
     /// Channels of the policy head's hidden convolution.
     pub fn policy_channels(&self) -> usize {
         self.policy_channels.unwrap_or(self.channels)
+    }
+
+    /// The input options this network is built for.
+    pub fn encoder_options(&self) -> crate::encoding::EncoderOptions {
+        crate::encoding::EncoderOptions { attack_planes: self.attack_planes }
     }
 
     /// Whether block `i` (0-based) is a global pooling block.

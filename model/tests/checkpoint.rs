@@ -53,6 +53,24 @@ fn edit_meta(paths: &CheckpointPaths, edit: impl FnOnce(&mut serde_json::Value))
 }
 
 #[test]
+fn the_input_options_travel_with_the_checkpoint() {
+    use koma_model::encoding::Encoder;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = koma_model::NetConfig { attack_planes: true, ..tiny_config() };
+    let shape = Encoder::for_net(rules::Variant::Shogi, &cfg).net_shape();
+    let net = Net::new(&cfg, shape, 5, Device::Cpu).unwrap();
+    let (paths, _) = save_checkpoint(&net, dir.path().join("attacks"), &info()).unwrap();
+    let meta = read_checkpoint_meta(&paths.meta).unwrap();
+    assert!(meta.net.attack_planes);
+    assert_eq!(Encoder::for_net(rules::Variant::Shogi, &meta.net).net_shape(), meta.shape);
+    // A checkpoint written before the option existed reads as "no attack planes".
+    edit_meta(&paths, |m| {
+        m["net"].as_object_mut().unwrap().remove("attack_planes");
+    });
+    assert!(!read_checkpoint_meta(&paths.meta).unwrap().net.attack_planes);
+}
+
+#[test]
 fn round_trip_gives_identical_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let (net, paths) = saved_net(dir.path());

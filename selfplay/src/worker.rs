@@ -456,7 +456,7 @@ pub fn run_selfplay(
     mut on_game: impl FnMut(GameRecord),
     mut on_progress: impl FnMut(&Progress),
 ) -> Result<Progress, SelfplayError> {
-    let encoder = Encoder::new(cfg.variant);
+    let encoder = Encoder::for_net(cfg.variant, &cfg.model);
     if encoder.net_shape() != handle.shape() {
         return Err(SelfplayError::Shape { encoder: encoder.net_shape(), evaluator: handle.shape() });
     }

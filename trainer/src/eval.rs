@@ -107,7 +107,14 @@ pub fn play_match(
     mut opponent: Opponent,
     settings: &MatchSettings,
 ) -> MatchResult {
-    let encoder = Encoder::new(variant);
+    // Each network reads its own input planes (they may differ in options).
+    let encoders = [
+        Encoder::for_shape(variant, &ours.shape()),
+        match &opponent {
+            Opponent::Net(e) => Encoder::for_shape(variant, &e.shape()),
+            Opponent::Baseline(_) => Encoder::new(variant),
+        },
+    ];
     let rules = EndRules { max_plies: Some(settings.max_plies), ..EndRules::default() };
     let mut rng = Rng::new(settings.seed);
     let mut games: Vec<Game> = Vec::with_capacity(settings.games);
@@ -142,7 +149,6 @@ pub fn play_match(
         games.push(Game { pos: opening.clone(), ours: ours_color, searches, done: false });
     }
     let mut result = MatchResult::default();
-    let il = encoder.input_len();
     let mut started = vec![false; games.len()];
     let mut bufs: [Vec<f32>; 2] = [Vec::new(), Vec::new()];
     let mut waiting: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
@@ -191,9 +197,10 @@ pub fn play_match(
                     started[gi] = true;
                 }
                 let slot = if side == g.ours { 0 } else { 1 };
+                let il = encoders[slot].input_len();
                 let off = bufs[slot].len();
                 bufs[slot].resize(off + il, 0.0);
-                match search.select(&encoder, &mut bufs[slot][off..off + il], &mut rng) {
+                match search.select(&encoders[slot], &mut bufs[slot][off..off + il], &mut rng) {
                     Step::NeedsEval => {
                         waiting[slot].push(gi);
                         break;
@@ -284,5 +291,37 @@ mod tests {
         let arc: Arc<dyn Evaluator> = Arc::new(UniformEvaluator::new(enc.net_shape()));
         let r = play_match(Variant::Shogi, &ev, Opponent::Net(arc), &s);
         assert_eq!(r.games(), 4);
+    }
+
+    #[test]
+    fn networks_with_different_input_planes_meet() {
+        use model::{NetConfig, Precision, TorchEvaluator};
+        let torch = |attack_planes: bool| {
+            let cfg = NetConfig {
+                blocks: 1,
+                channels: 8,
+                value_channels: 2,
+                value_hidden: 8,
+                attack_planes,
+                ..Default::default()
+            };
+            let shape = Encoder::for_net(Variant::Shogi, &cfg).net_shape();
+            let net = model::Net::new(&cfg, shape, 1, model::tch::Device::Cpu).unwrap();
+            TorchEvaluator::new(&net, model::tch::Device::Cpu, Precision::F32).unwrap()
+        };
+        let (attack, plain) = (torch(true), torch(false));
+        assert_ne!(attack.shape(), plain.shape());
+        let s = MatchSettings {
+            games: 2,
+            simulations: 4,
+            max_plies: 40,
+            random_plies: 2,
+            search: SearchConfig::default(),
+            seed: 5,
+        };
+        let r = play_match(Variant::Shogi, &attack, Opponent::Net(Arc::new(plain)), &s);
+        assert_eq!(r.games(), 2);
+        // A forward pass fed the wrong planes fails and ends the games at once (as draws).
+        assert!(r.plies >= 2 * 10, "the games stopped early: {r:?}");
     }
 }

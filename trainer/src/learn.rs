@@ -156,7 +156,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
         )));
     }
     let tcfg = &cfg.train;
-    let encoder = Encoder::new(variant);
+    let encoder = Encoder::for_net(variant, &cfg.base.model);
     let (games, problems) = read_record_samples(&opts.records, &encoder);
     if games.is_empty() {
         return Err(TrainError::Run(format!(

@@ -286,7 +286,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     let cfg_copy = run_dir.join("config.toml");
     write_atomic(&cfg_copy, cfg.text.as_bytes()).map_err(io(&cfg_copy))?;
 
-    let encoder = Encoder::new(variant);
+    let encoder = Encoder::for_net(variant, &cfg.base.model);
     let shape = encoder.net_shape();
     let sp_device = parse_device(&cfg.base.selfplay.device)?;
     let device = if tcfg.device.trim().is_empty() { sp_device } else { parse_device(&tcfg.device)? };

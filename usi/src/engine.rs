@@ -354,11 +354,10 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 
 fn load(key: &NetKey) -> Result<Network, String> {
     let batch = key.batch;
-    let encoder = Encoder::new(key.variant);
-    let shape = encoder.net_shape();
     if key.model.as_os_str() == UNIFORM {
+        let encoder = Encoder::new(key.variant);
         return Ok(Network {
-            evaluator: Arc::new(UniformEvaluator::new(shape)),
+            evaluator: Arc::new(UniformEvaluator::new(encoder.net_shape())),
             encoder,
             key: key.clone(),
             description: format!("uniform evaluator ({})", key.variant),
@@ -376,6 +375,9 @@ fn load(key: &NetKey) -> Result<Network, String> {
             key.variant
         ));
     }
+    // The network's input options (attack planes or not) come with its checkpoint.
+    let encoder = Encoder::for_net(key.variant, &meta.net);
+    let shape = encoder.net_shape();
     if key.torch_threads > 0 {
         model::tch::set_num_threads(key.torch_threads as i32);
     }

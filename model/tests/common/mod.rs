@@ -18,6 +18,7 @@ pub fn tiny_config() -> NetConfig {
         value_channels: 2,
         value_hidden: 16,
         zero_init_residual: false,
+        attack_planes: false,
     }
 }
 
