@@ -22,7 +22,7 @@ use crate::config::TrainFileConfig;
 use crate::learner::{Learner, StepStats};
 use crate::replay::encode_batch;
 use crate::run::{optim_path, set_torch_threads, TrainError};
-use crate::tb::{tags, Tb};
+use crate::tb::Tb;
 
 /// What `koma learn` does.
 #[derive(Clone, Debug)]
@@ -249,12 +249,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
         let step = learner.step;
         if step % tcfg.log_interval == 0 || step == steps {
             let m = acc.scaled(1.0 / acc_n as f64);
-            tb.scalar(tags::LOSS_TOTAL, m.loss, step);
-            tb.scalar(tags::LOSS_POLICY, m.policy_loss, step);
-            tb.scalar(tags::LOSS_VALUE, m.value_loss, step);
-            tb.scalar(tags::POLICY_ACCURACY, m.policy_accuracy, step);
-            tb.scalar(tags::VALUE_ERROR, m.value_mse, step);
-            tb.scalar(tags::LEARNING_RATE, m.lr, step);
+            tb.step_stats(&m, step);
             if opts.progress {
                 eprintln!(
                     "learn: step {step}/{steps} loss {:.3} (policy {:.3}, value {:.3}) accuracy {:.3} | {:.0} s",

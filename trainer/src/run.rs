@@ -596,13 +596,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
         let step = learner.step;
         if step % tcfg.log_interval == 0 && acc_n > 0 {
             let m = acc.scaled(1.0 / acc_n as f64);
-            tb.scalar(tags::LOSS_TOTAL, m.loss, step);
-            tb.scalar(tags::LOSS_POLICY, m.policy_loss, step);
-            tb.scalar(tags::LOSS_VALUE, m.value_loss, step);
-            tb.scalar(tags::POLICY_ACCURACY, m.policy_accuracy, step);
-            tb.scalar(tags::VALUE_ERROR, m.value_mse, step);
-            tb.scalar(tags::GRAD_NORM, m.grad_norm, step);
-            tb.scalar(tags::LEARNING_RATE, st.lr, step);
+            tb.step_stats(&m, step);
             let wait = loader.wait_seconds;
             tb.scalar(tags::LOADER_WAIT, wait / (wait + train_seconds).max(1e-9), step);
             let dt = last_log.0.elapsed().as_secs_f64();

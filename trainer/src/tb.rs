@@ -51,6 +51,18 @@ impl Tb {
         }
     }
 
+    /// The learner's scalars (losses, accuracy, value error, gradient norm, learning rate)
+    /// of `m`, usually a mean over the steps since the last call.
+    pub fn step_stats(&mut self, m: &crate::learner::StepStats, step: u64) {
+        self.scalar(tags::LOSS_TOTAL, m.loss, step);
+        self.scalar(tags::LOSS_POLICY, m.policy_loss, step);
+        self.scalar(tags::LOSS_VALUE, m.value_loss, step);
+        self.scalar(tags::POLICY_ACCURACY, m.policy_accuracy, step);
+        self.scalar(tags::VALUE_ERROR, m.value_mse, step);
+        self.scalar(tags::GRAD_NORM, m.grad_norm, step);
+        self.scalar(tags::LEARNING_RATE, m.lr, step);
+    }
+
     pub fn flush(&mut self) {
         self.writer.flush();
     }
