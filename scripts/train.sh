@@ -42,6 +42,10 @@ echo "train.sh: view them with: scripts/tensorboard.sh   (then open http://local
 status=0
 target/release/koma train --config "$config" --run "$run" "${args[@]}" || status=$?
 echo "train.sh: checkpoints in runs/$run/checkpoints, evaluations in runs/$run/eval.jsonl" >&2
-echo "train.sh: play the network against the random mover (or --opponent greedy):" >&2
-echo "  target/release/koma evaluate --config $config --simulations 16 --opponent random --games 100 --checkpoint runs/$run/\$(python3 -c 'import json;print(json.load(open(\"runs/$run/state.json\"))[\"checkpoint\"])')" >&2
+# The latest checkpoint, as state.json names it (absent if the run stopped before its first).
+ckpt="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoint"])' "runs/$run/state.json" 2>/dev/null || true)"
+if [[ -n "$ckpt" ]]; then
+    echo "train.sh: play the network against the random mover (or --opponent greedy):" >&2
+    echo "  target/release/koma evaluate --config $config --simulations 16 --opponent random --games 100 --checkpoint runs/$run/$ckpt" >&2
+fi
 exit $status
