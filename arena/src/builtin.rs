@@ -10,7 +10,7 @@ use model::tch::Device;
 use model::{Evaluator, Precision, TorchEvaluator};
 use rules::{EndRules, Position, Variant};
 use selfplay::baselines::{BaselinePlayer, GreedyMover, RandomMover};
-use selfplay::{Rng, Search, SearchConfig, Step};
+use selfplay::{Rng, Search, SearchConfig};
 
 use crate::player::{Action, Fault, GoRequest, Player, TimeControl};
 
@@ -76,7 +76,6 @@ pub struct KomaPlayer {
     encoder: Encoder,
     search: Search,
     rng: Rng,
-    input: Vec<f32>,
     /// The training step of the checkpoint.
     pub step: u64,
 }
@@ -102,8 +101,7 @@ impl KomaPlayer {
         let device = model::parse_device(device)?;
         let evaluator = TorchEvaluator::new(&net, device, Precision::Auto)?;
         let search = Search::new(SearchConfig::default(), EndRules::default(), variant);
-        let input = vec![0.0; encoder.input_len()];
-        Ok(KomaPlayer { evaluator, encoder, search, rng: Rng::new(seed), input, step: meta.step })
+        Ok(KomaPlayer { evaluator, encoder, search, rng: Rng::new(seed), step: meta.step })
     }
 }
 
@@ -137,18 +135,18 @@ impl Player for KomaPlayer {
             _ => (u32::MAX, time_budget(req)),
         };
         self.search.start(req.pos, sims, false);
-        loop {
-            if budget.is_some_and(|b| started.elapsed() >= b) && self.search.simulations() > 1 {
-                break;
-            }
-            match self.search.select(&self.encoder, &mut self.input, &mut self.rng) {
-                Step::NeedsEval => {
-                    let out = self.evaluator.evaluate(&self.input, 1).map_err(|e| Fault::Crash(e.to_string()))?;
-                    self.search.apply(out.policy(0), out.wdl(0), &mut self.rng);
-                }
-                Step::Done | Step::Collision => break,
-            }
-        }
+        let evaluator = &self.evaluator;
+        self.search
+            .run_until(
+                &self.encoder,
+                &mut self.rng,
+                |_| budget.is_some_and(|b| started.elapsed() >= b),
+                |input| {
+                    let out = evaluator.evaluate(input, 1)?;
+                    Ok((out.policy(0).to_vec(), out.wdl(0)))
+                },
+            )
+            .map_err(|e: model::EvalError| Fault::Crash(e.to_string()))?;
         match self.search.choose_move(0.0, &mut self.rng) {
             Some(mv) => Ok(Action::Move(mv)),
             None => Ok(Action::Resign),

@@ -420,14 +420,34 @@ impl Search {
     where
         F: FnMut(&[f32]) -> (Vec<f32>, [f32; 3]),
     {
+        let never = |_: &Search| false;
+        match self.run_until(encoder, rng, never, |input| Ok::<_, std::convert::Infallible>(evaluate(input))) {
+            Ok(()) => {}
+            Err(e) => match e {},
+        }
+    }
+
+    /// [`Search::run`] that also stops when `stop(self)` says so (checked before every
+    /// simulation after the first: a time budget) or when an evaluation fails (its error
+    /// is returned; the search keeps what it has).
+    pub fn run_until<E>(
+        &mut self,
+        encoder: &Encoder,
+        rng: &mut Rng,
+        mut stop: impl FnMut(&Search) -> bool,
+        mut evaluate: impl FnMut(&[f32]) -> Result<(Vec<f32>, [f32; 3]), E>,
+    ) -> Result<(), E> {
         let mut input = vec![0.0; encoder.input_len()];
         loop {
+            if self.simulations() > 1 && stop(self) {
+                return Ok(());
+            }
             match self.select(encoder, &mut input, rng) {
                 Step::NeedsEval => {
-                    let (p, wdl) = evaluate(&input);
+                    let (p, wdl) = evaluate(&input)?;
                     self.apply(&p, wdl, rng);
                 }
-                Step::Done | Step::Collision => break,
+                Step::Done | Step::Collision => return Ok(()),
             }
         }
     }
