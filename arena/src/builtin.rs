@@ -1,16 +1,16 @@
 //! Players that run in the arena's own process: the rules-only baselines of
-//! `selfplay::baselines` (random, 1-ply material greedy) and koma checkpoints searched
-//! with `selfplay::Search` at fixed nodes or within the clock.
+//! [`baselines`](crate::baselines) (random, 1-ply material greedy) and koma checkpoints searched
+//! with `search::Search` at fixed nodes or within the clock.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::baselines::{BaselinePlayer, GreedyMover, RandomMover};
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::tch::Device;
 use model::{Evaluator, Precision, TorchEvaluator};
 use rules::{EndRules, Position, Variant};
-use selfplay::baselines::{BaselinePlayer, GreedyMover, RandomMover};
-use selfplay::{Rng, Search, SearchConfig};
+use search::{Rng, Search, SearchConfig};
 
 use crate::player::{Action, Fault, GoRequest, Player, TimeControl};
 
@@ -70,7 +70,7 @@ pub fn checkpoint_variant_and_step(path: &Path) -> Result<(Variant, u64), String
     Ok((v, meta.step))
 }
 
-/// A koma checkpoint: MCTS (`selfplay::Search`, PUCT, no noise) over a torch network.
+/// A koma checkpoint: MCTS (`search::Search`, PUCT, no noise) over a torch network.
 pub struct KomaPlayer {
     evaluator: TorchEvaluator,
     encoder: Encoder,

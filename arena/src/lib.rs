@@ -14,6 +14,7 @@
 //! - [`run_match`]: the scheduler: K games at once on worker threads, engines kept
 //!   running between games, SPRT stopping.
 
+pub mod baselines;
 pub mod builtin;
 pub mod game;
 pub mod openings;

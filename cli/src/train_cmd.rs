@@ -183,7 +183,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         meta.variant.parse().map_err(|_| BadInput(format!("checkpoint variant `{}` is unknown", meta.variant)))?;
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
-        None => selfplay::SearchConfig { gumbel: true, gumbel_m: 8, ..Default::default() },
+        None => search::SearchConfig { gumbel: true, gumbel_m: 8, ..Default::default() },
     };
     let opponent = match args.opponent.as_str() {
         "random" | "greedy" => trainer::Opponent::baseline(&args.opponent).expect("known baseline"),

@@ -10,6 +10,7 @@
 //!   `UniformEvaluator` for tests and baselines).
 //! - [`Batcher`]: one thread per device gathering requests from many producers into
 //!   large forward passes.
+//! - [`util::write_atomic`]: the one atomic file writer of the workspace.
 //! - [`bench_forward`]: evaluations per second for `koma bench nn`.
 
 pub mod batcher;
@@ -22,7 +23,7 @@ pub mod evaluator;
 pub mod net;
 pub mod shape;
 mod torch_link;
-mod util;
+pub mod util;
 
 pub use batcher::{BatchError, Batcher, BatcherConfig, BatcherHandle, BatcherStats, EvalSlot};
 pub use bench::{bench_forward, BenchError, BenchOptions, BenchRow};

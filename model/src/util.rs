@@ -8,7 +8,7 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, fsync, rename
 /// over `path`, then fsync of the folder. Readers see the old file or the new one, never a
 /// partial one; a crash leaves at most a `.<name>.tmp-*` file behind.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -17,11 +17,11 @@
 //! # Ok(()) }
 //! ```
 
-use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use model::encoding::{Encoder, InputPlane};
+use model::util::write_atomic;
 use rules::{Position, Variant};
 
 /// First 8 bytes of every chunk file.
@@ -467,32 +467,6 @@ pub fn read_chunk_expect(path: impl AsRef<Path>, variant: Variant, encoder_versi
         });
     }
     Ok(chunk)
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder, fsync,
-/// rename over `path`, fsync of the folder.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// Writes one chunk file atomically.

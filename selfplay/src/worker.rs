@@ -15,9 +15,9 @@ use model::BatcherHandle;
 use rules::{Color, EndRules, Position, Variant};
 
 use crate::config::SelfplayFileConfig;
-use crate::mcts::{Search, Step};
-use crate::rng::Rng;
 use crate::samples::{GameResult, Sample};
+use search::Rng;
+use search::{Search, Step};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SelfplayError {

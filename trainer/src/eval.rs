@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
+use arena::baselines::{BaselinePlayer, GreedyMover, RandomMover};
 use model::encoding::Encoder;
 use model::{Evaluation, Evaluator};
 use rules::{Color, EndRules, Position, Variant};
-use selfplay::baselines::{BaselinePlayer, GreedyMover, RandomMover};
-use selfplay::mcts::{Search, Step};
-use selfplay::{Rng, SearchConfig};
+use search::{Rng, SearchConfig};
+use search::{Search, Step};
 
 /// Who the network plays.
 pub enum Opponent {

@@ -15,8 +15,8 @@ use model::encoding::{Encoder, ENCODER_VERSION};
 use model::{load_checkpoint, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
 use rules::records::{read_games, Format, Record};
 use rules::{Color, EndRules, Variant};
+use search::Rng;
 use selfplay::samples::{GameResult, Sample};
-use selfplay::Rng;
 
 use crate::config::TrainFileConfig;
 use crate::learner::{Learner, StepStats};

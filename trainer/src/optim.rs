@@ -222,8 +222,7 @@ impl Optimizer {
         .into_iter()
         .collect();
         let bytes = safetensors::serialize(views, &Some(meta)).map_err(corrupt)?;
-        selfplay::samples::write_atomic(path, &bytes)
-            .map_err(|source| OptimError::Io { path: path.to_path_buf(), source })
+        model::util::write_atomic(path, &bytes).map_err(|source| OptimError::Io { path: path.to_path_buf(), source })
     }
 
     /// Reads the state written by [`Optimizer::save`]. Every tensor must be present with

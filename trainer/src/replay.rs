@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use model::encoding::Encoder;
 use rules::Variant;
+use search::Rng;
 use selfplay::samples::{encode_sample, list_chunks, read_chunk_expect, Sample};
-use selfplay::Rng;
 
 /// The newest samples, oldest first.
 #[derive(Debug, Default)]

@@ -23,11 +23,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::tch::{self, Device};
+use model::util::write_atomic;
 use model::{
     load_checkpoint, parse_device, save_checkpoint, Batcher, BatcherConfig, CheckpointInfo, Evaluator, Expected, Net,
     Precision, TorchEvaluator,
 };
-use selfplay::samples::{write_atomic, ChunkWriter};
+use selfplay::samples::ChunkWriter;
 use selfplay::{run_selfplay, Openings, Progress, RunOptions};
 use serde::{Deserialize, Serialize};
 

@@ -1,10 +1,9 @@
 //! koma's engine: a USI player for shogi, sho shogi and dai shogi, and an XBoard
 //! (protocol 2) player for sho and dai shogi as HaChu and XBoard speak them.
 //!
-//! - [`tree`]: the engine's search tree: `selfplay::tree::Tree` (PUCT, virtual loss,
+//! - [`tree`]: the engine's search tree: `search::tree::Tree` (PUCT, virtual loss,
 //!   proofs with mate distances, reuse) plus the root mate-in-3 scan, PV and statistics.
 //! - [`search`]: worker threads with batched evaluation, the controller, info output.
-//! - [`time`]: time management (byoyomi, Fischer, sudden death, movetime).
 //! - [`engine`]: options, network loading, the search thread (shared by the protocols).
 //! - [`usi`], [`xboard`]: the protocol loops.
 //! - [`options`]: the option table.
@@ -12,7 +11,6 @@
 pub mod engine;
 pub mod options;
 pub mod search;
-pub mod time;
 pub mod tree;
 pub mod usi;
 pub mod xboard;

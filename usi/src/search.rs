@@ -11,8 +11,8 @@ use model::encoding::Encoder;
 use model::{Evaluation, Evaluator};
 use rules::Move;
 
-use crate::time::Budget;
 use crate::tree::{Proof, Selected, Tree};
+use ::search::time::Budget;
 
 /// Signals from the protocol thread to a running search.
 #[derive(Debug, Default)]

@@ -1,4 +1,4 @@
-//! The engine's search tree: the shared [`selfplay::tree::Tree`] (PUCT, several leaves
+//! The engine's search tree: the shared [`search::tree::Tree`] (PUCT, several leaves
 //! in flight with virtual loss, exact terminal positions, proofs with their distance to
 //! mate, the short mate search at expansion, reuse of the subtree of the moves played)
 //! plus what a player needs on top: a mate-in-3 scan at the root, principal variations,
@@ -8,12 +8,12 @@
 //! threads of [`crate::search`] share it behind a mutex and evaluate their leaves in
 //! batches outside the lock.
 
+use ::search::tree::{self as shared, find_immediate_win, RootHooks};
+use ::search::SearchConfig;
 use model::encoding::Encoder;
 use rules::{EndRules, Move, Position, RoyalRule};
-use selfplay::tree::{self as shared, find_immediate_win, RootHooks};
-use selfplay::SearchConfig;
 
-pub use selfplay::tree::{ChildInfo, Leaf, Proof, Selected};
+pub use ::search::tree::{ChildInfo, Leaf, Proof, Selected};
 
 /// The root mate-in-3 scan (`mate_search_plies` >= 3, variants with the check rule),
 /// run when the root is first expanded and at the start of every search.

@@ -13,8 +13,8 @@ use rules::{Color, Move, Position};
 use crate::engine::{immediate, Core, Immediate};
 use crate::options::{Effect, Options};
 use crate::search::{Info, Limits, Score, SearchOutcome};
-use crate::time::{self, Clock};
 use crate::Out;
+use ::search::time::{self, Clock};
 
 pub const ENGINE_NAME: &str = concat!("koma-usi ", env!("CARGO_PKG_VERSION"));
 

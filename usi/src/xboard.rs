@@ -19,9 +19,9 @@ use rules::{Color, Position, Variant, XboardMove};
 use crate::engine::{immediate, Core, Immediate};
 use crate::options::Options;
 use crate::search::{Info, Limits, Score, SearchOutcome};
-use crate::time::{self, Clock};
 use crate::usi::ENGINE_NAME;
 use crate::Out;
+use ::search::time::{self, Clock};
 
 /// The game as both threads see it.
 struct Game {

@@ -13,7 +13,7 @@
 
 use rules::{Color, EndRules, Kind, Move, Position};
 
-use crate::rng::Rng;
+use search::Rng;
 
 /// A player that picks a move in a position by rules alone.
 pub trait BaselinePlayer: Send {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use model::encoding::Encoder;
 use rules::{EndRules, Position, Variant};
-use selfplay::{Proof, Rng, Search, SearchConfig};
+use search::{Proof, Rng, Search, SearchConfig};
 
 fn uniform(encoder: &Encoder) -> impl FnMut(&[f32]) -> (Vec<f32>, [f32; 3]) {
     let n = encoder.policy_size();

@@ -1,0 +1,87 @@
+//! Search settings: the `[search]` table of a koma config file ([`SearchConfig`]), read by
+//! self-play, the engine, the arena and the trainer's evaluation games alike.
+
+use serde::{Deserialize, Serialize};
+
+/// Monte Carlo tree search settings (`[search]`). Used by self-play and, later, the USI
+/// engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchConfig {
+    /// PUCT exploration constant c_init in
+    /// `c(N) = c_init + ln((N + c_base + 1) / c_base)`. Default 1.25.
+    /// AlphaZero: 1.25 (pseudocode); Leela Chess Zero: 1.745 (training); KataGo: 1.1
+    /// (no log growth, `cpuctExploration`).
+    pub c_puct: f32,
+    /// c_base of the log growth above. Default 19652. AlphaZero: 19652; lc0: 38739.
+    pub c_puct_base: f32,
+    /// First-play urgency reduction at inner nodes: an unvisited child's Q is the parent's
+    /// Q minus `fpu_reduction * sqrt(sum of the priors of the visited children)`.
+    /// Default 0.25. lc0: 0.33 (`fpu-value`, reduction strategy); KataGo: 0.2;
+    /// AlphaZero: unvisited Q = 0 (loss in the paper's later correction).
+    pub fpu_reduction: f32,
+    /// The same at the root. Default 0.0 (with root noise the root explores anyway).
+    /// KataGo: 0.1 (`rootFpuReductionMax`, 0 with noise); lc0: fpu absolute 1.0 at the
+    /// root in training.
+    pub root_fpu_reduction: f32,
+    /// Dirichlet noise concentration alpha at the root of full self-play searches.
+    /// Default 0.15. AlphaZero: 0.15 shogi, 0.3 chess, 0.03 Go; KataGo scales it to
+    /// 0.03 * 361 / legal moves.
+    pub dirichlet_alpha: f32,
+    /// Weight of the noise: prior' = (1 - eps) * prior + eps * noise. Default 0.25.
+    /// AlphaZero and KataGo: 0.25. 0 disables the noise.
+    pub dirichlet_epsilon: f32,
+    /// Softmax temperature of the root priors (lc0 `policy-softmax-temp`). Default 1.0.
+    /// lc0: 1.607 in training; AlphaZero, KataGo: 1.0 (KataGo 1.03 at the root).
+    pub policy_softmax_temperature: f32,
+    /// Use a Gumbel AlphaZero root (Danihelka et al. 2022: Gumbel top-k, sequential
+    /// halving, completed-Q policy target) instead of PUCT with Dirichlet noise. Learns
+    /// with far fewer simulations (n = 16..64), which suits CPUs. Inner nodes use PUCT
+    /// either way. Default false.
+    pub gumbel: bool,
+    /// Gumbel: actions sampled at the root (m). Default 16. Paper: 16 (Go, chess with
+    /// n = 200/800), 4..8 for n <= 16.
+    pub gumbel_m: usize,
+    /// Gumbel: sigma(q) = (c_visit + max_b N(b)) * c_scale * q, q in [0, 1].
+    /// Default 50. Paper: 50.
+    pub gumbel_c_visit: f32,
+    /// Gumbel: see `gumbel_c_visit`. Default 1.0. Paper: 1.0 (0.1 in some MuZero runs).
+    pub gumbel_c_scale: f32,
+    /// Short mate search at every expansion; proven wins and losses propagate up the tree
+    /// (MCTS-solver), and a proven node needs no network evaluation.
+    /// 0: none (terminal positions are still exact).
+    /// 1: look for an immediate win of the side to move (a move that mates, or captures
+    /// the last royal in sho/dai).
+    /// 3: also, when the side to move is in check, look for an immediate win of the
+    /// opponent after every evasion (finds mates in 3 by a checking move at the first
+    /// visit of the check). Costs up to a few tens of microseconds per node in check.
+    /// Default 3. dlshogi: mate in 1 at every node plus a short mate search at leaves.
+    pub mate_search_plies: u32,
+    /// Virtual loss per in-flight simulation (several leaves of one tree at once; the USI
+    /// engine's threads). Default 1.0. lc0: 1 (a visit counted as a loss).
+    pub virtual_loss: f32,
+    /// Memory cap of one search tree in MiB: a search stops adding simulations once its
+    /// tree is this large (the move is then chosen from what was searched). Default 256.
+    pub max_tree_mib: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            c_puct: 1.25,
+            c_puct_base: 19652.0,
+            fpu_reduction: 0.25,
+            root_fpu_reduction: 0.0,
+            dirichlet_alpha: 0.15,
+            dirichlet_epsilon: 0.25,
+            policy_softmax_temperature: 1.0,
+            gumbel: false,
+            gumbel_m: 16,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 1.0,
+            mate_search_plies: 3,
+            virtual_loss: 1.0,
+            max_tree_mib: 256,
+        }
+    }
+}
