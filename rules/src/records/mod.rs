@@ -21,6 +21,7 @@
 
 mod csa;
 mod encoding;
+pub mod hcpe;
 mod japanese;
 mod ki2;
 mod kif;
@@ -30,6 +31,7 @@ mod western;
 
 pub use csa::{read_csa, read_csa_games, write_csa, write_csa_with, CsaVersion};
 pub use encoding::{decode, encode, Encoding};
+pub use hcpe::hcpe3;
 pub use japanese::{japanese, kif_move, parse_japanese};
 pub use ki2::{read_ki2, write_ki2};
 pub use kif::{read_kif, write_kif};
