@@ -228,6 +228,19 @@ lr = 0.1
         assert!(e.to_string().contains("chess"), "{e}");
     }
 
+    /// A Gumbel root chooses its move by sequential halving (its Gumbel noise is the
+    /// exploration): a move temperature set with it would be silently ignored.
+    #[test]
+    fn gumbel_rejects_the_move_temperature() {
+        for field in ["temperature_start = 1.0", "temperature_end = 0.2", "temperature_plies = 30"] {
+            let text = format!("[search]\ngumbel = true\n[selfplay]\n{field}\n");
+            let e = SelfplayFileConfig::from_toml(&text, "t.toml").unwrap_err();
+            assert!(e.to_string().contains("temperature") && e.to_string().contains("gumbel"), "{e}");
+        }
+        let c = SelfplayFileConfig::from_toml("[selfplay]\ntemperature_plies = 12\n", "t.toml").unwrap();
+        assert_eq!((c.selfplay.temperature_at(11), c.selfplay.temperature_at(12)), (1.0, 0.0));
+    }
+
     #[test]
     fn shipped_configs_load() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
