@@ -24,14 +24,21 @@ pub struct SearchConfig {
     /// KataGo: 0.1 (`rootFpuReductionMax`, 0 with noise); lc0: fpu absolute 1.0 at the
     /// root in training.
     pub root_fpu_reduction: f32,
-    /// Dirichlet noise concentration alpha at the root of full self-play searches.
-    /// Default 0.15. AlphaZero: 0.15 shogi, 0.3 chess, 0.03 Go; KataGo scales it to
-    /// 0.03 * 361 / legal moves.
-    pub dirichlet_alpha: f32,
+    /// Total Dirichlet concentration of the root noise of full self-play searches (PUCT
+    /// root; a Gumbel root uses Gumbel noise instead): each of the n legal moves gets
+    /// alpha = `dirichlet_alpha_total / n`, so the noise is as concentrated in a position
+    /// with 5 moves as in one with 500 (KataGo; Wu 2019, "Accelerating Self-Play Learning
+    /// in Go"). Default 10.83. KataGo: 0.03 * 361 = 10.83. AlphaZero fixes alpha per game
+    /// "in inverse proportion to the approximate number of legal moves in a typical
+    /// position" (Silver et al. 2018): 0.3 chess (x ~35 moves = 10.5), 0.15 shogi
+    /// (x ~80 = 12), 0.03 Go (x ~250 = 7.5).
+    pub dirichlet_alpha_total: f32,
     /// Weight of the noise: prior' = (1 - eps) * prior + eps * noise. Default 0.25.
     /// AlphaZero and KataGo: 0.25. 0 disables the noise.
     pub dirichlet_epsilon: f32,
-    /// Softmax temperature of the root priors (lc0 `policy-softmax-temp`). Default 1.0.
+    /// Softmax temperature of the root priors (lc0 `policy-softmax-temp`), also when a
+    /// reused tree's node becomes the root. It shapes the search only: the Gumbel policy
+    /// target uses the network's logits at temperature 1. Default 1.0.
     /// lc0: 1.607 in training; AlphaZero, KataGo: 1.0 (KataGo 1.03 at the root).
     pub policy_softmax_temperature: f32,
     /// Use a Gumbel AlphaZero root (Danihelka et al. 2022: Gumbel top-k, sequential
@@ -72,7 +79,7 @@ impl Default for SearchConfig {
             c_puct_base: 19652.0,
             fpu_reduction: 0.25,
             root_fpu_reduction: 0.0,
-            dirichlet_alpha: 0.15,
+            dirichlet_alpha_total: 10.83,
             dirichlet_epsilon: 0.25,
             policy_softmax_temperature: 1.0,
             gumbel: false,

@@ -122,7 +122,13 @@ fn reused_root_gets_the_policy_temperature() {
     run_tree(&mut fresh, &enc, &logits, 1);
     for (kept, new) in tree.root_children().iter().zip(fresh.root_children()) {
         assert_eq!(kept.mv, new.mv);
-        assert!((kept.prior - new.prior).abs() < 1e-5, "{}: prior {} after reuse, {} as a root", kept.mv, kept.prior, new.prior);
+        assert!(
+            (kept.prior - new.prior).abs() < 1e-5,
+            "{}: prior {} after reuse, {} as a root",
+            kept.mv,
+            kept.prior,
+            new.prior
+        );
     }
 }
 
@@ -189,7 +195,10 @@ fn gumbel_takes_a_proven_win() {
     search.start(&pos, 8, true);
     search.run(&enc, &mut Rng::new(5), uniform(&enc));
     assert_eq!(search.choose_move(0.0, &mut Rng::new(1)).unwrap().to_usi(), "G*5b");
-    assert_eq!(search.policy_target().iter().map(|(m, p)| (m.to_usi(), *p)).collect::<Vec<_>>(), [("G*5b".into(), 1.0)]);
+    assert_eq!(
+        search.policy_target().iter().map(|(m, p)| (m.to_usi(), *p)).collect::<Vec<_>>(),
+        [("G*5b".into(), 1.0)]
+    );
 }
 
 /// After 6d4f of a mate in 3 (from `data/fixtures/mates-shogi.tsv`): four evasions.
@@ -237,7 +246,7 @@ fn root_noise_variance(pos: &Position, cfg: &SearchConfig, trials: u64) -> (usiz
 #[test]
 fn dirichlet_noise_scales_with_the_number_of_legal_moves() {
     let cfg = SearchConfig::default();
-    let total = 10.83; // PRE-FIX
+    let total = cfg.dirichlet_alpha_total as f64;
     for sfen in ["4k4/9/9/9/9/9/9/9/4K4 b - 1", "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"] {
         let (n, var) = root_noise_variance(&shogi(sfen), &cfg, 600);
         let k = 1.0 / n as f64;

@@ -32,14 +32,20 @@ pub struct SelfplayConfig {
     /// cheap search (KataGo's playout cap randomization). Default 0.25. KataGo: 0.25;
     /// 1.0 = AlphaZero (every move full).
     pub full_search_fraction: f64,
-    /// Temperature of the move choice (visit counts ^ (1/T)) for the first
-    /// `temperature_plies` plies. Default 1.0. AlphaZero: 1.0 for the first 30 plies.
-    pub temperature_start: f32,
-    /// Temperature after `temperature_plies`; 0 = most visited move. Default 0.0.
-    /// AlphaZero: 0 (infinitesimal); KataGo: ~0.2.
-    pub temperature_end: f32,
-    /// See above. Default 30. AlphaZero: 30.
-    pub temperature_plies: u32,
+    /// PUCT root only: temperature of the move choice (visit counts ^ (1/T)) for the
+    /// first `temperature_plies` plies. Default 1.0. AlphaZero: 1.0 for the first 30
+    /// plies. With `search.gumbel = true` the move is the sequential halving winner (its
+    /// Gumbel noise is the exploration, as in Danihelka et al. 2022) and setting any of
+    /// the three temperature fields is an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_start: Option<f32>,
+    /// PUCT root only: temperature after `temperature_plies`; 0 = most visited move.
+    /// Default 0.0. AlphaZero: 0 (infinitesimal); KataGo: ~0.2.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_end: Option<f32>,
+    /// PUCT root only: see above. Default 30. AlphaZero: 30.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_plies: Option<u32>,
     /// Resign when the root value (win - loss, in [-1, 1], mover's view) of the mover's
     /// full or cheap search is below this for `resign_consecutive` of its moves in a row.
     /// Default -0.95; -1 or below never resigns. AlphaZero: set so that false positives
@@ -85,9 +91,9 @@ impl Default for SelfplayConfig {
             simulations_full: 800,
             simulations_cheap: 100,
             full_search_fraction: 0.25,
-            temperature_start: 1.0,
-            temperature_end: 0.0,
-            temperature_plies: 30,
+            temperature_start: None,
+            temperature_end: None,
+            temperature_plies: None,
             resign_threshold: -0.95,
             resign_consecutive: 3,
             no_resign_fraction: 0.1,
@@ -100,6 +106,17 @@ impl Default for SelfplayConfig {
             device: "cpu".to_string(),
             torch_threads: 0,
             seed: 0,
+        }
+    }
+}
+
+impl SelfplayConfig {
+    /// The move temperature at `ply` plies into the game (PUCT root).
+    pub fn temperature_at(&self, ply: usize) -> f32 {
+        if ply < self.temperature_plies.unwrap_or(30) as usize {
+            self.temperature_start.unwrap_or(1.0)
+        } else {
+            self.temperature_end.unwrap_or(0.0)
         }
     }
 }
@@ -174,7 +191,7 @@ impl SelfplayFileConfig {
         check(s.c_puct > 0.0 && s.c_puct.is_finite(), "search.c_puct must be positive")?;
         check(s.c_puct_base > 0.0, "search.c_puct_base must be positive")?;
         check(s.fpu_reduction >= 0.0 && s.root_fpu_reduction >= 0.0, "search fpu reductions must be >= 0")?;
-        check(s.dirichlet_alpha > 0.0, "search.dirichlet_alpha must be positive")?;
+        check(s.dirichlet_alpha_total > 0.0, "search.dirichlet_alpha_total must be positive")?;
         check((0.0..=1.0).contains(&s.dirichlet_epsilon), "search.dirichlet_epsilon must be in [0, 1]")?;
         check(s.policy_softmax_temperature > 0.0, "search.policy_softmax_temperature must be positive")?;
         check(s.gumbel_m >= 1, "search.gumbel_m must be at least 1")?;
@@ -186,7 +203,15 @@ impl SelfplayFileConfig {
         check(sp.simulations_full >= 1 && sp.simulations_cheap >= 1, "selfplay simulations must be at least 1")?;
         check((0.0..=1.0).contains(&sp.full_search_fraction), "selfplay.full_search_fraction must be in [0, 1]")?;
         check((0.0..=1.0).contains(&sp.no_resign_fraction), "selfplay.no_resign_fraction must be in [0, 1]")?;
-        check(sp.temperature_start >= 0.0 && sp.temperature_end >= 0.0, "selfplay temperatures must be >= 0")?;
+        check(
+            sp.temperature_start.unwrap_or(0.0) >= 0.0 && sp.temperature_end.unwrap_or(0.0) >= 0.0,
+            "selfplay temperatures must be >= 0",
+        )?;
+        check(
+            !s.gumbel || (sp.temperature_start, sp.temperature_end, sp.temperature_plies) == (None, None, None),
+            "selfplay.temperature_start, temperature_end and temperature_plies are not used with \
+             search.gumbel = true (the Gumbel root samples its move by sequential halving): remove them",
+        )?;
         check(sp.max_plies >= 1, "selfplay.max_plies must be at least 1")?;
         check(sp.samples_per_chunk >= 1, "selfplay.samples_per_chunk must be at least 1")?;
         check(sp.resign_consecutive >= 1, "selfplay.resign_consecutive must be at least 1")?;

@@ -298,11 +298,8 @@ impl Ctx<'_> {
         }
         let wdl = g.search.root_wdl();
         let side = g.pos.side_to_move();
-        let temperature = if g.pos.plies_played() < sp.temperature_plies as usize {
-            sp.temperature_start
-        } else {
-            sp.temperature_end
-        };
+        // A Gumbel root ignores the temperature (config validation refuses one).
+        let temperature = sp.temperature_at(g.pos.plies_played());
         let Some(mv) = g.search.choose_move(temperature, &mut g.rng) else {
             // No legal move although the rules did not end the game: cannot happen with
             // consistent rules; end it as a loss for the side to move.
@@ -313,9 +310,10 @@ impl Ctx<'_> {
         g.records.push(Pending {
             sfen: g.pos.to_sfen(),
             repetitions: g.pos.repetitions().min(255) as u8,
+            // No policy target (a root lost before its evaluation): train the value only.
+            full: g.full && !policy.is_empty(),
             policy,
             root_wdl: wdl,
-            full: g.full,
             side,
             ply: g.plies,
         });
