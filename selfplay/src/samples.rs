@@ -22,12 +22,15 @@ use std::path::{Path, PathBuf};
 
 use model::encoding::{Encoder, InputPlane};
 use model::util::write_atomic;
-use rules::{Position, Variant};
+use rules::{Color, Position, Variant};
 
 /// First 8 bytes of every chunk file.
 pub const CHUNK_MAGIC: [u8; 8] = *b"KOMASMPL";
-/// Version of the chunk layout written by this code. Readers refuse other versions.
-pub const CHUNK_FORMAT_VERSION: u32 = 1;
+/// Version of the chunk layout written by this code. Version 2 added the unknown result
+/// (flags bit 1); readers also read version 1 and refuse others.
+pub const CHUNK_FORMAT_VERSION: u32 = 2;
+/// The oldest chunk layout readers still read.
+pub const OLDEST_CHUNK_FORMAT_VERSION: u32 = 1;
 /// Size of the uncompressed header in bytes.
 pub const HEADER_LEN: usize = 48;
 /// File name extension of chunk files.
@@ -64,6 +67,15 @@ impl GameResult {
         }
     }
 
+    /// The result of a game that `winner` won (`None`: a draw) for the side `side`.
+    pub fn for_side(winner: Option<Color>, side: Color) -> GameResult {
+        match winner {
+            None => GameResult::Draw,
+            Some(c) if c == side => GameResult::Win,
+            Some(_) => GameResult::Loss,
+        }
+    }
+
     /// The same result seen by the other player.
     pub fn flip(self) -> GameResult {
         match self {
@@ -97,8 +109,9 @@ pub struct Sample {
     /// probability). Labels are distinct; moves with probability 0 are left out.
     /// Probabilities are stored quantised to 1/65535 and sum to 1 (within that step).
     pub policy: Vec<(u32, f32)>,
-    /// The game result from the side to move's view.
-    pub result: GameResult,
+    /// The game result from the side to move's view; `None` when it is unknown (a game
+    /// record without a result): the sample then has no value target.
+    pub result: Option<GameResult>,
     /// The search's value at the root: (win, draw, loss) from the side to move's view.
     pub root_wdl: [f32; 3],
     /// Plies from this position to the end of the game (0: the game ended here, which
@@ -170,7 +183,9 @@ pub enum SampleError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: not a koma sample chunk (bad magic bytes)")]
     BadMagic { path: PathBuf },
-    #[error("{path}: sample chunk format version {found} is not supported (this build reads version {supported})")]
+    #[error(
+        "{path}: sample chunk format version {found} is not supported (this build reads versions 1 to {supported})"
+    )]
     UnsupportedVersion { path: PathBuf, found: u32, supported: u32 },
     #[error("{path}: truncated sample chunk: {found} bytes, expected {expected}")]
     Truncated { path: PathBuf, expected: u64, found: u64 },
@@ -256,8 +271,9 @@ fn encode_record(buf: &mut Vec<u8>, s: &Sample, policy_size: u32, index: usize) 
     buf.extend_from_slice(&(sfen.len() as u16).to_le_bytes());
     buf.extend_from_slice(sfen);
     buf.push(s.repetitions);
-    buf.push(s.result.to_i8() as u8);
-    buf.push(s.full_search as u8);
+    buf.push(s.result.map_or(0, GameResult::to_i8) as u8);
+    let unknown = if s.result.is_none() { FLAG_UNKNOWN_RESULT } else { 0 };
+    buf.push(if s.full_search { FLAG_FULL_SEARCH } else { 0 } | unknown);
     for v in s.root_wdl {
         put_f32(buf, v);
     }
@@ -327,8 +343,22 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// Everything the first [`HEADER_LEN`] bytes of a chunk say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawHeader {
+    pub header: ChunkHeader,
+    /// The layout of the records ([`OLDEST_CHUNK_FORMAT_VERSION`] to [`CHUNK_FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// Payload bytes after decompression.
+    pub raw_len: u64,
+    /// Compressed payload bytes (the file is `HEADER_LEN + payload_len` bytes).
+    pub payload_len: u64,
+    /// CRC-32 of the compressed payload.
+    pub crc: u32,
+}
+
 /// Parses the header only (the first [`HEADER_LEN`] bytes of a chunk).
-pub fn decode_header(bytes: &[u8], path: &Path) -> Result<(ChunkHeader, u64, u64, u32), SampleError> {
+pub fn decode_header(bytes: &[u8], path: &Path) -> Result<RawHeader, SampleError> {
     let p = || path.to_path_buf();
     if bytes.len() < 8 || bytes[..8] != CHUNK_MAGIC {
         if bytes.len() < 8 && CHUNK_MAGIC.starts_with(bytes) {
@@ -340,7 +370,7 @@ pub fn decode_header(bytes: &[u8], path: &Path) -> Result<(ChunkHeader, u64, u64
         return Err(SampleError::Truncated { path: p(), expected: HEADER_LEN as u64, found: bytes.len() as u64 });
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-    if version != CHUNK_FORMAT_VERSION {
+    if !(OLDEST_CHUNK_FORMAT_VERSION..=CHUNK_FORMAT_VERSION).contains(&version) {
         return Err(SampleError::UnsupportedVersion { path: p(), found: version, supported: CHUNK_FORMAT_VERSION });
     }
     if bytes.len() < HEADER_LEN {
@@ -360,13 +390,19 @@ pub fn decode_header(bytes: &[u8], path: &Path) -> Result<(ChunkHeader, u64, u64
     let raw_len = c.u64().unwrap();
     let payload_len = c.u64().unwrap();
     let crc = c.u32().unwrap();
-    Ok((ChunkHeader { variant, encoder_version, policy_size, count }, raw_len, payload_len, crc))
+    Ok(RawHeader {
+        header: ChunkHeader { variant, encoder_version, policy_size, count },
+        format_version: version,
+        raw_len,
+        payload_len,
+        crc,
+    })
 }
 
 /// Parses a whole chunk from bytes; `path` only names the source in errors.
 pub fn decode_chunk(bytes: &[u8], path: &Path) -> Result<Chunk, SampleError> {
     let p = || path.to_path_buf();
-    let (header, raw_len, payload_len, crc) = decode_header(bytes, path)?;
+    let RawHeader { header, format_version, raw_len, payload_len, crc } = decode_header(bytes, path)?;
     let expected = HEADER_LEN as u64 + payload_len;
     if (bytes.len() as u64) < expected {
         return Err(SampleError::Truncated { path: p(), expected, found: bytes.len() as u64 });
@@ -399,7 +435,7 @@ pub fn decode_chunk(bytes: &[u8], path: &Path) -> Result<Chunk, SampleError> {
     let mut c = Cursor { buf: &raw, pos: 0 };
     let mut samples = Vec::with_capacity(header.count.min(1 << 20) as usize);
     for i in 0..header.count as usize {
-        let s = decode_record(&mut c, header.policy_size)
+        let s = decode_record(&mut c, header.policy_size, format_version)
             .map_err(|reason| SampleError::Corrupt { path: p(), reason: format!("sample #{i}: {reason}") })?;
         samples.push(s);
     }
@@ -412,17 +448,26 @@ pub fn decode_chunk(bytes: &[u8], path: &Path) -> Result<Chunk, SampleError> {
     Ok(Chunk { header, samples })
 }
 
-fn decode_record(c: &mut Cursor<'_>, policy_size: u32) -> Result<Sample, String> {
+/// Flags bit 0: full search (policy target). Bit 1 (version 2): unknown result.
+const FLAG_FULL_SEARCH: u8 = 1;
+const FLAG_UNKNOWN_RESULT: u8 = 2;
+
+fn decode_record(c: &mut Cursor<'_>, policy_size: u32, version: u32) -> Result<Sample, String> {
     const SHORT: &str = "record runs past the end of the payload";
     let n = c.u16().ok_or(SHORT)? as usize;
     let sfen = std::str::from_utf8(c.take(n).ok_or(SHORT)?).map_err(|_| "SFEN is not UTF-8".to_string())?.to_string();
     let repetitions = c.u8().ok_or(SHORT)?;
     let r = c.u8().ok_or(SHORT)? as i8;
-    let result = GameResult::from_i8(r).ok_or_else(|| format!("bad result byte {r}"))?;
     let flags = c.u8().ok_or(SHORT)?;
-    if flags > 1 {
+    let known_flags = if version >= 2 { FLAG_FULL_SEARCH | FLAG_UNKNOWN_RESULT } else { FLAG_FULL_SEARCH };
+    if flags & !known_flags != 0 {
         return Err(format!("bad flags byte {flags}"));
     }
+    let result = match (flags & FLAG_UNKNOWN_RESULT != 0, r) {
+        (true, 0) => None,
+        (true, _) => return Err(format!("result byte {r} with an unknown result")),
+        (false, _) => Some(GameResult::from_i8(r).ok_or_else(|| format!("bad result byte {r}"))?),
+    };
     let mut root_wdl = [0.0; 3];
     for v in &mut root_wdl {
         *v = c.f32().ok_or(SHORT)?;
@@ -438,7 +483,7 @@ fn decode_record(c: &mut Cursor<'_>, policy_size: u32) -> Result<Sample, String>
         }
         policy.push((l, q as f32 / PROB_SCALE as f32));
     }
-    Ok(Sample { sfen, repetitions, policy, result, root_wdl, plies_left, full_search: flags & 1 == 1 })
+    Ok(Sample { sfen, repetitions, policy, result, root_wdl, plies_left, full_search: flags & FLAG_FULL_SEARCH != 0 })
 }
 
 /// Reads and checks a chunk file.
@@ -592,7 +637,7 @@ mod tests {
             sfen: Position::startpos(Variant::Shogi).to_sfen(),
             repetitions: (i % 3) as u8,
             policy: vec![(i, 0.5), (i + 100, 0.25), (i + 7, 0.25)],
-            result: [GameResult::Win, GameResult::Draw, GameResult::Loss][i as usize % 3],
+            result: [Some(GameResult::Win), Some(GameResult::Draw), Some(GameResult::Loss), None][i as usize % 4],
             root_wdl: [0.5, 0.25, 0.25],
             plies_left: i * 3,
             full_search: i % 2 == 0,
@@ -639,5 +684,29 @@ mod tests {
         assert!(matches!(decode_chunk(&bad, p), Err(SampleError::UnsupportedVersion { found: 9, .. })));
         let bad_label = Sample { policy: vec![(5000, 1.0)], ..sample(0) };
         assert!(matches!(encode_chunk(&header, &[bad_label]), Err(SampleError::BadSample { .. })));
+    }
+
+    /// Version 1 (no unknown result) is still read; its flags byte knows bit 0 only.
+    #[test]
+    fn version_1_chunks_are_read() {
+        let header = ChunkHeader { variant: Variant::Shogi, encoder_version: 1, policy_size: 2187, count: 3 };
+        let samples: Vec<Sample> = (0..3).map(sample).collect();
+        assert!(samples.iter().all(|s| s.result.is_some()));
+        let mut bytes = encode_chunk(&header, &samples).unwrap();
+        // Without an unknown result a version 2 payload is a version 1 payload.
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let p = Path::new("v1.chunk");
+        let chunk = decode_chunk(&bytes, p).unwrap();
+        assert_eq!(
+            chunk.samples.iter().map(|s| s.result).collect::<Vec<_>>(),
+            samples.iter().map(|s| s.result).collect::<Vec<_>>()
+        );
+        assert_eq!(decode_header(&bytes, p).unwrap().format_version, 1);
+        // A version 1 chunk cannot hold an unknown result.
+        let with_unknown: Vec<Sample> = (0..4).map(sample).collect();
+        let mut bytes = encode_chunk(&ChunkHeader { count: 4, ..header }, &with_unknown).unwrap();
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let e = decode_chunk(&bytes, p).unwrap_err();
+        assert!(e.to_string().contains("sample #3: bad flags byte 2"), "{e}");
     }
 }

@@ -345,16 +345,13 @@ impl Ctx<'_> {
             .records
             .drain(..)
             .map(|r| {
-                let result = match end.winner {
-                    None => GameResult::Draw,
-                    Some(c) if c == r.side => GameResult::Win,
-                    Some(_) => GameResult::Loss,
-                };
+                // The value target from the view of the side to move at the sample.
+                let result = GameResult::for_side(end.winner, r.side);
                 Sample {
                     sfen: r.sfen,
                     repetitions: r.repetitions,
                     policy: r.policy,
-                    result,
+                    result: Some(result),
                     root_wdl: r.root_wdl,
                     plies_left: total - r.ply,
                     full_search: r.full,

@@ -3,7 +3,8 @@
 //! Loss = `policy_weight` x policy cross-entropy against the search policy (only samples
 //! with a full search carry a policy target) + `value_weight` x cross-entropy of the
 //! win/draw/loss head against the game result (optionally mixed with the search's root
-//! value); weight decay is applied by the optimiser. On CUDA with `precision = auto|f16`
+//! value; only samples whose game result is known carry a value target); weight decay is
+//! applied by the optimiser. On CUDA with `precision = auto|f16`
 //! the forward and backward passes run under f16 autocast with dynamic loss scaling
 //! (steps whose gradients overflow are skipped and the scale halves).
 
@@ -23,7 +24,8 @@ pub struct StepStats {
     pub value_loss: f64,
     /// Share of policy-target samples whose most likely move is the target's.
     pub policy_accuracy: f64,
-    /// Mean squared error of the expected score (win - loss) against the target's.
+    /// Mean squared error of the expected score (win - loss) against the target's
+    /// (samples with a value target).
     pub value_mse: f64,
     /// Gradient norm before clipping.
     pub grad_norm: f64,
@@ -92,7 +94,8 @@ impl Learner {
         self.cfg = cfg.clone();
     }
 
-    fn tensors(&self, b: &Batch) -> (Tensor, Tensor, Tensor, Tensor) {
+    /// Inputs, policy target, policy mask, WDL target, value mask.
+    fn tensors(&self, b: &Batch) -> (Tensor, Tensor, Tensor, Tensor, Tensor) {
         let s = self.net.shape();
         let n = b.n as i64;
         let d = self.device;
@@ -102,12 +105,13 @@ impl Learner {
         let pt = Tensor::from_slice(&b.policy).view([n, s.policy_len() as i64]).to_device(d);
         let mask = Tensor::from_slice(&b.policy_mask).to_device(d);
         let wdl = Tensor::from_slice(&b.wdl).view([n, 3]).to_device(d);
-        (xs, pt, mask, wdl)
+        let value_mask = Tensor::from_slice(&b.value_mask).to_device(d);
+        (xs, pt, mask, wdl, value_mask)
     }
 
     /// Losses and metrics of `b` (tensors); `train` selects batch-norm mode.
     fn losses(&self, b: &Batch, train: bool) -> (Tensor, Tensor, Tensor, Tensor, Tensor) {
-        let (xs, pt, mask, wdl_t) = self.tensors(b);
+        let (xs, pt, mask, wdl_t, vmask) = self.tensors(b);
         let (logits, wdl_logits) = self.net.forward_t(&xs, train);
         let logits = logits.to_kind(Kind::Float);
         let wdl_logits = wdl_logits.to_kind(Kind::Float);
@@ -116,14 +120,16 @@ impl Learner {
         let msum = mask.sum(Kind::Float).clamp_min(1.0);
         let policy_loss = (&per * &mask).sum(Kind::Float) / &msum;
         let vlogp = wdl_logits.log_softmax(-1, Kind::Float);
-        let value_loss = -(&wdl_t * &vlogp).sum_dim_intlist([1i64].as_slice(), false, Kind::Float).mean(Kind::Float);
+        let vper = -(&wdl_t * &vlogp).sum_dim_intlist([1i64].as_slice(), false, Kind::Float);
+        let vsum = vmask.sum(Kind::Float).clamp_min(1.0);
+        let value_loss = (&vper * &vmask).sum(Kind::Float) / &vsum;
         let (acc, mse) = tch::no_grad(|| {
             let hit = logits.argmax(-1, false).eq_tensor(&pt.argmax(-1, false)).to_kind(Kind::Float);
             let acc = (hit * &mask).sum(Kind::Float) / &msum;
             let pv = vlogp.exp();
             let pred = pv.select(1, 0) - pv.select(1, 2);
             let tgt = wdl_t.select(1, 0) - wdl_t.select(1, 2);
-            let mse = (pred - tgt).square().mean(Kind::Float);
+            let mse = ((pred - tgt).square() * &vmask).sum(Kind::Float) / &vsum;
             (acc, mse)
         });
         let total = &policy_loss * self.cfg.policy_weight + &value_loss * self.cfg.value_weight;
