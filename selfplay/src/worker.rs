@@ -2,6 +2,15 @@
 //! each game's search one simulation at a time, and submits the leaves of all its games
 //! to the batching service as one request (no thread per game).
 //!
+//! Why N long-lived loops rather than a parallel iterator over games: every simulation of
+//! a game waits for a network evaluation, and the network is the costly part. A
+//! `par_iter` over games would block a pool thread per game on each evaluation (a thread
+//! per game again, or games waiting for threads) and hand the batcher one leaf per game.
+//! A worker instead interleaves the searches of its `games_per_worker` games, so one
+//! request carries many leaves, and the batcher is the parallel part: it merges the
+//! requests of all workers into one forward pass. About one worker per core keeps the
+//! tree work (selection, move generation, encoding) parallel and the forward passes full.
+//!
 //! [`run_selfplay`] runs the pool, hands every finished game to the caller on the calling
 //! thread, and reports progress.
 
