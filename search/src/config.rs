@@ -26,9 +26,9 @@ pub struct SearchConfig {
     pub root_fpu_reduction: f32,
     /// Total Dirichlet concentration of the root noise of full self-play searches (PUCT
     /// root; a Gumbel root uses Gumbel noise instead): each of the n legal moves gets
-    /// alpha = `dirichlet_alpha_total / n`, so the noise is as concentrated in a position
-    /// with 5 moves as in one with 500 (KataGo; Wu 2019, "Accelerating Self-Play Learning
-    /// in Go"). Default 10.83. KataGo: 0.03 * 361 = 10.83. AlphaZero fixes alpha per game
+    /// alpha = `dirichlet_alpha_total / n` (KataGo; Wu 2019, "Accelerating Self-Play
+    /// Learning in Go"). A fixed alpha makes the noise nearly one-hot where moves are few
+    /// and nearly uniform where they are many (dai shogi: hundreds). Default 10.83. KataGo: 0.03 * 361 = 10.83. AlphaZero fixes alpha per game
     /// "in inverse proportion to the approximate number of legal moves in a typical
     /// position" (Silver et al. 2018): 0.3 chess (x ~35 moves = 10.5), 0.15 shogi
     /// (x ~80 = 12), 0.03 Go (x ~250 = 7.5).
@@ -44,7 +44,9 @@ pub struct SearchConfig {
     /// Use a Gumbel AlphaZero root (Danihelka et al. 2022: Gumbel top-k, sequential
     /// halving, completed-Q policy target) instead of PUCT with Dirichlet noise. Learns
     /// with far fewer simulations (n = 16..64), which suits CPUs. Inner nodes use PUCT
-    /// either way. Default false.
+    /// either way. The move played is the sequential halving winner (its Gumbel noise is
+    /// the exploration): self-play's move temperature does not apply and may not be set.
+    /// Default false.
     pub gumbel: bool,
     /// Gumbel: actions sampled at the root (m). Default 16. Paper: 16 (Go, chess with
     /// n = 200/800), 4..8 for n <= 16.
