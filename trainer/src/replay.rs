@@ -182,9 +182,8 @@ pub fn encode_batch(encoder: &Encoder, samples: &[Sample], q_mix: f32) -> Batch 
             b.policy_mask[i] = 1.0;
         }
         if let Some(r) = s.result {
-            let r = r.wdl();
-            for k in 0..3 {
-                b.wdl[i * 3 + k] = (1.0 - q_mix) * r[k] + q_mix * s.root_wdl[k];
+            for (t, (r, q)) in b.wdl[i * 3..i * 3 + 3].iter_mut().zip(r.wdl().into_iter().zip(s.root_wdl)) {
+                *t = (1.0 - q_mix) * r + q_mix * q;
             }
             b.value_mask[i] = 1.0;
         }
