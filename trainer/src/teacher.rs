@@ -159,6 +159,9 @@ fn play_games(shared: &Shared<'_>, worker: u64, workdir: &Path) -> Result<(), Te
         let [a, b] = &mut players;
         let game = play_game([a.as_mut(), b.as_mut()], &opening, &settings);
         if let Some(side) = game.faulty {
+            if opts.progress {
+                eprintln!("gen: game {} dropped: {} ({})", number + 1, game.reason, game.detail.as_deref().unwrap_or(""));
+            }
             // Replace the failed process; the game's data is not trusted.
             players[side.index()] = make(number + 2)?;
             shared.summary.lock().unwrap().faulty_games += 1;
