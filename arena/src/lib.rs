@@ -292,6 +292,7 @@ fn play_one(
                     moves: opening.moves.clone(),
                     opening_plies: opening.moves.len(),
                     times_ms: Vec::new(),
+                    scores: Vec::new(),
                     faulty: Some(side),
                     final_pos: opening.position(),
                 };

@@ -136,6 +136,44 @@ impl From<ProcessError> for Fault {
     }
 }
 
+/// What an engine said its last search found, from the mover's view (USI `info ... score
+/// cp N` / `score mate N`; XBoard thinking output). Teacher data (`koma gen`) turns it into
+/// a value target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineScore {
+    /// Centipawns (the engine's own scale).
+    Cp(i32),
+    /// Mate in N plies: positive when the mover mates, negative when it is mated.
+    Mate(i32),
+}
+
+impl EngineScore {
+    /// Parses the words after `score` in a USI `info` line (`cp 35`, `mate -3`, `mate +`,
+    /// `cp 120 lowerbound`).
+    pub fn from_usi_words<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<EngineScore> {
+        match words.next()? {
+            "cp" => words.next()?.parse().ok().map(EngineScore::Cp),
+            "mate" => match words.next()? {
+                "+" => Some(EngineScore::Mate(i32::MAX)),
+                "-" => Some(EngineScore::Mate(-i32::MAX)),
+                n => n.parse::<i32>().ok().map(EngineScore::Mate),
+            },
+            _ => None,
+        }
+    }
+
+    /// The mover's win probability: a logistic of the centipawns with `scale` centipawns
+    /// per unit (dlshogi's `eval_coef`: 756 for its engines' scale; Ponanza-style engines
+    /// 600); a mate is 1 or 0.
+    pub fn win_probability(self, scale: f64) -> f64 {
+        match self {
+            EngineScore::Cp(cp) => 1.0 / (1.0 + (-(cp as f64) / scale).exp()),
+            EngineScore::Mate(n) if n > 0 => 1.0,
+            EngineScore::Mate(_) => 0.0,
+        }
+    }
+}
+
 /// How the game ended for one player.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlayerResult {
@@ -155,6 +193,10 @@ pub trait Player: Send {
     fn go(&mut self, req: &GoRequest<'_>) -> Result<Action, Fault>;
     /// The game ended (not called after this player's own fault).
     fn game_over(&mut self, _result: PlayerResult) {}
+    /// The score the player reported for its last move, if it reports one.
+    fn last_score(&self) -> Option<EngineScore> {
+        None
+    }
 }
 
 /// How a player is given on the command line: `NAME=SPEC` with SPEC one of `random`,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use rules::{Position, Variant};
 
-use crate::player::{Action, Fault, GoRequest, Player, PlayerResult, TimeControl};
+use crate::player::{Action, EngineScore, Fault, GoRequest, Player, PlayerResult, TimeControl};
 use crate::process::{EngineProcess, ProcessError};
 
 /// How long an engine may take to start (`usiok`) and to get ready (`readyok`; some
@@ -19,6 +19,8 @@ pub struct UsiEngine {
     variant: Variant,
     /// The engine's name (`id name`).
     pub id_name: Option<String>,
+    /// The last `info ... score` of the last search.
+    score: Option<EngineScore>,
 }
 
 impl UsiEngine {
@@ -29,7 +31,7 @@ impl UsiEngine {
         workdir: &Path,
     ) -> Result<UsiEngine, Fault> {
         let proc = EngineProcess::spawn(argv, Some(workdir)).map_err(|e| Fault::Crash(e.to_string()))?;
-        let mut e = UsiEngine { proc, variant, id_name: None };
+        let mut e = UsiEngine { proc, variant, id_name: None, score: None };
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         e.proc.send("usi")?;
         let mut id_name = None;
@@ -105,11 +107,23 @@ impl Player for UsiEngine {
         self.proc.drain();
         self.proc.send(&position_command(req))?;
         self.proc.send(&go_command(req))?;
+        self.score = None;
+        let score = &mut self.score;
         let best = self
             .proc
             .recv_until(req.deadline, |l| {
                 let mut words = l.split_whitespace();
-                (words.next() == Some("bestmove")).then(|| words.next().unwrap_or("").to_string())
+                match words.next() {
+                    Some("info") => {
+                        let mut rest = words.skip_while(|w| *w != "score");
+                        if rest.next().is_some() {
+                            *score = EngineScore::from_usi_words(rest).or(*score);
+                        }
+                        None
+                    }
+                    Some("bestmove") => Some(words.next().unwrap_or("").to_string()),
+                    _ => None,
+                }
             })
             .map_err(|e| match e {
                 ProcessError::Timeout => {
@@ -134,6 +148,10 @@ impl Player for UsiEngine {
             PlayerResult::Draw => "draw",
         };
         let _ = self.proc.send(&format!("gameover {word}"));
+    }
+
+    fn last_score(&self) -> Option<EngineScore> {
+        self.score
     }
 }
 

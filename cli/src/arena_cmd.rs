@@ -101,6 +101,22 @@ fn parse_sprt(text: &str) -> Result<Sprt> {
     Ok(t)
 }
 
+/// The opening file given, else `data/openings/<variant>.txt` if found, else the start
+/// position.
+pub fn openings_for(variant: Variant, given: Option<&std::path::Path>) -> Result<Vec<Opening>> {
+    Ok(match given {
+        Some(path) => arena::load_openings(variant, path).map_err(bad)?,
+        None => {
+            let shipped = PathBuf::from("data/openings").join(format!("{}.txt", variant.name()));
+            if shipped.is_file() {
+                arena::load_openings(variant, &shipped).map_err(bad)?
+            } else {
+                vec![Opening::startpos(variant)]
+            }
+        }
+    })
+}
+
 pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     let players: Vec<PlayerSpec> =
         args.players.iter().map(|p| p.parse::<PlayerSpec>().map_err(|e| bad(e.to_string()))).collect::<Result<_>>()?;
@@ -126,17 +142,7 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     }
     let variant = variant.unwrap_or(Variant::Shogi);
 
-    let openings = match &args.openings {
-        Some(path) => arena::load_openings(variant, path).map_err(bad)?,
-        None => {
-            let shipped = PathBuf::from("data/openings").join(format!("{}.txt", variant.name()));
-            if shipped.is_file() {
-                arena::load_openings(variant, &shipped).map_err(bad)?
-            } else {
-                vec![Opening::startpos(variant)]
-            }
-        }
-    };
+    let openings = openings_for(variant, args.openings.as_deref())?;
     let impasse = match args.impasse {
         27 => ImpasseRule::Declaration27,
         24 => ImpasseRule::Points24,

@@ -85,7 +85,8 @@ pub struct LearnArgs {
     /// Config file ([model] and [train] are used).
     #[arg(long)]
     config: PathBuf,
-    /// Record files or folders (.usi/.sfen one game a line, .kif/.kifu, .ki2, .csa).
+    /// Inputs: files or folders of sample chunks (.chunk: self-play, koma gen), hcpe/hcpe3,
+    /// game records (.usi/.sfen one game a line, .kif/.kifu, .ki2, .csa).
     #[arg(long, required = true, num_args = 1..)]
     records: Vec<PathBuf>,
     /// Run name (output in <runs-dir>/<name>/). Default: learn-<date>.

@@ -6,7 +6,10 @@
 //! (masked out of the value loss).
 //!
 //! Reads USI move lists (`.usi`/`.sfen`, one game a line), KIF/KI2 and CSA files
-//! (standard shogi), a file or every such file under a folder.
+//! (standard shogi), dlshogi's hcpe/hcpe3 files and koma's sample chunks (`koma gen`
+//! teacher data, self-play), a file or every such file under a folder
+//! ([`crate::datasets`]). The value target mixes the result with a recorded score by
+//! `train.q_mix` where the input has one.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +24,7 @@ use search::Rng;
 use selfplay::samples::{GameResult, Sample};
 
 use crate::config::TrainFileConfig;
+use crate::datasets::read_training_inputs;
 use crate::learner::{Learner, StepStats};
 use crate::replay::encode_batch;
 use crate::run::{optim_path, set_torch_threads, TrainError};
@@ -159,15 +163,29 @@ pub fn read_record_samples(paths: &[PathBuf], encoder: &Encoder) -> (Vec<Vec<Sam
 pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary, TrainError> {
     let cfg = TrainFileConfig::load(&opts.config)?;
     let variant = cfg.base.variant;
-    if variant != Variant::Shogi {
+    let tcfg = &cfg.train;
+    let encoder = Encoder::for_net(variant, &cfg.base.model);
+    if opts.progress {
+        eprintln!("learn: reading {} input path(s)", opts.records.len());
+    }
+    let inputs = read_training_inputs(&opts.records, variant, &encoder);
+    if variant != Variant::Shogi && inputs.files[1..].iter().any(|&n| n > 0) {
         return Err(TrainError::Run(format!(
-            "koma learn reads standard shogi records; the config's variant is {}",
+            "hcpe, hcpe3 and game records are standard shogi; the config's variant is {} (sample chunks only)",
             variant.name()
         )));
     }
-    let tcfg = &cfg.train;
-    let encoder = Encoder::for_net(variant, &cfg.base.model);
-    let (games, problems) = read_record_samples(&opts.records, &encoder);
+    let (games, problems) = (inputs.groups, inputs.problems);
+    if opts.progress {
+        let [chunks, hcpe, hcpe3, records] = inputs.files;
+        eprintln!(
+            "learn: read {} groups ({} positions) from {chunks} chunk, {hcpe} hcpe, {hcpe3} hcpe3 and {records} record \
+             file(s); {} problem(s)",
+            games.len(),
+            games.iter().map(Vec::len).sum::<usize>(),
+            problems.len()
+        );
+    }
     if games.is_empty() {
         return Err(TrainError::Run(format!(
             "no games read from {:?}{}",
@@ -249,7 +267,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
             batch.push(train[perm[pos]].clone());
             pos += 1;
         }
-        let b = encode_batch(&encoder, &batch, 0.0);
+        let b = encode_batch(&encoder, &batch, tcfg.q_mix as f32);
         let st = learner.train_step(&b);
         if st.skipped {
             continue;

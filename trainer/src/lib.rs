@@ -14,6 +14,7 @@
 //!   resume and signal handling; [`learn`]: `koma learn` from game records.
 
 pub mod config;
+pub mod datasets;
 pub mod eval;
 pub mod learn;
 pub mod learner;
@@ -21,6 +22,7 @@ pub mod optim;
 pub mod replay;
 pub mod run;
 pub mod tb;
+pub mod teacher;
 
 pub use config::{OptimizerKind, TrainConfig, TrainFileConfig};
 pub use eval::{elo_from_score, play_match, MatchResult, MatchSettings, Opponent};
