@@ -32,7 +32,7 @@ use selfplay::samples::ChunkWriter;
 use selfplay::{run_selfplay, Openings, Progress, RunOptions};
 use serde::{Deserialize, Serialize};
 
-use crate::config::TrainFileConfig;
+use crate::config::{ConfigError, TrainFileConfig};
 use crate::eval::{play_match, MatchResult, MatchSettings, Opponent};
 use crate::learner::{Learner, StepStats};
 use crate::replay::{Loader, Replay};
@@ -267,6 +267,8 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     if let Some(s) = opts.max_steps {
         tcfg.max_steps = s;
     }
+    // The command line's limits are checked like the file's, before the run folder exists.
+    tcfg.validate().map_err(|e| ConfigError::Invalid { path: "command line".into(), message: e.to_string() })?;
     let run_dir = opts.runs_dir.join(&opts.run);
     let prior = read_state(&run_dir)?;
     if prior.is_some() && !opts.resume {
