@@ -112,3 +112,72 @@ fn evaluate_refuses_zero_games() {
     let o = koma(&["evaluate", "--checkpoint", "/nonexistent/ckpt", "--games", "0"], "");
     assert_refused(&o, &["--games"]);
 }
+
+const TINY: &str = r#"
+variant = "shogi"
+[model]
+blocks = 1
+channels = 8
+value_channels = 2
+value_hidden = 8
+[search]
+gumbel = true
+gumbel_m = 4
+[selfplay]
+workers = 1
+games_per_worker = 8
+simulations_full = 4
+simulations_cheap = 2
+max_plies = 40
+samples_per_chunk = 50
+seed = 5
+[train]
+batch_size = 16
+replay_window = 2000
+min_replay = 32
+checkpoint_interval = 4
+eval_interval = 0
+seed = 9
+"#;
+
+#[test]
+fn a_garbage_chunk_is_skipped_with_a_warning_that_quiet_does_not_hide() {
+    let dir = scratch("chunks");
+    let cfg = dir.join("tiny.toml");
+    std::fs::write(&cfg, TINY).unwrap();
+    let samples_dir = dir.join("runs/r/samples");
+    std::fs::create_dir_all(&samples_dir).unwrap();
+    // Intact (the checksum matches) but the SFEN is garbage.
+    let enc = model::encoding::Encoder::new(rules::Variant::Shogi);
+    let header = selfplay::samples::ChunkHeader {
+        variant: rules::Variant::Shogi,
+        encoder_version: model::encoding::ENCODER_VERSION,
+        policy_size: enc.policy_size() as u32,
+        count: 1,
+    };
+    let sample = selfplay::samples::Sample {
+        sfen: "not a position".into(),
+        repetitions: 0,
+        policy: vec![],
+        result: selfplay::samples::GameResult::Draw,
+        root_wdl: [0.0, 1.0, 0.0],
+        plies_left: 1,
+        full_search: false,
+    };
+    selfplay::samples::write_chunk(samples_dir.join("garbage.chunk"), &header, &[sample]).unwrap();
+    let runs = dir.join("runs");
+    let o = koma(
+        &["train", "--config", cfg.to_str().unwrap(), "--run", "r", "--runs-dir", runs.to_str().unwrap()]
+            .into_iter()
+            .chain(["--quiet", "--max-steps", "2"])
+            .collect::<Vec<_>>(),
+        "",
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("warning: skipping sample chunk") && err.contains("garbage.chunk") && err.contains("SFEN"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

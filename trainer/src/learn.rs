@@ -240,7 +240,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
             pos += 1;
         }
         let b = encode_batch(&encoder, &batch, 0.0);
-        let st = learner.train_step(&b);
+        let st = learner.train_step(&b)?;
         if st.skipped {
             continue;
         }

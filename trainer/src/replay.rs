@@ -25,11 +25,13 @@ pub struct Replay {
     capacity: usize,
     /// Samples ever added (including those already dropped from the window).
     added: u64,
+    /// Chunk files refused by [`Replay::load_dir`] (damaged or holding invalid samples).
+    skipped_chunks: u64,
 }
 
 impl Replay {
     pub fn new(capacity: usize) -> Replay {
-        Replay { samples: VecDeque::new(), capacity: capacity.max(1), added: 0 }
+        Replay { samples: VecDeque::new(), capacity: capacity.max(1), added: 0, skipped_chunks: 0 }
     }
 
     pub fn push(&mut self, s: Sample) {
@@ -62,6 +64,11 @@ impl Replay {
         self.added
     }
 
+    /// Chunk files [`Replay::load_dir`] refused so far (TensorBoard `data/skipped_chunks`).
+    pub fn skipped_chunks(&self) -> u64 {
+        self.skipped_chunks
+    }
+
     /// `n` samples drawn uniformly with replacement (clones).
     pub fn draw(&self, n: usize, rng: &mut Rng) -> Vec<Sample> {
         if self.samples.is_empty() {
@@ -71,7 +78,9 @@ impl Replay {
     }
 
     /// Fills the window from the newest chunk files of `dir` (names sort by age).
-    /// Damaged chunks are skipped and reported in the returned list. Returns the samples
+    /// Every sample is checked as its chunk is read (`selfplay::samples::SampleCheck`): a
+    /// damaged chunk, or one holding an invalid sample, is skipped whole, counted in
+    /// [`Replay::skipped_chunks`] and reported in the returned list. Returns the samples
     /// loaded and the total number of samples in all readable chunks of the folder.
     pub fn load_dir(&mut self, dir: &Path, variant: Variant, encoder_version: u32) -> (usize, u64, Vec<String>) {
         let mut problems = Vec::new();
@@ -97,7 +106,10 @@ impl Replay {
                     held += c.samples.len();
                     chunks.push(c.samples);
                 }
-                Err(e) => problems.push(e.to_string()),
+                Err(e) => {
+                    self.skipped_chunks += 1;
+                    problems.push(e.to_string());
+                }
             }
         }
         let mut loaded = 0;
