@@ -194,4 +194,62 @@ mod tests {
         let g = go("searchmoves 7g7f nodes 40");
         assert_eq!(g.nodes, Some(40));
     }
+
+    /// Random word salads: never a panic, and whatever is kept is in range.
+    #[test]
+    fn random_words_keep_only_values_in_range() {
+        let vocab = [
+            "btime",
+            "wtime",
+            "binc",
+            "winc",
+            "byoyomi",
+            "movetime",
+            "nodes",
+            "depth",
+            "movestogo",
+            "infinite",
+            "ponder",
+            "searchmoves",
+            "mate",
+            "0",
+            "1",
+            "-1",
+            "100",
+            "1e3",
+            "abc",
+            "7g7f",
+            "99999999999999999999",
+            "18446744073709551615",
+            "10000000001",
+            "",
+            "+5",
+            "-0",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let tries = 20_000;
+        for _ in 0..tries {
+            let words: Vec<&str> = (0..next(8)).map(|_| vocab[next(vocab.len())]).collect();
+            let g = parse_go(&words);
+            for c in &g.clock {
+                for v in [c.time.unwrap_or(0), c.inc, c.byoyomi, c.movetime.unwrap_or(0)] {
+                    assert!(v <= MAX_TIME_MS, "{words:?}");
+                }
+                assert!(c.moves_to_go as u64 <= MAX_MOVES_TO_GO);
+            }
+            assert!(g.nodes.map_or(true, |n| n >= 1), "{words:?}");
+            assert!(g.depth.map_or(true, |d| (1..=MAX_DEPTH).contains(&d)), "{words:?}");
+            // A malformed value right after a word that takes one is always reported.
+            if words.windows(2).any(|p| takes_value(p[0]) && ["-1", "1e3", "abc"].contains(&p[1])) {
+                assert!(!g.errors.is_empty(), "{words:?}");
+            }
+        }
+        println!("go fuzz: {tries} random word lists");
+    }
 }

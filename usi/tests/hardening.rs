@@ -68,12 +68,8 @@ fn usi_invalid_utf8_lines_are_errors_and_the_engine_goes_on() {
 #[test]
 fn issue_reproducer_a_stray_byte_is_answered_not_silently_fatal() {
     // printf '\xff\n' | koma-usi: an error line, exit 0; the next command still runs.
-    let mut child = Command::new(exe())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child =
+        Command::new(exe()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(b"\xff\nusi\nquit\n").unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
