@@ -56,7 +56,7 @@ fn a_silent_usi_engine_fails_within_the_hang_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&["cat=usi:/bin/cat", "b=random"], &dir.path().join("m"));
     let t = Instant::now();
-    let e = run_match(&cfg).err().expect("a silent engine cannot play");
+    let Err(e) = run_match(&cfg) else { panic!("a silent engine cannot play") };
     let took = t.elapsed();
     assert!(took < Duration::from_secs(4), "took {took:?} with a 2 s hang timeout");
     let text = e.to_string();
