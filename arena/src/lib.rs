@@ -140,6 +140,15 @@ fn check_config(cfg: &MatchConfig) -> Result<Vec<(usize, usize)>, ArenaError> {
     if cfg.games == 0 {
         return bad("--games must be at least 1".into());
     }
+    if cfg.concurrency == 0 {
+        return bad("--concurrency must be at least 1".into());
+    }
+    if cfg.end_rules.max_plies == Some(0) {
+        return bad("--max-plies must be at least 1".into());
+    }
+    if cfg.hang_timeout.is_zero() {
+        return bad("--hang-timeout must be at least 1 second".into());
+    }
     if cfg.openings.is_empty() {
         return bad("no openings".into());
     }
@@ -181,8 +190,9 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
                 .map_err(|why| ArenaError::Player { name: p.name.clone(), why })?;
             steps[i] = Some(step);
         }
-        let player =
-            p.create(cfg.variant, cfg.seed, &work).map_err(|why| ArenaError::Player { name: p.name.clone(), why })?;
+        let player = p
+            .create(cfg.variant, cfg.seed, &work, cfg.hang_timeout)
+            .map_err(|why| ArenaError::Player { name: p.name.clone(), why })?;
         drop(player);
     }
     if cfg.players.iter().any(|p| matches!(p.kind, SpecKind::Koma { .. })) {
@@ -279,7 +289,7 @@ fn play_one(
         }
         *made += 1;
         let seed = cfg.seed ^ (worker << 48) ^ (*made << 24) ^ job.number as u64;
-        match cfg.players[pi].create(cfg.variant, seed, work) {
+        match cfg.players[pi].create(cfg.variant, seed, work, cfg.hang_timeout) {
             Ok(p) => {
                 cache.insert(pi, p);
             }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rules::{Move, Position, Variant};
 
@@ -318,19 +318,28 @@ impl PlayerSpec {
         matches!(self.kind, SpecKind::Random | SpecKind::Greedy | SpecKind::Koma { .. })
     }
 
-    /// Creates the player for a game of `variant`. Engine processes run in `workdir`.
-    pub fn create(&self, variant: Variant, seed: u64, workdir: &Path) -> Result<Box<dyn Player>, String> {
+    /// Creates the player for a game of `variant`. Engine processes run in `workdir` and
+    /// must finish their handshake within `handshake_timeout`.
+    pub fn create(
+        &self,
+        variant: Variant,
+        seed: u64,
+        workdir: &Path,
+        handshake_timeout: Duration,
+    ) -> Result<Box<dyn Player>, String> {
         Ok(match &self.kind {
             SpecKind::Random => Box::new(crate::builtin::Baseline::random(seed)),
             SpecKind::Greedy => Box::new(crate::builtin::Baseline::greedy(seed)),
             SpecKind::Koma { checkpoint, device } => Box::new(
                 crate::builtin::KomaPlayer::load(checkpoint, device, variant, seed).map_err(|e| e.to_string())?,
             ),
-            SpecKind::Usi { argv, options } => {
-                Box::new(crate::usi::UsiEngine::start(argv, options, variant, workdir).map_err(|e| e.to_string())?)
-            }
+            SpecKind::Usi { argv, options } => Box::new(
+                crate::usi::UsiEngine::start(argv, options, variant, workdir, handshake_timeout)
+                    .map_err(|e| e.to_string())?,
+            ),
             SpecKind::Xboard { argv, options } => Box::new(
-                crate::xboard::XboardEngine::start(argv, options, variant, workdir).map_err(|e| e.to_string())?,
+                crate::xboard::XboardEngine::start(argv, options, variant, workdir, handshake_timeout)
+                    .map_err(|e| e.to_string())?,
             ),
         })
     }

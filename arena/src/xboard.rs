@@ -96,6 +96,7 @@ impl XboardEngine {
         options: &[(String, String)],
         variant: Variant,
         workdir: &Path,
+        handshake_timeout: Duration,
     ) -> Result<XboardEngine, Fault> {
         let proc = EngineProcess::spawn(argv, Some(workdir)).map_err(|e| Fault::Crash(e.to_string()))?;
         let mut e = XboardEngine {
@@ -111,7 +112,7 @@ impl XboardEngine {
         };
         e.proc.send("xboard")?;
         e.proc.send("protover 2")?;
-        let deadline = Instant::now() + FEATURE_TIMEOUT;
+        let deadline = Instant::now() + FEATURE_TIMEOUT.min(handshake_timeout);
         let mut got_features = false;
         let mut memory = false;
         loop {

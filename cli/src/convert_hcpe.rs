@@ -127,7 +127,7 @@ pub fn sample_game(s: &Sample, encoder: &Encoder) -> Result<hcpe3::Game, String>
     }
     let mv = candidates.iter().max_by_key(|c| c.1).map(|c| c.0).ok_or("an empty policy target")?;
     let side = pos.side_to_move();
-    let winner = match s.result {
+    let winner = match s.result.ok_or("the game's result is unknown (hcpe3 has no such result)")? {
         GameResult::Win => Some(side),
         GameResult::Loss => Some(side.opponent()),
         GameResult::Draw => None,

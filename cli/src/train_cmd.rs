@@ -154,13 +154,14 @@ pub struct EvaluateArgs {
     /// random, greedy, or a path to another checkpoint.
     #[arg(long, default_value = "random")]
     opponent: String,
-    #[arg(long, default_value_t = 100)]
+    /// Games to play, at least 1.
+    #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     games: usize,
     /// Simulations per move of the network (1 = raw policy).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
     simulations: u32,
-    /// Games longer than this are draws.
-    #[arg(long, default_value_t = 256)]
+    /// Games longer than this are draws (at least 1).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     max_plies: u32,
     /// Random plies at the start of each pair of games.
     #[arg(long, default_value_t = 2)]

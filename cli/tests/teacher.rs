@@ -94,18 +94,18 @@ fn gen_samples_follow_the_game_and_learn_trains_on_them() {
         let pos = Position::from_sfen(Variant::Shogi, &s.sfen).unwrap();
         assert!(encoder.index_move(&pos, s.policy[0].0 as usize).is_some(), "{}", s.sfen);
         // Greedy reports no score: the value target is the result itself.
-        assert_eq!(s.root_wdl, s.result.wdl());
+        assert_eq!(s.root_wdl, s.result.unwrap().wdl());
     }
     // Within a game the result alternates with the side to move (one perspective per
     // sample), and a decisive game's last mover won (greedy takes a mate in one).
     let mut decisive = 0;
     for game in games_of(&samples) {
         for pair in game.windows(2) {
-            assert_eq!(pair[1].result, pair[0].result.flip(), "{} -> {}", pair[0].sfen, pair[1].sfen);
+            assert_eq!(pair[1].result, pair[0].result.map(GameResult::flip), "{} -> {}", pair[0].sfen, pair[1].sfen);
         }
-        if game.last().unwrap().result != GameResult::Draw {
+        if game.last().unwrap().result != Some(GameResult::Draw) {
             decisive += 1;
-            assert_eq!(game.last().unwrap().result, GameResult::Win);
+            assert_eq!(game.last().unwrap().result, Some(GameResult::Win));
         }
     }
     assert!(decisive > 0, "some greedy game ends in a mate");
@@ -141,7 +141,7 @@ fn gen_with_an_engine_records_its_scores() {
     assert!(samples.iter().all(|s| s.root_wdl[1] == 0.0 && (s.root_wdl[0] + s.root_wdl[2] - 1.0).abs() < 1e-5));
     assert!(samples.iter().any(|s| s.root_wdl[0] != 0.5));
     let last = samples.last().unwrap();
-    if last.result == GameResult::Win {
+    if last.result == Some(GameResult::Win) {
         assert!(last.root_wdl[0] > 0.5, "the mating side's score: {:?}", last.root_wdl);
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -221,7 +221,7 @@ fn convert_chunks_to_hcpe3_keeps_positions_policies_and_results() {
         assert_eq!(board(&g.start), board(&pos));
         assert_eq!(encoder.move_index(&pos, g.moves[0].mv) as u32, s.policy[0].0);
         let winner = g.result.winner();
-        let expected = match s.result {
+        let expected = match s.result.unwrap() {
             GameResult::Win => Some(pos.side_to_move()),
             GameResult::Loss => Some(pos.side_to_move().opponent()),
             GameResult::Draw => None,

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use model::encoding::{Encoder, InputPlane};
 use model::util::write_atomic;
+use rayon::prelude::*;
 use rules::{Color, Position, Variant};
 
 /// First 8 bytes of every chunk file.
@@ -142,6 +143,74 @@ impl Sample {
     }
 }
 
+/// Tolerance of a policy target's and a root WDL's sum (the stored probabilities are
+/// multiples of 1/65535; the root WDL comes from f32 averages).
+const SUM_TOLERANCE: f32 = 0.01;
+
+/// The rules every sample of a chunk must satisfy, checked by the readers so that no
+/// damaged sample reaches a learner: the SFEN is a position of the chunk's variant; the
+/// policy target's labels are distinct, below the policy size, and (for the current
+/// encoder version) labels of legal moves of that position; its probabilities are
+/// finite, in [0, 1] and sum to 1; a full-search sample has a policy target; the root
+/// WDL is three finite values in [0, 1] that sum to 1.
+pub struct SampleCheck {
+    variant: Variant,
+    policy_size: u32,
+    /// The encoder of the labels, when it is this build's (then labels are checked to be
+    /// legal moves).
+    encoder: Option<Encoder>,
+}
+
+impl SampleCheck {
+    pub fn new(variant: Variant, policy_size: u32, encoder_version: u32) -> SampleCheck {
+        let encoder = (encoder_version == model::encoding::ENCODER_VERSION).then(|| Encoder::new(variant));
+        SampleCheck { variant, policy_size, encoder }
+    }
+
+    /// Why `s` is not a valid sample, if it is not.
+    pub fn check(&self, s: &Sample) -> Result<(), String> {
+        let pos = Position::from_sfen(self.variant, &s.sfen)
+            .map_err(|e| format!("SFEN `{}` is not a {} position: {e}", s.sfen, self.variant))?;
+        if s.full_search && s.policy.is_empty() {
+            return Err("a full-search sample without a policy target".into());
+        }
+        self.check_policy(&pos, &s.policy)?;
+        let wdl = s.root_wdl;
+        if wdl.iter().any(|v| !(0.0..=1.0).contains(v)) || (wdl.iter().sum::<f32>() - 1.0).abs() > SUM_TOLERANCE {
+            return Err(format!("root WDL {wdl:?} is not three probabilities summing to 1"));
+        }
+        Ok(())
+    }
+
+    fn check_policy(&self, pos: &Position, policy: &[(u32, f32)]) -> Result<(), String> {
+        if policy.is_empty() {
+            return Ok(());
+        }
+        let mut labels: Vec<u32> = policy.iter().map(|&(l, _)| l).collect();
+        labels.sort_unstable();
+        if let Some(w) = labels.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("policy label {} appears twice", w[0]));
+        }
+        if let Some(&l) = labels.last().filter(|&&l| l >= self.policy_size) {
+            return Err(format!("policy label {l} is not below the policy size {}", self.policy_size));
+        }
+        if let Some(&(l, p)) = policy.iter().find(|&&(_, p)| !(0.0..=1.0).contains(&p)) {
+            return Err(format!("policy label {l} has probability {p}"));
+        }
+        let sum: f32 = policy.iter().map(|&(_, p)| p).sum();
+        if (sum - 1.0).abs() > SUM_TOLERANCE {
+            return Err(format!("policy probabilities sum to {sum}, not 1"));
+        }
+        if let Some(enc) = &self.encoder {
+            let legal = enc.legal_move_indices(pos);
+            if let Some(&l) = labels.iter().find(|&&l| !legal.contains(&(l as usize))) {
+                return Err(format!("policy label {l} is not a legal move of the position"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Encodes a sample's position into `out` (`encoder.input_len()` values) exactly as
 /// self-play encoded it: [`Encoder::encode`] of the SFEN position, with the repetition
 /// planes set from [`Sample::repetitions`] (the SFEN has no game history).
@@ -199,6 +268,10 @@ pub enum SampleError {
     WrongEncoderVersion { path: PathBuf, expected: u32, found: u32 },
     #[error("invalid sample{}: {reason}", index.map(|i| format!(" #{i}")).unwrap_or_default())]
     BadSample { index: Option<usize>, reason: String },
+    /// The chunk is intact (its checksum matches) but a sample breaks the format's rules
+    /// (see [`SampleCheck`]): the whole chunk is refused.
+    #[error("{path}: sample #{index} is invalid: {reason}")]
+    InvalidSample { path: PathBuf, index: usize, reason: String },
 }
 
 fn variant_code(v: Variant) -> u8 {
@@ -290,12 +363,26 @@ fn encode_record(buf: &mut Vec<u8>, s: &Sample, policy_size: u32, index: usize) 
 
 /// Serialises a whole chunk (header and compressed payload) to bytes.
 pub fn encode_chunk(header_in: &ChunkHeader, samples: &[Sample]) -> Result<Vec<u8>, SampleError> {
+    let raw = encode_records(header_in.policy_size, samples)?;
+    Ok(wrap_payload(&ChunkHeader { count: samples.len() as u32, ..*header_in }, &raw))
+}
+
+/// The uncompressed payload of `samples` (their records back to back), as
+/// [`encode_chunk`] compresses it.
+pub fn encode_records(policy_size: u32, samples: &[Sample]) -> Result<Vec<u8>, SampleError> {
     let mut raw = Vec::with_capacity(samples.len() * 128);
     for (i, s) in samples.iter().enumerate() {
-        encode_record(&mut raw, s, header_in.policy_size, i)?;
+        encode_record(&mut raw, s, policy_size, i)?;
     }
+    Ok(raw)
+}
+
+/// A chunk file's bytes around an uncompressed payload `raw` of `header.count` records:
+/// the header, the compressed payload and its checksum. Nothing about the records is
+/// checked (tools and tests that build payloads themselves).
+pub fn wrap_payload(header_in: &ChunkHeader, raw: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::ZlibEncoder::new(Vec::with_capacity(raw.len() / 3), flate2::Compression::new(6));
-    enc.write_all(&raw).expect("writing to a Vec");
+    enc.write_all(raw).expect("writing to a Vec");
     let payload = enc.finish().expect("writing to a Vec");
     let crc = crc32fast::hash(&payload);
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
@@ -305,13 +392,13 @@ pub fn encode_chunk(header_in: &ChunkHeader, samples: &[Sample]) -> Result<Vec<u
     out.extend_from_slice(&[0u8; 3]);
     out.extend_from_slice(&header_in.encoder_version.to_le_bytes());
     out.extend_from_slice(&header_in.policy_size.to_le_bytes());
-    out.extend_from_slice(&(samples.len() as u32).to_le_bytes());
+    out.extend_from_slice(&header_in.count.to_le_bytes());
     out.extend_from_slice(&(raw.len() as u64).to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&crc.to_le_bytes());
     debug_assert_eq!(out.len(), HEADER_LEN);
     out.extend_from_slice(&payload);
-    Ok(out)
+    out
 }
 
 struct Cursor<'a> {
@@ -432,6 +519,19 @@ pub fn decode_chunk(bytes: &[u8], path: &Path) -> Result<Chunk, SampleError> {
             reason: format!("payload decompresses to {} bytes, header says {raw_len}", raw.len()),
         });
     }
+    if header.encoder_version == model::encoding::ENCODER_VERSION {
+        let expected = Encoder::new(header.variant).policy_size();
+        if header.policy_size as usize != expected {
+            return Err(SampleError::Corrupt {
+                path: p(),
+                reason: format!(
+                    "policy size {} is not the {} encoder's {expected}",
+                    header.policy_size, header.variant
+                ),
+            });
+        }
+    }
+    let check = SampleCheck::new(header.variant, header.policy_size, header.encoder_version);
     let mut c = Cursor { buf: &raw, pos: 0 };
     let mut samples = Vec::with_capacity(header.count.min(1 << 20) as usize);
     for i in 0..header.count as usize {
@@ -444,6 +544,12 @@ pub fn decode_chunk(bytes: &[u8], path: &Path) -> Result<Chunk, SampleError> {
             path: p(),
             reason: format!("{} bytes left after {} samples", raw.len() - c.pos, header.count),
         });
+    }
+    // Parsing each SFEN and generating its legal moves costs about as much as the rest of
+    // the reading: spread it over the cores.
+    let invalid = samples.par_iter().enumerate().find_map_first(|(i, s)| check.check(s).err().map(|r| (i, r)));
+    if let Some((index, reason)) = invalid {
+        return Err(SampleError::InvalidSample { path: p(), index, reason });
     }
     Ok(Chunk { header, samples })
 }
@@ -475,13 +581,18 @@ fn decode_record(c: &mut Cursor<'_>, policy_size: u32, version: u32) -> Result<S
     let plies_left = c.u32().ok_or(SHORT)?;
     let m = c.u16().ok_or(SHORT)? as usize;
     let mut policy = Vec::with_capacity(m);
+    let mut quantised_sum = 0u32;
     for _ in 0..m {
         let l = c.u32().ok_or(SHORT)?;
         let q = c.u16().ok_or(SHORT)?;
         if l >= policy_size {
             return Err(format!("policy label {l} is not below the policy size {policy_size}"));
         }
+        quantised_sum += q as u32;
         policy.push((l, q as f32 / PROB_SCALE as f32));
+    }
+    if m > 0 && quantised_sum != PROB_SCALE {
+        return Err(format!("policy probabilities sum to {quantised_sum}/{PROB_SCALE}, not 1"));
     }
     Ok(Sample { sfen, repetitions, policy, result, root_wdl, plies_left, full_search: flags & FLAG_FULL_SEARCH != 0 })
 }
@@ -633,10 +744,13 @@ mod tests {
     use super::*;
 
     fn sample(i: u32) -> Sample {
+        let pos = Position::startpos(Variant::Shogi);
+        let legal = Encoder::new(Variant::Shogi).legal_move_indices(&pos);
+        let label = |k: u32| legal[(i + k) as usize % legal.len()] as u32;
         Sample {
-            sfen: Position::startpos(Variant::Shogi).to_sfen(),
+            sfen: pos.to_sfen(),
             repetitions: (i % 3) as u8,
-            policy: vec![(i, 0.5), (i + 100, 0.25), (i + 7, 0.25)],
+            policy: vec![(label(0), 0.5), (label(1), 0.25), (label(2), 0.25)],
             result: [Some(GameResult::Win), Some(GameResult::Draw), Some(GameResult::Loss), None][i as usize % 4],
             root_wdl: [0.5, 0.25, 0.25],
             plies_left: i * 3,

@@ -11,10 +11,9 @@ use std::path::{Path, PathBuf};
 use model::encoding::{Encoder, ENCODER_VERSION};
 use rules::records::hcpe::{self, hcpe3};
 use rules::{Color, Position, Variant};
-use selfplay::samples::{read_chunk_expect, Sample, CHUNK_EXTENSION};
+use selfplay::samples::{read_chunk_expect, GameResult, Sample, CHUNK_EXTENSION};
 
 use crate::learn::read_record_samples;
-use crate::teacher::mover_result;
 
 /// hcpe records per validation group.
 pub const HCPE_GROUP: usize = 256;
@@ -157,13 +156,13 @@ pub fn hcpe3_samples(game: &hcpe3::Game, encoder: &Encoder) -> Vec<Sample> {
 
 /// A sample whose value target mixes the result with the eval (side to move's view).
 fn scored_sample(pos: &Position, policy: Vec<(u32, f32)>, eval: i16, winner: Option<Color>, plies_left: u32) -> Sample {
-    let result = mover_result(winner, pos.side_to_move());
+    let result = GameResult::for_side(winner, pos.side_to_move());
     let p = (1.0 / (1.0 + (-(eval as f64) / HCPE_EVAL_SCALE).exp())) as f32;
     Sample {
         sfen: pos.to_sfen(),
         repetitions: pos.repetitions().min(255) as u8,
         policy,
-        result,
+        result: Some(result),
         root_wdl: [p, 0.0, 1.0 - p],
         plies_left,
         full_search: true,

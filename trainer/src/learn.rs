@@ -268,7 +268,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
             pos += 1;
         }
         let b = encode_batch(&encoder, &batch, tcfg.q_mix as f32);
-        let st = learner.train_step(&b);
+        let st = learner.train_step(&b)?;
         if st.skipped {
             continue;
         }

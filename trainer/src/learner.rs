@@ -6,7 +6,9 @@
 //! value; only samples whose game result is known carry a value target); weight decay is
 //! applied by the optimiser. On CUDA with `precision = auto|f16`
 //! the forward and backward passes run under f16 autocast with dynamic loss scaling
-//! (steps whose gradients overflow are skipped and the scale halves).
+//! (steps whose gradients overflow are skipped and the scale halves). A loss that is not
+//! finite, or a gradient norm that is not finite without f16 to blame, stops training
+//! ([`NonFiniteLoss`]).
 
 use model::tch::{self, Device, Kind, Tensor};
 use model::Net;
@@ -58,6 +60,21 @@ impl StepStats {
             skipped: false,
         }
     }
+}
+
+/// A training step whose loss or gradient is not finite: the run must stop (the weights
+/// of the last checkpoint are the last good ones).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "training diverged at step {step}: the {what} is {value} (not finite); stopped without saving, \
+     the last checkpoint holds the last good weights"
+)]
+pub struct NonFiniteLoss {
+    /// The optimiser step that failed (0-based: the step count before it).
+    pub step: u64,
+    /// `loss`, `policy loss`, `value loss` or `gradient norm`.
+    pub what: &'static str,
+    pub value: f64,
 }
 
 /// A network being trained.
@@ -136,8 +153,10 @@ impl Learner {
         (total, policy_loss, value_loss, acc, mse)
     }
 
-    /// One optimiser step on `b`.
-    pub fn train_step(&mut self, b: &Batch) -> StepStats {
+    /// One optimiser step on `b`. A loss that is not finite is an error (no step is
+    /// taken); so is a gradient norm that is not finite, unless f16 autocast may explain it
+    /// (then the step is skipped and the loss scale halves, down to 1).
+    pub fn train_step(&mut self, b: &Batch) -> Result<StepStats, NonFiniteLoss> {
         let lr = self.cfg.lr_at(self.step);
         self.opt.zero_grad();
         let autocast = self.autocast;
@@ -158,13 +177,25 @@ impl Learner {
             lr,
             skipped: false,
         };
+        let fail = |what, value| NonFiniteLoss { step: self.step, what, value };
+        for (what, value) in
+            [("loss", stats.loss), ("policy loss", stats.policy_loss), ("value loss", stats.value_loss)]
+        {
+            if !value.is_finite() {
+                self.opt.zero_grad();
+                return Err(fail(what, value));
+            }
+        }
         if !norm.is_finite() {
-            // f16 overflow (or a broken batch): skip, lower the scale.
+            self.opt.zero_grad();
+            // f16 overflow: skip, lower the scale. In f32, or at scale 1, it is no overflow.
+            if !autocast || self.loss_scale <= 1.0 {
+                return Err(fail("gradient norm", norm));
+            }
             self.loss_scale = (self.loss_scale / 2.0).max(1.0);
             self.good_steps = 0;
             stats.skipped = true;
-            self.opt.zero_grad();
-            return stats;
+            return Ok(stats);
         }
         self.opt.clip(norm, self.cfg.grad_clip);
         self.opt.step(lr);
@@ -177,7 +208,7 @@ impl Learner {
                 self.good_steps = 0;
             }
         }
-        stats
+        Ok(stats)
     }
 
     /// Losses of `b` without training (evaluation-mode batch norm).

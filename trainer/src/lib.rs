@@ -27,7 +27,7 @@ pub mod teacher;
 pub use config::{OptimizerKind, TrainConfig, TrainFileConfig};
 pub use eval::{elo_from_score, play_match, MatchResult, MatchSettings, Opponent};
 pub use learn::{learn, LearnOptions, LearnSummary};
-pub use learner::{Learner, StepStats};
+pub use learner::{Learner, NonFiniteLoss, StepStats};
 pub use replay::{Batch, Loader, Replay};
 pub use run::{install_signal_handler, read_state, train, RunState, TrainError, TrainOptions, TrainSummary};
 pub use tb::Tb;

@@ -34,11 +34,13 @@ pub struct Replay {
     capacity: usize,
     /// Samples ever added (including those already dropped from the window).
     added: u64,
+    /// Chunk files refused by [`Replay::load_dir`] (damaged or holding invalid samples).
+    skipped_chunks: u64,
 }
 
 impl Replay {
     pub fn new(capacity: usize) -> Replay {
-        Replay { samples: VecDeque::new(), capacity: capacity.max(1), added: 0 }
+        Replay { samples: VecDeque::new(), capacity: capacity.max(1), added: 0, skipped_chunks: 0 }
     }
 
     pub fn push(&mut self, s: Sample) {
@@ -71,6 +73,11 @@ impl Replay {
         self.added
     }
 
+    /// Chunk files [`Replay::load_dir`] refused so far (TensorBoard `data/skipped_chunks`).
+    pub fn skipped_chunks(&self) -> u64 {
+        self.skipped_chunks
+    }
+
     /// `n` samples drawn uniformly with replacement (clones).
     pub fn draw(&self, n: usize, rng: &mut Rng) -> Vec<Sample> {
         if self.samples.is_empty() {
@@ -80,7 +87,9 @@ impl Replay {
     }
 
     /// Fills the window from the newest chunk files of `dir` (names sort by age).
-    /// Damaged chunks are skipped and reported in the returned list. Returns the samples
+    /// Every sample is checked as its chunk is read (`selfplay::samples::SampleCheck`): a
+    /// damaged chunk, or one holding an invalid sample, is skipped whole, counted in
+    /// [`Replay::skipped_chunks`] and reported in the returned list. Returns the samples
     /// loaded and the total number of samples in all readable chunks of the folder.
     ///
     /// The headers say how many samples each file holds, so the files that fill the
@@ -107,7 +116,10 @@ impl Replay {
                         expected += *n as usize;
                         wave.push(&files[next]);
                     }
-                    Err(e) => problems.push(e.to_string()),
+                    Err(e) => {
+                        self.skipped_chunks += 1;
+                        problems.push(e.to_string());
+                    }
                 }
             }
             let read: Vec<_> = wave.par_iter().map(|f| read_chunk_expect(f, variant, encoder_version)).collect();
@@ -118,7 +130,10 @@ impl Replay {
                         held += c.samples.len();
                         chunks.push(c.samples);
                     }
-                    Err(e) => problems.push(e.to_string()),
+                    Err(e) => {
+                        self.skipped_chunks += 1;
+                        problems.push(e.to_string());
+                    }
                 }
             }
         }

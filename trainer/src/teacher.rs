@@ -209,13 +209,13 @@ pub fn game_samples(game: &GameResult, opening: &Opening, encoder: &Encoder, sco
     let mut out = Vec::with_capacity(game.moves.len() - game.opening_plies);
     for (i, &mv) in game.moves.iter().enumerate().skip(game.opening_plies) {
         let side = pos.side_to_move();
-        let result = mover_result(game.winner, side);
+        let result = SampleResult::for_side(game.winner, side);
         let score = game.scores.get(i - game.opening_plies).copied().flatten();
         out.push(Sample {
             sfen: pos.to_sfen(),
             repetitions: pos.repetitions().min(255) as u8,
             policy: vec![(encoder.move_index(&pos, mv) as u32, 1.0)],
-            result,
+            result: Some(result),
             root_wdl: score.map_or(result.wdl(), |s| score_wdl(s, score_scale)),
             plies_left: total - i as u32,
             full_search: true,
@@ -223,15 +223,6 @@ pub fn game_samples(game: &GameResult, opening: &Opening, encoder: &Encoder, sco
         pos.play(mv);
     }
     out
-}
-
-/// The result of a game from the view of the side to move.
-pub fn mover_result(winner: Option<Color>, side: Color) -> SampleResult {
-    match winner {
-        None => SampleResult::Draw,
-        Some(c) if c == side => SampleResult::Win,
-        Some(_) => SampleResult::Loss,
-    }
 }
 
 /// An engine score as (win, draw, loss) for the mover.

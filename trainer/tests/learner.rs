@@ -44,10 +44,10 @@ fn both_optimisers_fit_a_batch() {
     for (kind, lr) in [(OptimizerKind::Sgd, 0.05), (OptimizerKind::Adamw, 0.003)] {
         let cfg = TrainConfig { optimizer: kind, lr, warmup_steps: 5, batch_size: 16, ..Default::default() };
         let mut l = Learner::new(tiny_net(1), &cfg, 0);
-        let first = l.train_step(&batch);
+        let first = l.train_step(&batch).unwrap();
         let mut last = first;
         for _ in 0..60 {
-            last = l.train_step(&batch);
+            last = l.train_step(&batch).unwrap();
         }
         assert_eq!(l.step, 61);
         assert!(last.loss < 0.5 * first.loss, "{kind:?}: loss {} -> {}", first.loss, last.loss);
@@ -65,7 +65,7 @@ fn optimiser_state_round_trips() {
         let cfg = TrainConfig { optimizer: kind, lr: 0.01, warmup_steps: 0, ..Default::default() };
         let mut a = Learner::new(tiny_net(2), &cfg, 0);
         for _ in 0..3 {
-            a.train_step(&batch);
+            a.train_step(&batch).unwrap();
         }
         let p = dir.path().join(format!("{kind:?}.optim.safetensors"));
         a.opt.save(&p).unwrap();
@@ -81,8 +81,8 @@ fn optimiser_state_round_trips() {
         let mut b = Learner::new(net_b, &cfg, 3);
         assert!(b.opt.load(&p).unwrap());
         assert_eq!(b.opt.updates(), 3);
-        a.train_step(&batch);
-        b.train_step(&batch);
+        a.train_step(&batch).unwrap();
+        b.train_step(&batch).unwrap();
         let (pa, _) = a.net.forward_host(&batch.inputs[..enc.input_len()], 1).unwrap();
         let (pb, _) = b.net.forward_host(&batch.inputs[..enc.input_len()], 1).unwrap();
         let diff = pa.iter().zip(&pb).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
