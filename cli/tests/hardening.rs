@@ -159,7 +159,7 @@ fn a_garbage_chunk_is_skipped_with_a_warning_that_quiet_does_not_hide() {
         sfen: "not a position".into(),
         repetitions: 0,
         policy: vec![],
-        result: selfplay::samples::GameResult::Draw,
+        result: Some(selfplay::samples::GameResult::Draw),
         root_wdl: [0.0, 1.0, 0.0],
         plies_left: 1,
         full_search: false,

@@ -37,7 +37,7 @@ fn game_samples(variant: Variant, n: usize) -> Vec<Sample> {
             sfen: pos.to_sfen(),
             repetitions: 0,
             policy: if i % 3 == 2 { vec![] } else { vec![(labels[a] as u32, 0.75), (labels[b] as u32, 0.25)] },
-            result: [GameResult::Win, GameResult::Draw, GameResult::Loss][i % 3],
+            result: Some([GameResult::Win, GameResult::Draw, GameResult::Loss][i % 3]),
             root_wdl: [0.5, 0.25, 0.25],
             plies_left: (n - i) as u32,
             full_search: i % 3 != 2,

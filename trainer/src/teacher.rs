@@ -24,6 +24,9 @@ use rules::{Color, EndRules, Position, Variant};
 use search::Rng;
 use selfplay::samples::{ChunkWriter, GameResult as SampleResult, Sample, SampleError};
 
+/// How long an engine may take to start, or to answer one move, before it counts as hung.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// What `koma gen` does.
 #[derive(Clone, Debug)]
 pub struct TeacherOptions {
@@ -98,7 +101,7 @@ pub fn generate(opts: &TeacherOptions, stop: &AtomicBool) -> Result<TeacherSumma
     std::fs::create_dir_all(&workdir).map_err(|e| TeacherError::Config(format!("{}: {e}", workdir.display())))?;
     // Start the engine once, so that a bad command line fails before any game.
     opts.engine
-        .create(opts.variant, opts.seed, &workdir)
+        .create(opts.variant, opts.seed, &workdir, HANDSHAKE_TIMEOUT)
         .map_err(|why| TeacherError::Engine { name: opts.engine.name.clone(), why })?;
     let encoder = Encoder::new(opts.variant);
     let prefix = format!("gen-{}-{}", std::process::id(), opts.seed);
@@ -138,7 +141,7 @@ fn play_games(shared: &Shared<'_>, worker: u64, workdir: &Path) -> Result<(), Te
     let opts = shared.opts;
     let spec = &opts.engine;
     let make = |k: u64| {
-        spec.create(opts.variant, opts.seed ^ (worker << 32) ^ k, workdir)
+        spec.create(opts.variant, opts.seed ^ (worker << 32) ^ k, workdir, HANDSHAKE_TIMEOUT)
             .map_err(|why| TeacherError::Engine { name: spec.name.clone(), why })
     };
     let mut players: [Box<dyn Player>; 2] = [make(0)?, make(1)?];
@@ -148,7 +151,7 @@ fn play_games(shared: &Shared<'_>, worker: u64, workdir: &Path) -> Result<(), Te
         limits: [spec.effective_limit(opts.tc); 2],
         end_rules: EndRules { max_plies: Some(opts.max_plies), ..EndRules::default() },
         time_margin: Duration::from_millis(500),
-        hang_timeout: Duration::from_secs(60),
+        hang_timeout: HANDSHAKE_TIMEOUT,
     };
     while !shared.stop.load(Ordering::SeqCst) {
         let number = shared.next_game.fetch_add(1, Ordering::SeqCst);

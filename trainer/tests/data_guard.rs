@@ -22,7 +22,7 @@ fn samples(n: usize) -> Vec<Sample> {
             sfen: pos.to_sfen(),
             repetitions: 0,
             policy: vec![(enc.move_index(&pos, mv) as u32, 1.0)],
-            result: GameResult::Draw,
+            result: Some(GameResult::Draw),
             root_wdl: [0.25, 0.5, 0.25],
             plies_left: (n - i) as u32,
             full_search: true,
