@@ -2,7 +2,7 @@
 //! game records (standard shogi: `kif/NNNNN.kif` in Shift_JIS and all games in
 //! `games.csa`; every
 //! variant: the USI moves in `games.jsonl`), `report.md` with the tables, and `elo.png`
-//! for a series of checkpoints.
+//! and `elo.svg` for a series of checkpoints.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -311,8 +311,9 @@ impl Writer {
             })
             .collect();
         if series.len() >= 2 {
+            crate::plot::plot_elo(&series, &self.out.join("elo.svg"))?;
             let p = self.out.join("elo.png");
-            crate::plot::plot_elo(&series, &p).map_err(io(&p))?;
+            crate::plot::plot_elo(&series, &p)?;
             report.plot = Some(p);
         }
         let md = report.markdown(&self.settings, self.command_line.as_deref());

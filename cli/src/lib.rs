@@ -66,6 +66,11 @@ pub const NETWORK_COMMANDS: &[NetworkCommand] = &[
         aliases: &[],
         about: "Play games: a checkpoint against a baseline (random, greedy) or another checkpoint",
     },
+    NetworkCommand {
+        name: "plot",
+        aliases: &[],
+        about: "Plot a training run's rating on the baseline ladder over its steps (from eval.jsonl)",
+    },
 ];
 
 /// The network command `name` stands for (its name or an alias).

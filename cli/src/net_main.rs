@@ -7,6 +7,7 @@
 
 mod arena_cmd;
 mod model_cmds;
+mod plot_cmd;
 mod selfplay_cmd;
 mod train_cmd;
 
@@ -40,6 +41,8 @@ enum NetCommand {
     Learn(train_cmd::LearnArgs),
     /// Play games: a checkpoint against a baseline (random, greedy) or another checkpoint.
     Evaluate(train_cmd::EvaluateArgs),
+    /// Plot a training run's rating on the baseline ladder over its steps (from eval.jsonl)
+    Plot(plot_cmd::PlotArgs),
 }
 
 #[derive(clap::Args)]
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         NetCommand::Train(args) => train_cmd::train(args),
         NetCommand::Learn(args) => train_cmd::learn(args),
         NetCommand::Evaluate(args) => train_cmd::evaluate(args),
+        NetCommand::Plot(args) => plot_cmd::plot(args),
         NetCommand::Bench(args) => match args.what {
             BenchCommand::Nn(a) => model_cmds::bench_nn(a),
             BenchCommand::Selfplay(a) => selfplay_cmd::bench_selfplay(a),
