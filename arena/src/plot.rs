@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// A chart: lines of points (with optional error bars) over horizontal reference
 /// levels (the rungs of a ladder).
@@ -51,6 +52,14 @@ pub enum PlotError {
 }
 
 const SIZE: (u32, u32) = (900, 540);
+/// Line colours, in order (blue, orange, green, red, purple).
+const SERIES_COLORS: [RGBColor; 5] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+];
 const FONT: &str = "sans-serif";
 
 /// Registers the embedded font with plotters once.
@@ -143,19 +152,19 @@ fn draw<DB: DrawingBackend>(
         .bold_line_style(BLACK.mix(0.08))
         .draw()?;
 
-    let grey = RGBColor(120, 120, 120);
+    // Levels: a grey line each, named at its right end (the legend sits at the left).
+    let grey = RGBColor(110, 110, 110);
+    let level_font = (FONT, 13).into_font().color(&grey).pos(Pos::new(HPos::Right, VPos::Bottom));
     for (name, y) in &chart.levels {
         area.draw_series(LineSeries::new([(x0, *y), (x1, *y)], grey.mix(0.6).stroke_width(1)))?;
         let label = format!("{name} {y:.0}");
-        area.draw_series(std::iter::once(
-            EmptyElement::at((x0, *y)) + Text::new(label, (6, -16), (FONT, 13).into_font().color(&grey)),
-        ))?;
+        area.draw_series(std::iter::once(EmptyElement::at((x1, *y)) + Text::new(label, (-6, -3), level_font.clone())))?;
     }
 
     let clip = |y: f64| y.clamp(y0, y1);
     let mut legend = false;
     for (i, series) in chart.series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = SERIES_COLORS[i % SERIES_COLORS.len()].to_rgba();
         let mut points = series.points.clone();
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
         area.draw_series(points.iter().filter_map(|p| {
