@@ -59,6 +59,18 @@ fn a_missing_companion_is_named() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_link_to_koma_elsewhere_still_finds_the_companion() {
+    let dir = tempdir("link");
+    let link = dir.join("koma");
+    std::os::unix::fs::symlink(KOMA, &link).unwrap();
+    let o = Command::new(&link).args(["evaluate", "--help"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--opponent"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn tempdir(name: &str) -> std::path::PathBuf {
     let dir =
         std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("koma-front-{name}-{}", std::process::id()));
