@@ -229,13 +229,20 @@ impl Drop for Inner {
 
 fn bar_style(unit: &str) -> ProgressStyle {
     let template =
-        format!("{{prefix}} [{{bar:30}}] {{pos}}/{{len}} {unit} ({{per_sec}}, {{eta}} left, {{elapsed}}) {{msg}}");
-    ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> ")
+        format!("{{prefix}} [{{bar:30}}] {{pos}}/{{len}} {unit} ({{rate}}, {{eta}} left, {{elapsed}}) {{msg}}");
+    let style = ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar());
+    style.progress_chars("=> ").with_key("rate", rate_key)
 }
 
 fn spinner_style(unit: &str) -> ProgressStyle {
-    let template = format!("{{spinner}} {{prefix}}: {{pos}} {unit} ({{per_sec}}, {{elapsed}}) {{msg}}");
-    ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_spinner())
+    let template = format!("{{spinner}} {{prefix}}: {{pos}} {unit} ({{rate}}, {{elapsed}}) {{msg}}");
+    let style = ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_spinner());
+    style.with_key("rate", rate_key)
+}
+
+/// `{rate}`: steps per second as the plain lines write it.
+fn rate_key(state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write) {
+    let _ = write!(out, "{}/s", rate_text(state.per_sec()));
 }
 
 fn rate_text(rate: f64) -> String {
