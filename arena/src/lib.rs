@@ -9,14 +9,16 @@
 //! - [`game`]: one game, adjudicated by the rules; faults lose.
 //! - [`openings`]: opening files.
 //! - [`stats`]: Elo, intervals, LOS, SPRT, ratings.
-//! - [`report`]: `games.jsonl`, KIF/CSA records, `report.md`, the tables; [`plot`]: the
-//!   PNG of Elo against training step.
+//! - [`report`]: `games.jsonl`, KIF/CSA records, `report.md`, the tables; [`plot`]: PNG
+//!   and SVG charts of Elo against training step (plotters).
+//! - [`ladder`]: the measured baseline ladder and a player's place on it.
 //! - [`run_match`]: the scheduler: K games at once on worker threads, engines kept
 //!   running between games, SPRT stopping.
 
 pub mod baselines;
 pub mod builtin;
 pub mod game;
+pub mod ladder;
 pub mod openings;
 pub mod player;
 pub mod plot;
@@ -64,7 +66,8 @@ pub struct MatchConfig {
     pub seed: u64,
     /// The command line, for the report.
     pub command_line: Option<String>,
-    /// Print a line per finished game to stderr.
+    /// Show progress on stderr: a bar (a line every few seconds when stderr is not a
+    /// terminal) and a line per finished game.
     pub progress: bool,
 }
 
@@ -76,6 +79,8 @@ pub enum ArenaError {
     Player { name: String, why: String },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Plot(#[from] plot::PlotError),
 }
 
 /// The default number of games at once: half the cores (each game has two players).
@@ -169,8 +174,8 @@ struct Job {
     first_sente: bool,
 }
 
-/// Plays the match, writing `games.jsonl`, the records and `report.md` (and `elo.png`
-/// for a series of checkpoints) into `cfg.out` as games finish.
+/// Plays the match, writing `games.jsonl`, the records and `report.md` (and `elo.png`,
+/// `elo.svg` for a series of checkpoints) into `cfg.out` as games finish.
 pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     let pairs = check_config(cfg)?;
     let io = |path: &std::path::Path| {
@@ -215,6 +220,7 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     let mut writer = report::Writer::create(cfg, &pairs, steps)?;
     let started = Instant::now();
     let concurrency = cfg.concurrency.max(1).min(total.max(1));
+    let shown = progress::Reporter::shown_if(cfg.progress, "arena", Some(total as u64), "games");
 
     std::thread::scope(|scope| -> Result<(), ArenaError> {
         let (tx, rx) = mpsc::channel::<(Job, GameResult, [usize; 2])>();
@@ -243,6 +249,11 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
         drop(tx);
         for (job, result, seats) in rx {
             writer.record(&job_row(cfg, &job, &result, seats, job.pair))?;
+            shown.inc(1);
+            let (a, b) = pairs[job.pair];
+            let pair = writer.pair_wdl(job.pair);
+            let (first, second) = (&cfg.players[a].name, &cfg.players[b].name);
+            shown.set_message(format!("{first} vs {second} +{} ={} -{}", pair.wins, pair.draws, pair.losses));
             if cfg.progress {
                 let done = writer.games();
                 let who = |c: Color| cfg.players[seats[c.index()]].name.as_str();
@@ -250,25 +261,26 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
                     Some(c) => format!("{} wins", who(c)),
                     None => "draw".into(),
                 };
-                eprintln!(
+                shown.println(&format!(
                     "[{done}/{total}] {} (sente) vs {} (gote): {res} by {} after {} plies{}",
                     who(Color::Sente),
                     who(Color::Gote),
                     result.reason,
                     result.moves.len(),
                     result.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default()
-                );
+                ));
             }
             if let Some(t) = cfg.sprt {
                 let r = writer.pair_wdl(job.pair);
                 if t.status(&r) != SprtStatus::Continue && !stop[job.pair].swap(true, Ordering::SeqCst) && cfg.progress
                 {
-                    eprintln!("sprt: decided after {} games (LLR {:.2}); stopping", r.games(), t.llr(&r));
+                    shown.println(&format!("sprt: decided after {} games (LLR {:.2}); stopping", r.games(), t.llr(&r)));
                 }
             }
         }
         Ok(())
     })?;
+    shown.finish();
     writer.finish(started.elapsed())
 }
 

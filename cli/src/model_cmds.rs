@@ -1,4 +1,4 @@
-//! `koma init`, `koma eval`, `koma bench nn`: the network on the command line.
+//! `koma init`, `koma analyse` (old name `koma eval`), `koma bench nn`: the network on the command line.
 
 use crate::BadInput;
 use anyhow::{Context, Result};
@@ -39,12 +39,10 @@ pub struct InitArgs {
 
 pub fn init(args: InitArgs) -> Result<ExitCode> {
     let (variant, config) = load_network_section(&args.config)?;
-    let encoder = Encoder::for_net(variant, &config);
-    let net = model::Net::new(&config, encoder.net_shape(), args.seed, tch::Device::Cpu)
-        .map_err(|e| bad(format!("{}: {e}", args.config.display())))?;
-    let info =
-        model::CheckpointInfo { variant: variant.name().to_string(), encoder_version: Encoder::VERSION, step: 0 };
-    let (paths, meta) = model::save_checkpoint(&net, &args.out, &info)?;
+    let (paths, meta) = model::init_checkpoint(variant, &config, args.seed, &args.out).map_err(|e| match e {
+        model::InitError::Net(e) => bad(format!("{}: {e}", args.config.display())),
+        save => anyhow::Error::new(save),
+    })?;
     println!(
         "wrote {} ({} parameters, {} blocks x {} channels, variant {variant})",
         paths.meta.display(),
@@ -56,7 +54,7 @@ pub fn init(args: InitArgs) -> Result<ExitCode> {
 }
 
 #[derive(Args)]
-pub struct EvalArgs {
+pub struct AnalyseArgs {
     /// Checkpoint (`.json` or `.safetensors` path, or their common stem).
     #[arg(long)]
     checkpoint: PathBuf,
@@ -74,7 +72,7 @@ pub struct EvalArgs {
     device: String,
 }
 
-pub fn eval(args: EvalArgs) -> Result<ExitCode> {
+pub fn analyse(args: AnalyseArgs) -> Result<ExitCode> {
     let meta = model::read_checkpoint_meta(&args.checkpoint)?;
     let variant = meta.variant.parse::<Variant>().map_err(|e| bad(format!("checkpoint: {e}")))?;
     let encoder = Encoder::for_net(variant, &meta.net);

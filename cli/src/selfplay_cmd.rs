@@ -43,9 +43,12 @@ pub struct SelfplayArgs {
     /// Override selfplay.seed.
     #[arg(long)]
     seed: Option<u64>,
-    /// Seconds between progress lines.
+    /// Seconds between updates of the speeds in the progress display.
     #[arg(long, default_value_t = 5.0)]
     progress_secs: f64,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -132,16 +135,14 @@ fn batcher_config(cfg: &SelfplayFileConfig) -> BatcherConfig {
     }
 }
 
-fn progress_line(p: &Progress, games: u64) -> String {
+/// The note after the game count: the speeds so far.
+fn progress_note(p: &Progress) -> String {
     format!(
-        "games {}/{}  positions/s {:.1}  evals/s {:.1}  mean batch {:.1}  mean game length {:.1}  [{:.0} s]",
-        p.games_done,
-        games,
+        "positions/s {:.1}, evals/s {:.1}, mean batch {:.1}, mean game length {:.1}",
         p.positions_per_sec(),
         p.evals_per_sec(),
         p.mean_batch(),
         p.mean_game_length(),
-        p.elapsed.as_secs_f64()
     )
 }
 
@@ -179,7 +180,7 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
         progress_every: Duration::from_secs_f64(args.progress_secs.max(0.1)),
     };
     let stop = opts.stop.clone();
-    let games = args.games;
+    let shown = progress::Reporter::shown_if(!args.quiet, "selfplay", Some(args.games), "games");
     let started = Instant::now();
     let progress = run_selfplay(
         &cfg,
@@ -193,6 +194,7 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
                 None => draws += 1,
             }
             full += g.samples.iter().filter(|s| s.full_search).count() as u64;
+            shown.inc(1);
             if write_error.is_none() {
                 if let Err(e) = writer.extend(g.samples) {
                     write_error = Some(e);
@@ -200,8 +202,9 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
                 }
             }
         },
-        |p| eprintln!("{}", progress_line(p, games)),
+        |p| shown.set_message(progress_note(p)),
     )?;
+    shown.finish();
     if let Some(e) = write_error {
         return Err(e.into());
     }

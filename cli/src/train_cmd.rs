@@ -174,6 +174,9 @@ pub struct EvaluateArgs {
     device: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
 }
 
 pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
@@ -204,7 +207,13 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
     };
     let t = std::time::Instant::now();
-    let r = trainer::play_match(variant, ours.as_ref(), opponent, &settings);
+    let label = format!("evaluate vs {}", args.opponent);
+    let games = progress::Reporter::shown_if(!args.quiet, &label, Some(args.games as u64), "games");
+    let r = trainer::play_match_observed(variant, ours.as_ref(), opponent, &settings, &mut |r| {
+        games.set_message(format!("{}, score {:.3}", r.tally(), r.score()));
+        games.set_position(r.games() as u64);
+    });
+    games.finish();
     let _ = Arc::strong_count(&ours);
     println!(
         "koma evaluate: {} vs {}: {} games, +{} ={} -{}, score {:.3}, Elo {:+.0}, mean length {:.0} plies, {:.0} s",

@@ -20,6 +20,7 @@ pub mod config;
 pub mod device;
 pub mod encoding;
 pub mod evaluator;
+pub mod init;
 pub mod net;
 pub mod shape;
 mod torch_link;
@@ -34,6 +35,7 @@ pub use checkpoint::{
 pub use config::{check_device_name, check_real, check_whole, ConfigError, NetConfig, Range};
 pub use device::{parse_device, torch_info, DeviceError, Precision, TorchInfo};
 pub use evaluator::{EvalError, Evaluation, Evaluator, TorchEvaluator, UniformEvaluator};
+pub use init::{init_checkpoint, InitError};
 pub use net::{Net, NetError, ResNet};
 pub use shape::{NetShape, ShapeError, WDL_LEN};
 

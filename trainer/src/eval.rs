@@ -68,6 +68,11 @@ impl MatchResult {
         (self.wins as f64 + 0.5 * self.draws as f64) / n as f64
     }
 
+    /// `+wins =draws -losses`.
+    pub fn tally(&self) -> String {
+        format!("+{} ={} -{}", self.wins, self.draws, self.losses)
+    }
+
     /// Elo difference implied by the score, the score clamped to
     /// [1/(2n), 1 - 1/(2n)] so that 0 and 1 give finite values.
     pub fn elo(&self) -> f64 {
@@ -101,11 +106,18 @@ fn game_end(pos: &Position, rules: &EndRules) -> Option<Option<Color>> {
 }
 
 /// Plays `settings.games` games of `ours` against `opponent` in `variant`.
-pub fn play_match(
+pub fn play_match(variant: Variant, ours: &dyn Evaluator, opponent: Opponent, settings: &MatchSettings) -> MatchResult {
+    play_match_observed(variant, ours, opponent, settings, &mut |_| {})
+}
+
+/// [`play_match`], calling `on_games` with the result so far whenever games have ended
+/// (for a progress display).
+pub fn play_match_observed(
     variant: Variant,
     ours: &dyn Evaluator,
     mut opponent: Opponent,
     settings: &MatchSettings,
+    on_games: &mut dyn FnMut(&MatchResult),
 ) -> MatchResult {
     // Each network reads its own input planes (they may differ in options).
     let encoders = [
@@ -153,6 +165,7 @@ pub fn play_match(
     let mut bufs: [Vec<f32>; 2] = [Vec::new(), Vec::new()];
     let mut waiting: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     let mut out = Evaluation::new();
+    let mut reported = 0;
     let finish = |g: &mut Game, winner: Option<Color>, result: &mut MatchResult| {
         g.done = true;
         match winner {
@@ -226,6 +239,10 @@ pub fn play_match(
                 active += 1;
             }
         }
+        if result.games() != reported {
+            reported = result.games();
+            on_games(&result);
+        }
         if active == 0 {
             break;
         }
@@ -247,6 +264,7 @@ pub fn play_match(
                 for g in games.iter_mut().filter(|g| !g.done) {
                     finish(g, None, &mut result);
                 }
+                on_games(&result);
                 return result;
             }
             for (j, &gi) in waiting[slot].iter().enumerate() {
@@ -286,8 +304,13 @@ mod tests {
             search: SearchConfig::default(),
             seed: 3,
         };
-        let r = play_match(Variant::Shogi, &ev, Opponent::baseline("random").unwrap(), &s);
+        let mut seen = Vec::new();
+        let r = play_match_observed(Variant::Shogi, &ev, Opponent::baseline("random").unwrap(), &s, &mut |r| {
+            seen.push(r.games())
+        });
         assert_eq!(r.games(), 4);
+        assert_eq!(seen.last(), Some(&4), "the last report has every game");
+        assert!(seen.windows(2).all(|w| w[0] < w[1]), "reports only when games end: {seen:?}");
         let arc: Arc<dyn Evaluator> = Arc::new(UniformEvaluator::new(enc.net_shape()));
         let r = play_match(Variant::Shogi, &ev, Opponent::Net(arc), &s);
         assert_eq!(r.games(), 4);

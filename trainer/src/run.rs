@@ -28,12 +28,13 @@ use model::{
     load_checkpoint, parse_device, save_checkpoint, Batcher, BatcherConfig, CheckpointInfo, Evaluator, Expected, Net,
     Precision, TorchEvaluator,
 };
+use progress::Reporter;
 use selfplay::samples::ChunkWriter;
 use selfplay::{run_selfplay, Openings, Progress, RunOptions};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, TrainFileConfig};
-use crate::eval::{play_match, MatchResult, MatchSettings, Opponent};
+use crate::eval::{play_match_observed, MatchResult, MatchSettings, Opponent};
 use crate::learner::{Learner, StepStats};
 use crate::replay::{Loader, Replay};
 use crate::tb::{tags, Tb};
@@ -520,7 +521,13 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
                 other => Opponent::baseline(other).expect("validated opponent"),
             };
             let t = Instant::now();
-            let r = play_match(variant, &ours, opp, &settings);
+            let label = format!("eval @{} vs {name}", learner.step);
+            let games = Reporter::shown_if(display.enabled, &label, Some(settings.games as u64), "games");
+            let r = play_match_observed(variant, &ours, opp, &settings, &mut |r| {
+                games.set_message(r.tally());
+                games.set_position(r.games() as u64);
+            });
+            games.finish();
             let (score, elo) = (r.score(), r.elo());
             tb.scalar(&format!("eval/score_vs_{name}"), score, learner.step);
             tb.scalar(&format!("eval/elo_vs_{name}"), elo, learner.step);
@@ -545,6 +552,10 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
         }
         tb.flush();
         display.println(&line);
+        match crate::elo_plot::plot_run(&run_dir) {
+            Ok(_) | Err(crate::elo_plot::RunPlotError::NoLadderGames { .. }) => {}
+            Err(e) => display.println(&format!("koma train: plot: {e}")),
+        }
         state.eval_checkpoint = Some(state.checkpoint.clone());
         state.last_eval_step = Some(learner.step);
         Ok(())

@@ -30,7 +30,7 @@ mod usi;
 mod western;
 
 pub use csa::{read_csa, read_csa_games, write_csa, write_csa_with, CsaVersion};
-pub use encoding::{decode, encode, Encoding};
+pub use encoding::{decode, encode, written_encoding, Encoding};
 pub use hcpe::hcpe3;
 pub use japanese::{japanese, kif_move, parse_japanese};
 pub use ki2::{read_ki2, write_ki2};
