@@ -33,6 +33,8 @@ enum Command {
     Init(model_cmds::InitArgs),
     /// Evaluate a position with a checkpoint: WDL and the top moves.
     Eval(model_cmds::EvalArgs),
+    /// Write a checkpoint as one self-describing model file (for koma-usi, sharing).
+    Export(model_cmds::ExportArgs),
     /// Convert game records between KIF, KI2, CSA, USI and Western text.
     Convert(convert_cmd::ConvertArgs),
     /// Play matches between checkpoints, built-in players and USI/XBoard engines.
@@ -90,6 +92,7 @@ fn main() -> ExitCode {
         Command::Outcome(args) => rules_cmds::outcome(args),
         Command::Init(args) => model_cmds::init(args),
         Command::Eval(args) => model_cmds::eval(args),
+        Command::Export(args) => model_cmds::export(args),
         Command::Convert(args) => convert_cmd::convert(args),
         Command::Arena(args) => arena_cmd::arena(args),
         Command::Selfplay(args) => selfplay_cmd::selfplay(args),

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
@@ -96,7 +95,7 @@ pub struct LearnArgs {
     /// Passes over the training positions.
     #[arg(long, default_value_t = 1.0)]
     epochs: f64,
-    /// Start from this checkpoint.
+    /// Start from this checkpoint or model file (koma export).
     #[arg(long)]
     init: Option<PathBuf>,
     /// Share of games held out for validation.
@@ -147,10 +146,10 @@ pub fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
 
 #[derive(Args)]
 pub struct EvaluateArgs {
-    /// Checkpoint (<stem>, <stem>.json or <stem>.safetensors).
+    /// Checkpoint (<stem>, <stem>.json or <stem>.safetensors) or model file (koma export).
     #[arg(long)]
     checkpoint: PathBuf,
-    /// random, greedy, or a path to another checkpoint.
+    /// random, greedy, or a path to another checkpoint or model file.
     #[arg(long, default_value = "random")]
     opponent: String,
     #[arg(long, default_value_t = 100)]
@@ -177,10 +176,8 @@ pub struct EvaluateArgs {
 pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let device = model::parse_device(&args.device).map_err(|e| BadInput(e.to_string()))?;
     trainer::run::set_torch_threads(0);
-    let (ours, meta) = trainer::run::checkpoint_evaluator(&args.checkpoint, device)
-        .with_context(|| format!("loading {}", args.checkpoint.display()))?;
-    let variant: rules::Variant =
-        meta.variant.parse().map_err(|_| BadInput(format!("checkpoint variant `{}` is unknown", meta.variant)))?;
+    let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
+    let variant = ours.variant();
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
         None => search::SearchConfig { gumbel: true, gumbel_m: 8, ..Default::default() },
@@ -188,9 +185,10 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let opponent = match args.opponent.as_str() {
         "random" | "greedy" => trainer::Opponent::baseline(&args.opponent).expect("known baseline"),
         path => {
-            let (ev, _) = trainer::run::checkpoint_evaluator(std::path::Path::new(path), device)
-                .with_context(|| format!("loading opponent {path}"))?;
-            trainer::Opponent::Net(ev)
+            let expected = model::Expected::variant(variant);
+            let opponent = model::Network::load(path, &expected, device, model::Precision::Auto)
+                .context("loading the opponent")?;
+            trainer::Opponent::Net(opponent)
         }
     };
     let settings = trainer::MatchSettings {
@@ -202,8 +200,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
     };
     let t = std::time::Instant::now();
-    let r = trainer::play_match(variant, ours.as_ref(), opponent, &settings);
-    let _ = Arc::strong_count(&ours);
+    let r = trainer::play_match(variant, &ours, opponent, &settings);
     println!(
         "koma evaluate: {} vs {}: {} games, +{} ={} -{}, score {:.3}, Elo {:+.0}, mean length {:.0} plies, {:.0} s",
         args.checkpoint.display(),

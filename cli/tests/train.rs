@@ -94,7 +94,7 @@ fn check_files(runs: &Path) -> (usize, usize) {
         let p = e.unwrap().path();
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         if name.ends_with(".json") {
-            model::load_checkpoint(&p, &model::Expected::any(), model::tch::Device::Cpu)
+            model::load_net(&p, &model::Expected::any(), model::tch::Device::Cpu)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let stem = p.with_extension("");
             let optim = trainer::run::optim_path(&stem);

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use model::encoding::{Encoder, ENCODER_VERSION};
-use model::{load_checkpoint, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
+use model::{load_net, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
 use rules::records::{read_games, Format, Record};
 use rules::{Color, EndRules, Variant};
 use search::Rng;
@@ -187,7 +187,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     set_torch_threads(cfg.base.selfplay.torch_threads);
     let shape = encoder.net_shape();
     let net = match &opts.init {
-        Some(p) => load_checkpoint(p, &Expected::new(variant.name(), ENCODER_VERSION).with_shape(shape), device)?.0,
+        Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,
         None => Net::new(&cfg.base.model, shape, seed, device)?,
     };
     let mut learner = Learner::new(net, tcfg, 0);
