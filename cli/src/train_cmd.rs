@@ -22,6 +22,10 @@ pub struct TrainArgs {
     /// Continue the run from its last checkpoint.
     #[arg(long)]
     resume: bool,
+    /// Start the new run from this network (checkpoint or model file from `koma export`)
+    /// instead of fresh weights (its architecture; its input planes must be the config's).
+    #[arg(long, conflicts_with = "resume")]
+    init: Option<PathBuf>,
     /// Stop after this many minutes (overrides train.max_minutes; 0 = no limit).
     #[arg(long)]
     max_minutes: Option<f64>,
@@ -64,6 +68,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         run: run.clone(),
         runs_dir: args.runs_dir.clone(),
         resume: args.resume,
+        init: args.init,
         max_minutes: args.max_minutes,
         max_steps: args.max_steps,
         progress: !args.quiet,

@@ -1,6 +1,7 @@
 //! Sharing a network: a checkpoint pair copied under another name loads by its own stem,
 //! a damaged one is refused cleanly, and `koma export` writes one file that every loader
-//! takes (`koma eval`, `koma evaluate`, `koma learn --init`, `koma arena koma:FILE`) and
+//! takes (`koma eval`, `koma evaluate`, `koma learn --init`, `koma train --init`,
+//! `koma arena koma:FILE`) and
 //! that Python's `safetensors` package opens.
 
 use std::path::{Path, PathBuf};
@@ -17,8 +18,18 @@ blocks = 1
 channels = 8
 value_channels = 2
 value_hidden = 8
+[selfplay]
+workers = 1
+games_per_worker = 4
+simulations_full = 2
+simulations_cheap = 1
+max_plies = 20
+samples_per_chunk = 20
 [train]
 batch_size = 4
+min_replay = 8
+checkpoint_interval = 1
+eval_interval = 0
 "#;
 
 fn setup(name: &str) -> (PathBuf, PathBuf) {
@@ -178,6 +189,30 @@ fn an_exported_file_loads_everywhere() {
         &"--quiet",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let runs = dir.join("runs");
+    let train = |init: &Path, run: &str| {
+        koma(&[
+            &"train",
+            &"--config",
+            &cfg,
+            &"--run",
+            &run,
+            &"--runs-dir",
+            &runs,
+            &"--init",
+            &init,
+            &"--max-steps",
+            &"1",
+            &"--quiet",
+        ])
+    };
+    let out = train(&file, "t");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(runs.join("t/checkpoints/ckpt-00000001.json").is_file());
+    let out = train(&dir.join("no-such-model"), "u");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no-such-model"), "{}", text(&out.stderr));
 
     let player = format!("net=koma:{}", file.display());
     let out = koma(&[

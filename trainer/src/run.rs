@@ -105,6 +105,8 @@ pub struct TrainOptions {
     pub run: String,
     pub runs_dir: PathBuf,
     pub resume: bool,
+    /// A new run starts from this network (checkpoint or model file) instead of fresh weights.
+    pub init: Option<PathBuf>,
     /// Override `train.max_minutes` / `train.max_steps`.
     pub max_minutes: Option<f64>,
     pub max_steps: Option<u64>,
@@ -338,7 +340,10 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     }
     let session_seed = state.learner_seed ^ (state.resumes as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut learner = if fresh {
-        let net = Net::new(&cfg.base.model, shape, state.learner_seed, device)?;
+        let net = match &opts.init {
+            Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,
+            None => Net::new(&cfg.base.model, shape, state.learner_seed, device)?,
+        };
         Learner::new(net, &tcfg, 0)
     } else {
         let stem = run_dir.join(&state.checkpoint);
