@@ -193,7 +193,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
             let expected = model::Expected::variant(variant);
             let opponent = model::Network::load(path, &expected, device, model::Precision::Auto)
                 .context("loading the opponent")?;
-            trainer::Opponent::Net(opponent)
+            trainer::Opponent::Net(Box::new(opponent))
         }
     };
     let settings = trainer::MatchSettings {

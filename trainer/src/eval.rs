@@ -14,7 +14,7 @@ use search::{Search, Step};
 /// Who the network plays.
 pub enum Opponent {
     Baseline(Box<dyn BaselinePlayer>),
-    Net(Network),
+    Net(Box<Network>),
 }
 
 impl Opponent {
@@ -279,7 +279,7 @@ mod tests {
         };
         let r = play_match(Variant::Shogi, &ev, Opponent::baseline("random").unwrap(), &s);
         assert_eq!(r.games(), 4);
-        let r = play_match(Variant::Shogi, &ev, Opponent::Net(Network::uniform(Variant::Shogi)), &s);
+        let r = play_match(Variant::Shogi, &ev, Opponent::Net(Box::new(Network::uniform(Variant::Shogi))), &s);
         assert_eq!(r.games(), 4);
     }
 
@@ -309,7 +309,7 @@ mod tests {
             search: SearchConfig::default(),
             seed: 5,
         };
-        let r = play_match(Variant::Shogi, &attack, Opponent::Net(plain), &s);
+        let r = play_match(Variant::Shogi, &attack, Opponent::Net(Box::new(plain)), &s);
         assert_eq!(r.games(), 2);
         // A forward pass fed the wrong planes fails and ends the games at once (as draws).
         assert!(r.plies >= 2 * 10, "the games stopped early: {r:?}");

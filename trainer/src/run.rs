@@ -504,7 +504,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
                     let Some(prev) = state.eval_checkpoint.clone() else { continue };
                     let expected = Expected::variant(variant).with_shape(shape);
                     match Network::load(run_dir.join(&prev), &expected, learner.device(), Precision::Auto) {
-                        Ok(network) => Opponent::Net(network),
+                        Ok(network) => Opponent::Net(Box::new(network)),
                         Err(e) => {
                             display.println(&format!("koma train: previous checkpoint {prev}: {e}"));
                             continue;
