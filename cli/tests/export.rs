@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 mod common;
 
-use common::KOMA;
+use common::{scratch_with_config, KOMA};
 
 const CONFIG: &str = r#"
 variant = "shogi"
@@ -33,12 +33,7 @@ eval_interval = 0
 "#;
 
 fn setup(name: &str) -> (PathBuf, PathBuf) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("koma-export-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cfg = dir.join("tiny.toml");
-    std::fs::write(&cfg, CONFIG).unwrap();
-    (dir, cfg)
+    scratch_with_config(&format!("koma-export-{name}"), CONFIG)
 }
 
 fn koma(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {

@@ -83,8 +83,7 @@ fn saving_again_overwrites_atomically() {
     save_checkpoint(&net2, &paths.meta, &shogi_info(2000)).unwrap();
     let (loaded, meta) = load_net(&paths.weights, &expected(), Device::Cpu).unwrap();
     assert_eq!(meta.step, 2000);
-    let x = random_inputs(shogi_shape().input_len(), 1);
-    assert_eq!(loaded.forward_host(&x, 1).unwrap(), net2.forward_host(&x, 1).unwrap());
+    assert_same_outputs(&loaded, &net2, 1);
 }
 
 #[test]
@@ -101,8 +100,7 @@ fn a_renamed_pair_loads_its_own_weights() {
     std::fs::copy(&b.weights, elsewhere.join("ckpt-1.safetensors")).unwrap();
     let (loaded, meta) = load_net(elsewhere.join("model-shogi"), &expected(), Device::Cpu).unwrap();
     assert_eq!(meta.step, 1);
-    let x = random_inputs(shogi_shape().input_len(), 3);
-    assert_eq!(loaded.forward_host(&x, 1).unwrap(), first.forward_host(&x, 1).unwrap());
+    assert_same_outputs(&loaded, &first, 3);
     // A pair whose weights are another checkpoint's is refused.
     std::fs::copy(&b.weights, elsewhere.join("model-shogi.safetensors")).unwrap();
     let err = load_net(elsewhere.join("model-shogi.json"), &expected(), Device::Cpu).unwrap_err();
@@ -267,8 +265,7 @@ fn the_weights_file_name_in_the_metadata_is_not_followed() {
     let (net, paths) = saved_net(dir.path());
     edit_meta(&paths, |m| m["weights_file"] = "../elsewhere.safetensors".into());
     let (loaded, _) = load_net(&paths.meta, &expected(), Device::Cpu).unwrap();
-    let x = random_inputs(shogi_shape().input_len(), 4);
-    assert_eq!(loaded.forward_host(&x, 1).unwrap(), net.forward_host(&x, 1).unwrap());
+    assert_same_outputs(&loaded, &net, 4);
 }
 
 #[test]

@@ -179,8 +179,7 @@ fn an_exported_file_wins_over_a_stale_metadata_file_with_its_stem() {
     std::fs::copy(&other.meta, out.with_extension("json")).unwrap();
     let (loaded, meta) = load_net(&out, &expected(), Device::Cpu).unwrap();
     assert_eq!(meta.step, 42);
-    let x = random_inputs(shogi_shape().input_len(), 2);
-    assert_eq!(loaded.forward_host(&x, 1).unwrap(), net.forward_host(&x, 1).unwrap());
+    assert_same_outputs(&loaded, &net, 2);
 }
 
 #[test]

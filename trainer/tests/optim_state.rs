@@ -46,6 +46,10 @@ fn read(path: &Path) -> (Tensors, HashMap<String, String>) {
     (tensors, header.metadata().clone().unwrap())
 }
 
+fn digest(tensors: &Tensors) -> String {
+    model::tensor_digest(tensors.iter().map(|(n, s, d)| (n.as_str(), s.as_slice(), d.as_slice())))
+}
+
 fn write(path: &Path, tensors: &Tensors, meta: HashMap<String, String>) {
     let views: Vec<_> =
         tensors.iter().map(|(n, s, d)| (n.clone(), TensorView::new(Dtype::F32, s.clone(), d).unwrap())).collect();
@@ -61,8 +65,7 @@ fn the_checksum_is_written_and_verified() {
     opt.save(&path).unwrap();
     let (tensors, meta) = read(&path);
     assert_eq!(meta["format_version"], trainer::optim::OPTIM_FORMAT_VERSION.to_string());
-    let digest = model::tensor_digest(tensors.iter().map(|(n, s, d)| (n.as_str(), s.as_slice(), d.as_slice())));
-    assert_eq!(meta["tensors_sha256"], digest);
+    assert_eq!(meta["tensors_sha256"], digest(&tensors));
     assert!(Optimizer::new(net.var_store(), &config()).load(&path).unwrap());
 
     // One changed byte of state, the header intact: refused.
@@ -92,8 +95,7 @@ fn non_finite_state_with_a_matching_checksum_is_refused() {
     let (name, _, data) = &mut tensors[3];
     let name = name.clone();
     data[..4].copy_from_slice(&f32::INFINITY.to_le_bytes());
-    let digest = model::tensor_digest(tensors.iter().map(|(n, s, d)| (n.as_str(), s.as_slice(), d.as_slice())));
-    meta.insert("tensors_sha256".into(), digest);
+    meta.insert("tensors_sha256".into(), digest(&tensors));
     write(&path, &tensors, meta);
     let err = Optimizer::new(net.var_store(), &config()).load(&path).unwrap_err();
     assert!(matches!(&err, OptimError::NonFinite { name: n, .. } if *n == name), "{err}");

@@ -137,3 +137,9 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
     }
     text
 }
+
+/// Both networks give bit-identical outputs on one pseudo-random position.
+pub fn assert_same_outputs(a: &koma_model::Net, b: &koma_model::Net, seed: u64) {
+    let x = random_inputs(a.shape().input_len(), seed);
+    assert_eq!(a.forward_host(&x, 1).unwrap(), b.forward_host(&x, 1).unwrap());
+}
