@@ -3,12 +3,12 @@
 //! with `search::Search` at fixed nodes or within the clock.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::baselines::{BaselinePlayer, GreedyMover, RandomMover};
-use model::encoding::{Encoder, ENCODER_VERSION};
-use model::tch::Device;
-use model::{Evaluator, Precision, TorchEvaluator};
+use model::encoding::Encoder;
+use model::{Evaluator, Precision};
 use rules::{EndRules, Position, Variant};
 use search::{Rng, Search, SearchConfig};
 
@@ -55,24 +55,17 @@ pub enum KomaLoadError {
     Checkpoint(#[from] model::CheckpointError),
     #[error(transparent)]
     Device(#[from] model::DeviceError),
-    #[error(transparent)]
-    Eval(#[from] model::EvalError),
-    #[error("{path}: the checkpoint plays '{found}', the match is {expected}")]
-    Variant { path: String, found: String, expected: Variant },
-    #[error("{path}: network shape {found} does not fit the {variant} encoder ({expected})")]
-    Shape { path: String, found: model::NetShape, expected: model::NetShape, variant: Variant },
 }
 
-/// Reads the variant and training step a checkpoint records (metadata only).
+/// Reads the variant and training step a checkpoint or model file records (metadata only).
 pub fn checkpoint_variant_and_step(path: &Path) -> Result<(Variant, u64), String> {
-    let meta = model::read_checkpoint_meta(path).map_err(|e| e.to_string())?;
-    let v = meta.variant.parse::<Variant>().map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok((v, meta.step))
+    let meta = model::read_model_meta(path).map_err(|e| e.to_string())?;
+    Ok((meta.variant, meta.step))
 }
 
 /// A koma checkpoint: MCTS (`search::Search`, PUCT, no noise) over a torch network.
 pub struct KomaPlayer {
-    evaluator: TorchEvaluator,
+    evaluator: Arc<dyn Evaluator>,
     encoder: Encoder,
     search: Search,
     rng: Rng,
@@ -82,26 +75,11 @@ pub struct KomaPlayer {
 
 impl KomaPlayer {
     pub fn load(path: &Path, device: &str, variant: Variant, seed: u64) -> Result<KomaPlayer, KomaLoadError> {
-        let meta = model::read_checkpoint_meta(path)?;
-        let shown = path.display().to_string();
-        if meta.variant.parse::<Variant>().ok() != Some(variant) {
-            return Err(KomaLoadError::Variant { path: shown, found: meta.variant, expected: variant });
-        }
-        let encoder = Encoder::for_net(variant, &meta.net);
-        let expected = model::Expected::new(meta.variant.clone(), ENCODER_VERSION);
-        let (net, meta) = model::load_checkpoint(path, &expected, Device::Cpu)?;
-        if meta.shape != encoder.net_shape() {
-            return Err(KomaLoadError::Shape {
-                path: shown,
-                found: meta.shape,
-                expected: encoder.net_shape(),
-                variant,
-            });
-        }
         let device = model::parse_device(device)?;
-        let evaluator = TorchEvaluator::new(&net, device, Precision::Auto)?;
+        let network = model::Network::load(path, &model::Expected::variant(variant), device, Precision::Auto)?;
+        let step = network.meta.as_ref().map_or(0, |m| m.step);
         let search = Search::new(SearchConfig::default(), EndRules::default(), variant);
-        Ok(KomaPlayer { evaluator, encoder, search, rng: Rng::new(seed), step: meta.step })
+        Ok(KomaPlayer { evaluator: network.evaluator, encoder: network.encoder, search, rng: Rng::new(seed), step })
     }
 }
 

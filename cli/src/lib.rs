@@ -49,6 +49,11 @@ pub const NETWORK_COMMANDS: &[NetworkCommand] = &[
         aliases: &[],
         about: "Play matches between checkpoints, built-in players and USI/XBoard engines",
     },
+    NetworkCommand {
+        name: "export",
+        aliases: &[],
+        about: "Write a checkpoint as one self-describing model file (for koma-usi, sharing)",
+    },
     NetworkCommand { name: "selfplay", aliases: &[], about: "Play self-play games and write training sample chunks" },
     NetworkCommand { name: "bench", aliases: &[], about: "Benchmarks (network evaluations, self-play)" },
     NetworkCommand {

@@ -33,6 +33,8 @@ enum NetCommand {
     Analyse(model_cmds::AnalyseArgs),
     /// Play matches between checkpoints, built-in players and USI/XBoard engines.
     Arena(arena_cmd::ArenaArgs),
+    /// Write a checkpoint as one self-describing model file (for koma-usi, sharing)
+    Export(model_cmds::ExportArgs),
     /// Play self-play games and write training sample chunks.
     Selfplay(selfplay_cmd::SelfplayArgs),
     /// Benchmarks (network evaluations, self-play).
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         NetCommand::Init(args) => model_cmds::init(args),
         NetCommand::Analyse(args) => model_cmds::analyse(args),
         NetCommand::Arena(args) => arena_cmd::arena(args),
+        NetCommand::Export(args) => model_cmds::export(args),
         NetCommand::Selfplay(args) => selfplay_cmd::selfplay(args),
         NetCommand::Train(args) => train_cmd::train(args),
         NetCommand::Learn(args) => train_cmd::learn(args),

@@ -100,23 +100,14 @@ fn evaluator(cfg: &SelfplayFileConfig, checkpoint: Option<&Path>, uniform: bool)
         return Ok(Arc::new(UniformEvaluator::new(shape)));
     }
     let device = model::parse_device(&cfg.selfplay.device).map_err(|e| bad(e.to_string()))?;
-    let net = match checkpoint {
-        Some(path) => {
-            let meta = model::read_checkpoint_meta(path).map_err(|e| bad(e.to_string()))?;
-            let v: rules::Variant = meta.variant.parse().map_err(|e: rules::UnknownVariant| bad(e.to_string()))?;
-            if v != cfg.variant {
-                return Err(bad(format!(
-                    "checkpoint {} is for variant `{}`, the config plays `{}`",
-                    path.display(),
-                    meta.variant,
-                    cfg.variant
-                )));
-            }
-            let expected = model::Expected::new(meta.variant.clone(), ENCODER_VERSION).with_shape(shape);
-            model::load_checkpoint(path, &expected, device).map_err(|e| bad(e.to_string()))?.0
-        }
-        None => model::Net::new(&cfg.model, shape, cfg.selfplay.seed, device).context("building the network")?,
-    };
+    if let Some(path) = checkpoint {
+        // The workers encode positions for the config's [model]: the checkpoint must read
+        // the same planes.
+        let expected = model::Expected::variant(cfg.variant).with_shape(shape);
+        let network = model::Network::load(path, &expected, device, Precision::Auto).map_err(|e| bad(e.to_string()))?;
+        return Ok(network.evaluator);
+    }
+    let net = model::Net::new(&cfg.model, shape, cfg.selfplay.seed, device).context("building the network")?;
     Ok(Arc::new(TorchEvaluator::new(&net, device, Precision::Auto).context("preparing the network")?))
 }
 

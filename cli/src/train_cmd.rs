@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
@@ -23,6 +22,10 @@ pub struct TrainArgs {
     /// Continue the run from its last checkpoint.
     #[arg(long)]
     resume: bool,
+    /// Start the new run from this network (checkpoint or model file from `koma export`)
+    /// instead of fresh weights (its architecture; its input planes must be the config's).
+    #[arg(long, conflicts_with = "resume")]
+    init: Option<PathBuf>,
     /// Stop after this many minutes (overrides train.max_minutes; 0 = no limit).
     #[arg(long)]
     max_minutes: Option<f64>,
@@ -65,6 +68,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         run: run.clone(),
         runs_dir: args.runs_dir.clone(),
         resume: args.resume,
+        init: args.init,
         max_minutes: args.max_minutes,
         max_steps: args.max_steps,
         progress: !args.quiet,
@@ -97,7 +101,7 @@ pub struct LearnArgs {
     /// Passes over the training positions.
     #[arg(long, default_value_t = 1.0)]
     epochs: f64,
-    /// Start from this checkpoint.
+    /// Start from this checkpoint or model file (koma export).
     #[arg(long)]
     init: Option<PathBuf>,
     /// Share of games held out for validation.
@@ -148,10 +152,10 @@ pub fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
 
 #[derive(Args)]
 pub struct EvaluateArgs {
-    /// Checkpoint (<stem>, <stem>.json or <stem>.safetensors).
+    /// Checkpoint (<stem>, <stem>.json or <stem>.safetensors) or model file (koma export).
     #[arg(long)]
     checkpoint: PathBuf,
-    /// random, greedy, or a path to another checkpoint.
+    /// random, greedy, or a path to another checkpoint or model file.
     #[arg(long, default_value = "random")]
     opponent: String,
     /// Games to play, at least 1.
@@ -182,10 +186,8 @@ pub struct EvaluateArgs {
 pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let device = model::parse_device(&args.device).map_err(|e| BadInput(e.to_string()))?;
     trainer::run::set_torch_threads(0);
-    let (ours, meta) = trainer::run::checkpoint_evaluator(&args.checkpoint, device)
-        .with_context(|| format!("loading {}", args.checkpoint.display()))?;
-    let variant: rules::Variant =
-        meta.variant.parse().map_err(|_| BadInput(format!("checkpoint variant `{}` is unknown", meta.variant)))?;
+    let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
+    let variant = ours.variant();
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
         None => search::SearchConfig { gumbel: true, gumbel_m: 8, ..Default::default() },
@@ -193,9 +195,10 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let opponent = match args.opponent.as_str() {
         "random" | "greedy" => trainer::Opponent::baseline(&args.opponent).expect("known baseline"),
         path => {
-            let (ev, _) = trainer::run::checkpoint_evaluator(std::path::Path::new(path), device)
-                .with_context(|| format!("loading opponent {path}"))?;
-            trainer::Opponent::Net(ev)
+            let expected = model::Expected::variant(variant);
+            let opponent = model::Network::load(path, &expected, device, model::Precision::Auto)
+                .context("loading the opponent")?;
+            trainer::Opponent::Net(Box::new(opponent))
         }
     };
     let settings = trainer::MatchSettings {
@@ -209,12 +212,11 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let t = std::time::Instant::now();
     let label = format!("evaluate vs {}", args.opponent);
     let games = progress::Reporter::shown_if(!args.quiet, &label, Some(args.games as u64), "games");
-    let r = trainer::play_match_observed(variant, ours.as_ref(), opponent, &settings, &mut |r| {
+    let r = trainer::play_match_observed(variant, &ours, opponent, &settings, &mut |r| {
         games.set_message(format!("{}, score {:.3}", r.tally(), r.score()));
         games.set_position(r.games() as u64);
     });
     games.finish();
-    let _ = Arc::strong_count(&ours);
     println!(
         "koma evaluate: {} vs {}: {} games, +{} ={} -{}, score {:.3}, Elo {:+.0}, mean length {:.0} plies, {:.0} s",
         args.checkpoint.display(),

@@ -4,11 +4,9 @@
 //! pass. Games are adjudicated by `rules::Position::outcome` with a maximum length
 //! (and the declaration rule); the score is (wins + draws / 2) / games.
 
-use std::sync::Arc;
-
 use arena::baselines::{BaselinePlayer, GreedyMover, RandomMover};
 use model::encoding::Encoder;
-use model::{Evaluation, Evaluator};
+use model::{Evaluation, Evaluator, Network};
 use rules::{Color, EndRules, Position, Variant};
 use search::{Rng, SearchConfig};
 use search::{Search, Step};
@@ -16,7 +14,7 @@ use search::{Search, Step};
 /// Who the network plays.
 pub enum Opponent {
     Baseline(Box<dyn BaselinePlayer>),
-    Net(Arc<dyn Evaluator>),
+    Net(Box<Network>),
 }
 
 impl Opponent {
@@ -106,7 +104,7 @@ fn game_end(pos: &Position, rules: &EndRules) -> Option<Option<Color>> {
 }
 
 /// Plays `settings.games` games of `ours` against `opponent` in `variant`.
-pub fn play_match(variant: Variant, ours: &dyn Evaluator, opponent: Opponent, settings: &MatchSettings) -> MatchResult {
+pub fn play_match(variant: Variant, ours: &Network, opponent: Opponent, settings: &MatchSettings) -> MatchResult {
     play_match_observed(variant, ours, opponent, settings, &mut |_| {})
 }
 
@@ -114,16 +112,16 @@ pub fn play_match(variant: Variant, ours: &dyn Evaluator, opponent: Opponent, se
 /// (for a progress display).
 pub fn play_match_observed(
     variant: Variant,
-    ours: &dyn Evaluator,
+    ours: &Network,
     mut opponent: Opponent,
     settings: &MatchSettings,
     on_games: &mut dyn FnMut(&MatchResult),
 ) -> MatchResult {
     // Each network reads its own input planes (they may differ in options).
     let encoders = [
-        Encoder::for_shape(variant, &ours.shape()),
+        ours.encoder.clone(),
         match &opponent {
-            Opponent::Net(e) => Encoder::for_shape(variant, &e.shape()),
+            Opponent::Net(n) => n.encoder.clone(),
             Opponent::Baseline(_) => Encoder::new(variant),
         },
     ];
@@ -251,10 +249,10 @@ pub fn play_match_observed(
                 continue;
             }
             let ev: &dyn Evaluator = if slot == 0 {
-                ours
+                ours.evaluator.as_ref()
             } else {
                 match &opponent {
-                    Opponent::Net(e) => e.as_ref(),
+                    Opponent::Net(n) => n.evaluator.as_ref(),
                     Opponent::Baseline(_) => unreachable!(),
                 }
             };
@@ -282,7 +280,6 @@ pub fn play_match_observed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use model::UniformEvaluator;
 
     #[test]
     fn elo_is_clamped_and_symmetric() {
@@ -294,8 +291,7 @@ mod tests {
 
     #[test]
     fn uniform_search_plays_full_games() {
-        let enc = Encoder::new(Variant::Shogi);
-        let ev = UniformEvaluator::new(enc.net_shape());
+        let ev = Network::uniform(Variant::Shogi);
         let s = MatchSettings {
             games: 4,
             simulations: 4,
@@ -311,14 +307,13 @@ mod tests {
         assert_eq!(r.games(), 4);
         assert_eq!(seen.last(), Some(&4), "the last report has every game");
         assert!(seen.windows(2).all(|w| w[0] < w[1]), "reports only when games end: {seen:?}");
-        let arc: Arc<dyn Evaluator> = Arc::new(UniformEvaluator::new(enc.net_shape()));
-        let r = play_match(Variant::Shogi, &ev, Opponent::Net(arc), &s);
+        let r = play_match(Variant::Shogi, &ev, Opponent::Net(Box::new(Network::uniform(Variant::Shogi))), &s);
         assert_eq!(r.games(), 4);
     }
 
     #[test]
     fn networks_with_different_input_planes_meet() {
-        use model::{NetConfig, Precision, TorchEvaluator};
+        use model::{NetConfig, Precision};
         let torch = |attack_planes: bool| {
             let cfg = NetConfig {
                 blocks: 1,
@@ -330,10 +325,10 @@ mod tests {
             };
             let shape = Encoder::for_net(Variant::Shogi, &cfg).net_shape();
             let net = model::Net::new(&cfg, shape, 1, model::tch::Device::Cpu).unwrap();
-            TorchEvaluator::new(&net, model::tch::Device::Cpu, Precision::F32).unwrap()
+            Network::of_net(&net, Variant::Shogi, model::tch::Device::Cpu, Precision::F32).unwrap()
         };
         let (attack, plain) = (torch(true), torch(false));
-        assert_ne!(attack.shape(), plain.shape());
+        assert_ne!(attack.evaluator.shape(), plain.evaluator.shape());
         let s = MatchSettings {
             games: 2,
             simulations: 4,
@@ -342,7 +337,7 @@ mod tests {
             search: SearchConfig::default(),
             seed: 5,
         };
-        let r = play_match(Variant::Shogi, &attack, Opponent::Net(Arc::new(plain)), &s);
+        let r = play_match(Variant::Shogi, &attack, Opponent::Net(Box::new(plain)), &s);
         assert_eq!(r.games(), 2);
         // A forward pass fed the wrong planes fails and ends the games at once (as draws).
         assert!(r.plies >= 2 * 10, "the games stopped early: {r:?}");

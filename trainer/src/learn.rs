@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use model::encoding::{Encoder, ENCODER_VERSION};
-use model::{load_checkpoint, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
+use model::{load_net, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
 use progress::Reporter;
 use rules::records::{read_games, EndReason, Format, Record};
 use rules::{Color, EndRules, Variant};
@@ -226,7 +226,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     set_torch_threads(cfg.base.selfplay.torch_threads);
     let shape = encoder.net_shape();
     let net = match &opts.init {
-        Some(p) => load_checkpoint(p, &Expected::new(variant.name(), ENCODER_VERSION).with_shape(shape), device)?.0,
+        Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,
         None => Net::new(&cfg.base.model, shape, seed, device)?,
     };
     let mut learner = Learner::new(net, tcfg, 0);

@@ -25,8 +25,8 @@ use model::encoding::{Encoder, ENCODER_VERSION};
 use model::tch::{self, Device};
 use model::util::write_atomic;
 use model::{
-    load_checkpoint, parse_device, save_checkpoint, Batcher, BatcherConfig, CheckpointInfo, Evaluator, Expected, Net,
-    Precision, TorchEvaluator,
+    load_net, parse_device, save_checkpoint, Batcher, BatcherConfig, CheckpointInfo, Expected, Net, Network, Precision,
+    TorchEvaluator,
 };
 use progress::Reporter;
 use selfplay::samples::ChunkWriter;
@@ -108,6 +108,8 @@ pub struct TrainOptions {
     pub run: String,
     pub runs_dir: PathBuf,
     pub resume: bool,
+    /// A new run starts from this network (checkpoint or model file) instead of fresh weights.
+    pub init: Option<PathBuf>,
     /// Override `train.max_minutes` / `train.max_steps`.
     pub max_minutes: Option<f64>,
     pub max_steps: Option<u64>,
@@ -343,12 +345,14 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     }
     let session_seed = state.learner_seed ^ (state.resumes as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut learner = if fresh {
-        let net = Net::new(&cfg.base.model, shape, state.learner_seed, device)?;
+        let net = match &opts.init {
+            Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,
+            None => Net::new(&cfg.base.model, shape, state.learner_seed, device)?,
+        };
         Learner::new(net, &tcfg, 0)
     } else {
         let stem = run_dir.join(&state.checkpoint);
-        let expected = Expected::new(variant.name(), ENCODER_VERSION).with_shape(shape);
-        let (net, meta) = load_checkpoint(&stem, &expected, device)?;
+        let (net, meta) = load_net(&stem, &Expected::variant(variant).with_shape(shape), device)?;
         if meta.net != cfg.base.model {
             display.println(&format!(
                 "koma train: note: the config's [model] differs from the checkpoint's; keeping the checkpoint's ({} blocks x {} channels)",
@@ -493,7 +497,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
                     last_eval: &mut Vec<(String, u64, MatchResult)>,
                     elapsed: f64|
      -> Result<(), TrainError> {
-        let ours = TorchEvaluator::new(&learner.net, learner.device(), Precision::Auto)?;
+        let ours = Network::of_net(&learner.net, variant, learner.device(), Precision::Auto)?;
         let settings = MatchSettings {
             games: tcfg.eval_games,
             simulations: tcfg.eval_simulations,
@@ -507,11 +511,9 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
             let opp = match name.as_str() {
                 "previous" => {
                     let Some(prev) = state.eval_checkpoint.clone() else { continue };
-                    let expected = Expected::new(variant.name(), ENCODER_VERSION).with_shape(shape);
-                    match load_checkpoint(run_dir.join(&prev), &expected, Device::Cpu) {
-                        Ok((net, _)) => {
-                            Opponent::Net(Arc::new(TorchEvaluator::new(&net, learner.device(), Precision::Auto)?))
-                        }
+                    let expected = Expected::variant(variant).with_shape(shape);
+                    match Network::load(run_dir.join(&prev), &expected, learner.device(), Precision::Auto) {
+                        Ok(network) => Opponent::Net(Box::new(network)),
                         Err(e) => {
                             display.println(&format!("koma train: previous checkpoint {prev}: {e}"));
                             continue;
@@ -762,19 +764,4 @@ fn prune_checkpoints(dir: &Path, keep: usize, protect: Option<&str>) {
         let _ = std::fs::remove_file(dir.join(format!("{s}.safetensors")));
         let _ = std::fs::remove_file(dir.join(format!("{s}.optim.safetensors")));
     }
-}
-
-/// Loads a checkpoint's network for play (the `koma evaluate` command).
-pub fn load_for_play(path: &Path, device: Device) -> Result<(Net, model::CheckpointMeta), TrainError> {
-    let (net, meta) = load_checkpoint(path, &Expected::any(), device)?;
-    Ok((net, meta))
-}
-
-/// An evaluator of a checkpoint.
-pub fn checkpoint_evaluator(
-    path: &Path,
-    device: Device,
-) -> Result<(Arc<dyn Evaluator>, model::CheckpointMeta), TrainError> {
-    let (net, meta) = load_for_play(path, device)?;
-    Ok((Arc::new(TorchEvaluator::new(&net, device, Precision::Auto)?), meta))
 }
