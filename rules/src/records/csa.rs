@@ -313,13 +313,17 @@ impl GameReader {
                     let why = format!("a time is T and 0 to {max} seconds (V3.0: up to three decimals), as in T12");
                     RecordError::at_line(ErrorKind::Time, n, stmt, why)
                 })?);
-                match (&mut self.record.end, self.record.moves.last_mut()) {
-                    (Some(end), _) => end.time = time,
-                    (None, Some(m)) => m.time = time,
+                let slot = match (&mut self.record.end, self.record.moves.last_mut()) {
+                    (Some(end), _) => &mut end.time,
+                    (None, Some(m)) => &mut m.time,
                     (None, None) => {
                         return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "time before any move"))
                     }
+                };
+                if slot.is_some() {
+                    return Err(RecordError::at_line(ErrorKind::Time, n, stmt, "a second time for one move"));
                 }
+                *slot = time;
                 Ok(())
             }
             b'%' => self.end(n, stmt),

@@ -212,15 +212,15 @@ pub fn write_kif(record: &Record) -> Result<String, RecordError> {
     let mut out = String::new();
     write_header(record, &mut out)?;
     out.push_str("手数----指手---------消費時間--\n");
-    let timed = record.moves.iter().any(|m| m.time.is_some()) || record.end.as_ref().is_some_and(|e| e.time.is_some());
+    // A line has a time only where the record has one: writing 0:00 for
+    // none would read back as a time of zero.
     let mut totals = [Duration::ZERO; 2];
     let mut lines = Vec::new();
     let mut previous: Option<Square> = None;
     let end_pos = record.replay(|pos, i, m| {
         let text = kif_move(pos, m.mv, previous);
         let mut line = format!("{:>4} {}", i + 1, text);
-        if timed {
-            let own = m.time.unwrap_or_default();
+        if let Some(own) = m.time {
             totals[pos.side_to_move().index()] += own;
             line.push_str(&" ".repeat(14usize.saturating_sub(width(&text)) + 1));
             line.push_str(&time_text(own, totals[pos.side_to_move().index()]));
@@ -239,8 +239,7 @@ pub fn write_kif(record: &Record) -> Result<String, RecordError> {
         let to_move = end_pos.side_to_move();
         let word = end_word(end, to_move);
         out.push_str(&format!("{:>4} {}", record.moves.len() + 1, word));
-        if timed {
-            let own = end.time.unwrap_or_default();
+        if let Some(own) = end.time {
             let total = totals[to_move.index()] + own;
             out.push_str(&" ".repeat(14usize.saturating_sub(width(word)) + 1));
             out.push_str(&time_text(own, total));
