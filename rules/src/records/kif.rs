@@ -212,8 +212,10 @@ pub fn write_kif(record: &Record) -> Result<String, RecordError> {
     let mut out = String::new();
     write_header(record, &mut out)?;
     out.push_str("手数----指手---------消費時間--\n");
-    // A line has a time only where the record has one: writing 0:00 for
-    // none would read back as a time of zero.
+    // A move line has a time only where the record has one (0:00 for none
+    // would read back as a time of zero); the end line of a timed game
+    // always has one, as other programs write it.
+    let timed = record.moves.iter().any(|m| m.time.is_some()) || record.end.as_ref().is_some_and(|e| e.time.is_some());
     let mut totals = [Duration::ZERO; 2];
     let mut lines = Vec::new();
     let mut previous: Option<Square> = None;
@@ -239,7 +241,7 @@ pub fn write_kif(record: &Record) -> Result<String, RecordError> {
         let to_move = end_pos.side_to_move();
         let word = end_word(end, to_move);
         out.push_str(&format!("{:>4} {}", record.moves.len() + 1, word));
-        if let Some(own) = end.time {
+        if let Some(own) = end.time.or(timed.then_some(Duration::ZERO)) {
             let total = totals[to_move.index()] + own;
             out.push_str(&" ".repeat(14usize.saturating_sub(width(word)) + 1));
             out.push_str(&time_text(own, total));

@@ -197,6 +197,18 @@ fn rewrite(format: Format, game: &Record) -> Result<Record, String> {
     Ok(games.remove(0))
 }
 
+/// What a game reads back as after writing it in `format`: KIF gives the
+/// end line of a timed game a time (0:00 where the game has none), as other
+/// programs write it.
+fn as_rewritten(format: Format, game: &Record) -> Record {
+    let mut game = game.clone();
+    let timed = game.moves.iter().any(|m| m.time.is_some());
+    if let Some(end) = game.end.as_mut().filter(|e| format == Format::Kif && timed && e.time.is_none()) {
+        end.time = Some(Duration::ZERO);
+    }
+    game
+}
+
 /// The moves and start of a game: what every format keeps (the start's
 /// move number aside: CSA and KIF have no place for it).
 fn moves_of(game: &Record) -> (String, Vec<String>) {
@@ -220,7 +232,7 @@ fn check_record(format: Format, bytes: &[u8]) -> Result<bool, TestCaseError> {
         prop_assert!(times_read.iter().all(|&t| t <= MAX_MOVE_TIME));
         game.final_position().map_err(|e| TestCaseError::fail(format!("accepted game does not replay: {e}")))?;
         let again = rewrite(format, game).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(&again, game, "{} written and read back differs", format.name());
+        prop_assert_eq!(&again, &as_rewritten(format, game), "{} written and read back differs", format.name());
         for other in Format::ALL.into_iter().filter(|f| f.readable() && *f != format) {
             let converted = rewrite(other, game).map_err(TestCaseError::fail)?;
             prop_assert_eq!(moves_of(&converted), moves_of(game), "converted to {}", other.name());
