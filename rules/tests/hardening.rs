@@ -123,3 +123,20 @@ fn writers_keep_missing_times_missing_and_refuse_overlong_ones() {
     let e = write_csa_with(&record, CsaVersion::V30).unwrap_err();
     assert_eq!((e.kind, e.ply), (ErrorKind::Time, Some(2)));
 }
+
+#[test]
+fn kif_summaries_end_the_game_and_round_trip() {
+    // Sente is to move, yet the summary (the only word on the end) names
+    // sente the winner. A numbered 投了 line would say gote won, so the
+    // writer leaves it out and the game read back is the same.
+    let text = KIF.replace("( 0:05/00:00:05)\n", "( 0:05/00:00:05)\nまで2手で先手の勝ち\n*after the end\n");
+    let record = read_kif(&text).unwrap();
+    let end = record.end.as_ref().unwrap();
+    assert_eq!((end.winner, &end.comments[..]), (Some(rules::Color::Sente), &["after the end".to_string()][..]));
+    let written = write_kif(&record).unwrap();
+    assert!(!written.contains("投了"), "{written}");
+    assert_eq!(read_kif(&written).unwrap(), record);
+    // A move after the summary was read as if the summary came last.
+    let e = read_kif(&KIF.replace("   2 ", "まで1手で先手の勝ち\n   2 ")).unwrap_err();
+    assert_eq!((e.kind, e.line, e.ply), (ErrorKind::Syntax, Some(5), Some(2)), "{e}");
+}

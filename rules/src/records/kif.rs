@@ -10,16 +10,19 @@
 //! ```
 //!
 //! The end is a last numbered line (投了, 詰み, 千日手, ...) and a summary
-//! line; where both are there the numbered line decides. Only the main line
-//! is read: a 変化 (variation) section ends the record.
+//! line; where both are there the numbered line decides, and a summary
+//! alone ends the game where it stands (a move after it is an error). The
+//! writer leaves the numbered line out where it would name another winner
+//! than the record's. Only the main line is read: a 変化 (variation)
+//! section ends the record.
 
 use super::japanese::{kif_move, parse_kif_move};
-use super::kif_header::{end_from_summary, parse_summary, summary_line, write_header, GameReader, Summary};
+use super::kif_header::{end_from_summary, parse_summary, summary_line, write_header, GameReader};
 use super::{
     check_times, clock_seconds, EndReason, ErrorKind, GameEnd, Record, RecordError, RecordedMove, MAX_MOVE_TIME,
 };
 use crate::decimal::{decimal_at_most, digit_run};
-use crate::{Color, Square, MAX_MOVE_NUMBER};
+use crate::{Color, Position, Square, MAX_MOVE_NUMBER};
 use std::time::Duration;
 
 /// The word of a numbered end line, and what it means for the side to
@@ -60,6 +63,16 @@ fn end_word(end: &GameEnd, to_move: Color) -> &'static str {
         EndReason::Draw => "引き分け",
         EndReason::NoMate => "不詰",
     }
+}
+
+/// The end a numbered end line (`投了`) gives at `pos`, if `word` is one.
+fn end_of_word(word: &str, pos: &Position) -> Option<GameEnd> {
+    let &(_, reason) = END_WORDS.iter().find(|(w, _)| *w == word)?;
+    let mut end = GameEnd::at(reason, pos);
+    if word == "反則勝ち" {
+        end.winner = Some(pos.side_to_move());
+    }
+    Some(end)
 }
 
 /// A numbered line split into number, move text and time, each as
@@ -132,16 +145,17 @@ fn is_move_line(line: &str) -> bool {
 /// Reads one KIF game (text already decoded).
 pub fn read_kif(text: &str) -> Result<Record, RecordError> {
     let mut reader = GameReader::default();
-    let mut numbered_end = false;
-    let mut summary: Option<(usize, Summary)> = None;
     let mut last_number: Option<u64> = None;
     let mut text = text.lines();
     while let Some((n, line)) = reader.next_line(&mut text) {
         if line.trim_start().starts_with("まで") {
-            // Unknown summaries are left alone: the numbered end line is
-            // what counts in KIF.
-            if let Some(s) = parse_summary(line) {
-                summary = Some((n, s));
+            // The summary ends the game unless a numbered end line did (that
+            // line is what counts in KIF); unknown summaries are left alone.
+            if let Some(summary) = parse_summary(line) {
+                let (record, pos) = reader.game()?;
+                if record.end.is_none() {
+                    record.end = Some(end_from_summary(&summary, pos));
+                }
             }
             continue;
         }
@@ -169,14 +183,9 @@ pub fn read_kif(text: &str) -> Result<Record, RecordError> {
                 RecordError::at_line(ErrorKind::Syntax, n, ml.text, "move after the end of the game").at_ply(ply)
             );
         }
-        if let Some(&(_, reason)) = END_WORDS.iter().find(|(w, _)| *w == ml.text) {
-            let mut end = GameEnd::at(reason, pos);
-            if ml.text == "反則勝ち" {
-                end.winner = Some(pos.side_to_move());
-            }
+        if let Some(mut end) = end_of_word(ml.text, pos) {
             end.time = time;
             record.end = Some(end);
-            numbered_end = true;
             continue;
         }
         let previous = record.moves.last().map(|m| m.mv.to());
@@ -187,11 +196,7 @@ pub fn read_kif(text: &str) -> Result<Record, RecordError> {
     if reader.game.is_none() && (reader.lines == 0 || reader.header.start().is_err()) {
         return Err(RecordError::new(ErrorKind::Truncated, Some(reader.lines.max(1)), "", "no KIF game in the text"));
     }
-    let (mut record, pos) = reader.into_game()?;
-    if let (false, Some((_, s))) = (numbered_end, &summary) {
-        record.end = Some(end_from_summary(s, &pos));
-    }
-    Ok(record)
+    Ok(reader.into_game()?.0)
 }
 
 /// Display width: full-width characters take two columns.
@@ -240,18 +245,26 @@ pub fn write_kif(record: &Record) -> Result<String, RecordError> {
     if let Some(end) = &record.end {
         let to_move = end_pos.side_to_move();
         let word = end_word(end, to_move);
-        out.push_str(&format!("{:>4} {}", record.moves.len() + 1, word));
-        if let Some(own) = end.time.or(timed.then_some(Duration::ZERO)) {
-            let total = totals[to_move.index()] + own;
-            out.push_str(&" ".repeat(14usize.saturating_sub(width(word)) + 1));
-            out.push_str(&time_text(own, total));
+        let comments: String = end.comments.iter().map(|c| format!("*{c}\n")).collect();
+        // The numbered line names the winner by itself (投了: the side to
+        // move loses). Where the record's winner is another (a summary said
+        // so), the summary alone, with the cause, says how the game ended.
+        if end_of_word(word, &end_pos).is_some_and(|said| said.winner == end.winner) {
+            out.push_str(&format!("{:>4} {}", record.moves.len() + 1, word));
+            if let Some(own) = end.time.or(timed.then_some(Duration::ZERO)) {
+                let total = totals[to_move.index()] + own;
+                out.push_str(&" ".repeat(14usize.saturating_sub(width(word)) + 1));
+                out.push_str(&time_text(own, total));
+            }
+            out.push('\n');
+            out.push_str(&comments);
+            out.push_str(&summary_line(record, end, record.moves.len(), to_move, false));
+            out.push('\n');
+        } else {
+            out.push_str(&summary_line(record, end, record.moves.len(), to_move, true));
+            out.push('\n');
+            out.push_str(&comments);
         }
-        out.push('\n');
-        for c in &end.comments {
-            out.push_str(&format!("*{c}\n"));
-        }
-        out.push_str(&summary_line(record, end, record.moves.len(), to_move, false));
-        out.push('\n');
     }
     Ok(out)
 }

@@ -197,14 +197,22 @@ fn rewrite(format: Format, game: &Record) -> Result<Record, String> {
     Ok(games.remove(0))
 }
 
-/// What a game reads back as after writing it in `format`: KIF gives the
+/// What a game reads back as after writing it in `format`. KIF gives the
 /// end line of a timed game a time (0:00 where the game has none), as other
-/// programs write it.
+/// programs write it; but where the record's winner is not the one that
+/// line would name (a summary said so), KIF writes the summary alone, which
+/// has no place for a time.
 fn as_rewritten(format: Format, game: &Record) -> Record {
     let mut game = game.clone();
     let timed = game.moves.iter().any(|m| m.time.is_some());
-    if let Some(end) = game.end.as_mut().filter(|e| format == Format::Kif && timed && e.time.is_none()) {
-        end.time = Some(Duration::ZERO);
+    let Ok(pos) = game.final_position() else { return game };
+    if let Some(end) = game.end.as_mut().filter(|_| format == Format::Kif) {
+        let line_agrees = end.reason == EndReason::IllegalMove || GameEnd::at(end.reason, &pos).winner == end.winner;
+        if !line_agrees {
+            end.time = None;
+        } else if timed && end.time.is_none() {
+            end.time = Some(Duration::ZERO);
+        }
     }
     game
 }
