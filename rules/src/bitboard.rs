@@ -30,10 +30,23 @@ pub(crate) trait Bits:
     fn msb(self) -> usize;
     /// Removes and returns the lowest member; the set must not be empty.
     fn pop_lsb(&mut self) -> usize;
+    /// Calls `f` with each member, lowest first.
+    fn for_each(self, f: impl FnMut(usize));
+    /// 64-bit words, for loops that visit members word by word.
+    const WORDS: usize;
+    fn word(self, i: usize) -> u64;
     /// Reads the occupancy the position stores for every width.
     fn load(wide: U256) -> Self;
     /// The variant's geometry at this width.
     fn geometry(t: &Tables) -> &Geometry<Self>;
+}
+
+#[inline(always)]
+fn for_each_in_word(mut word: u64, base: usize, f: &mut impl FnMut(usize)) {
+    while word != 0 {
+        f(base + word.trailing_zeros() as usize);
+        word &= word - 1;
+    }
 }
 
 /// 256 bits, enough for 15x15; also the position's storage for every board.
@@ -45,6 +58,11 @@ pub(crate) struct U256 {
 
 impl Bits for u128 {
     const ZERO: u128 = 0;
+    const WORDS: usize = 2;
+    #[inline(always)]
+    fn word(self, i: usize) -> u64 {
+        (self >> (64 * (i & 1))) as u64
+    }
     #[inline(always)]
     fn bit(i: usize) -> u128 {
         1u128 << i
@@ -78,6 +96,12 @@ impl Bits for u128 {
         i
     }
     #[inline(always)]
+    fn for_each(self, mut f: impl FnMut(usize)) {
+        // Word by word: 64-bit bit scans are cheaper than 128-bit ones.
+        for_each_in_word(self as u64, 0, &mut f);
+        for_each_in_word((self >> 64) as u64, 64, &mut f);
+    }
+    #[inline(always)]
     fn load(wide: U256) -> u128 {
         wide.lo
     }
@@ -89,6 +113,12 @@ impl Bits for u128 {
 
 impl Bits for U256 {
     const ZERO: U256 = U256 { lo: 0, hi: 0 };
+    const WORDS: usize = 4;
+    #[inline(always)]
+    fn word(self, i: usize) -> u64 {
+        let half = if i & 2 == 0 { self.lo } else { self.hi };
+        (half >> (64 * (i & 1))) as u64
+    }
     #[inline(always)]
     fn bit(i: usize) -> U256 {
         if i < 128 {
@@ -135,6 +165,14 @@ impl Bits for U256 {
             self.lo.pop_lsb()
         } else {
             128 + self.hi.pop_lsb()
+        }
+    }
+    #[inline(always)]
+    fn for_each(self, mut f: impl FnMut(usize)) {
+        for (i, word) in
+            [self.lo as u64, (self.lo >> 64) as u64, self.hi as u64, (self.hi >> 64) as u64].into_iter().enumerate()
+        {
+            for_each_in_word(word, 64 * i, &mut f);
         }
     }
     #[inline(always)]

@@ -39,15 +39,10 @@ impl Sink for Vec<Move> {
     fn board_moves<B: Bits>(&mut self, squares: &PerSquare<Square>, from: usize, promote: B, plain: B) {
         let from = squares[from];
         if promote.is_empty() {
-            let mut to = plain;
-            while !to.is_empty() {
-                Vec::push(self, Move::Normal { from, to: squares[to.pop_lsb()], promote: false });
-            }
+            plain.for_each(|i| Vec::push(self, Move::Normal { from, to: squares[i], promote: false }));
             return;
         }
-        let mut all = promote | plain;
-        while !all.is_empty() {
-            let i = all.pop_lsb();
+        (promote | plain).for_each(|i| {
             let to = squares[i];
             if promote.has(i) {
                 Vec::push(self, Move::Normal { from, to, promote: true });
@@ -55,21 +50,31 @@ impl Sink for Vec<Move> {
             if plain.has(i) {
                 Vec::push(self, Move::Normal { from, to, promote: false });
             }
-        }
+        });
     }
 
     #[inline(always)]
-    fn drops<B: Bits>(&mut self, squares: &PerSquare<Square>, kind: Kind, mut to: B) {
-        while !to.is_empty() {
-            Vec::push(self, Move::Drop { kind, to: squares[to.pop_lsb()] });
+    fn drops<B: Bits>(&mut self, squares: &PerSquare<Square>, kind: Kind, to: B) {
+        to.for_each(|i| Vec::push(self, Move::Drop { kind, to: squares[i] }));
+    }
+}
+
+/// Counts moves without listing them. `FAST_POPCOUNT`: the CPU counts bits
+/// in one instruction, cheaper than testing a set for emptiness first.
+struct Count<const FAST_POPCOUNT: bool>(u64);
+
+impl<const FAST_POPCOUNT: bool> Count<FAST_POPCOUNT> {
+    #[inline(always)]
+    fn add<B: Bits>(&mut self, set: B) {
+        // In software a count costs dozens of instructions and most sets are
+        // empty.
+        if FAST_POPCOUNT || !set.is_empty() {
+            self.0 += set.count() as u64;
         }
     }
 }
 
-/// Counts moves without listing them.
-struct Count(u64);
-
-impl Sink for Count {
+impl<const FAST_POPCOUNT: bool> Sink for Count<FAST_POPCOUNT> {
     #[inline(always)]
     fn push(&mut self, _: Move) {
         self.0 += 1;
@@ -77,18 +82,13 @@ impl Sink for Count {
 
     #[inline(always)]
     fn board_moves<B: Bits>(&mut self, _: &PerSquare<Square>, _: usize, promote: B, plain: B) {
-        // Most sets are empty or promotion-free: skip their counts.
-        if !plain.is_empty() {
-            self.0 += plain.count() as u64;
-        }
-        if !promote.is_empty() {
-            self.0 += promote.count() as u64;
-        }
+        self.add(plain);
+        self.add(promote);
     }
 
     #[inline(always)]
     fn drops<B: Bits>(&mut self, _: &PerSquare<Square>, _: Kind, to: B) {
-        self.0 += to.count() as u64;
+        self.add(to);
     }
 }
 
@@ -297,6 +297,10 @@ impl Position {
         // A piece must promote where it could never move again only when
         // promotion is on offer: under EnterOrCapture a non-capture inside
         // the zone may still go to the last rank unpromoted (HaChu agrees).
+        if promote.is_empty() {
+            sink.board_moves(&self.t.square_of_dense, from, B::ZERO, legal);
+            return;
+        }
         let plain = legal & !(g.dead[self.side.index()][moves.dead as usize] & promote);
         sink.board_moves(&self.t.square_of_dense, from, promote, plain);
     }
@@ -318,37 +322,41 @@ impl Position {
         // Neither check nor pins: every piece but the royal moves freely.
         let constrained = safety.checkers != 0 || safety.npins != 0;
         let mut pass_done = false;
-        let mut pieces = own;
-        while !pieces.is_empty() {
-            let from = pieces.pop_lsb();
-            let code = self.dense_board[from & 255];
-            let moves = &t.moves[code as usize];
-            let reach = Self::reach(g, moves, from, occupied) & !own;
-            if from == safety.royal {
-                self.royal_moves(g, sink, moves, from, reach, enemy);
-                continue;
-            }
-            if moves.lion && checked.is_none() {
-                self.lion_moves(sink, t.square_of_dense[from], code, &mut pass_done);
-            }
-            let mut legal = reach;
-            let mut pinned = false;
-            if constrained {
-                legal &= safety.check_mask;
-                pinned = safety.pinned.has(from);
-                if pinned {
-                    legal &= safety.pin_line(g, from);
+        // Word by word: 64-bit bit scans are cheaper than wider ones.
+        for w in 0..B::WORDS {
+            let mut word = own.word(w);
+            while word != 0 {
+                let from = 64 * w + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let code = self.dense_board[from & 255];
+                let moves = &t.moves[code as usize];
+                let reach = Self::reach(g, moves, from, occupied) & !own;
+                if from == safety.royal {
+                    self.royal_moves(g, sink, moves, from, reach, enemy);
+                    continue;
                 }
+                if moves.lion && checked.is_none() {
+                    self.lion_moves(sink, t.square_of_dense[from], code, &mut pass_done);
+                }
+                let mut legal = reach;
+                let mut pinned = false;
+                if constrained {
+                    legal &= safety.check_mask;
+                    pinned = safety.pinned.has(from);
+                    if pinned {
+                        legal &= safety.pin_line(g, from);
+                    }
+                }
+                if !moves.promotes {
+                    sink.board_moves(&t.square_of_dense, from, B::ZERO, legal);
+                    continue;
+                }
+                // Promoting leaves two royals, so the check rule no longer
+                // binds that move: every promotion is legal (sho shogi).
+                let royal_promotion = moves.promotes_to_royal && (pinned || safety.checkers > 0);
+                let promote = self.promotions(g, from, if royal_promotion { reach } else { legal }, enemy);
+                self.piece_moves(g, sink, moves, from, legal, promote);
             }
-            if !moves.promotes {
-                sink.board_moves(&t.square_of_dense, from, B::ZERO, legal);
-                continue;
-            }
-            // Promoting leaves two royals, so the check rule no longer
-            // binds that move: every promotion is legal (sho shogi).
-            let royal_promotion = moves.promotes_to_royal && (pinned || safety.checkers > 0);
-            let promote = self.promotions(g, from, if royal_promotion { reach } else { legal }, enemy);
-            self.piece_moves(g, sink, moves, from, legal, promote);
         }
         if t.spec.drops && safety.checkers < 2 {
             self.drop_moves(g, sink, occupied, safety.check_mask);
@@ -535,12 +543,13 @@ impl Position {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt")]
     unsafe fn count_with_popcnt(&self) -> u64 {
-        self.count_moves()
+        let mut count = Count::<true>(0);
+        self.generate_into(&mut count);
+        count.0
     }
 
-    #[inline(always)]
     fn count_moves(&self) -> u64 {
-        let mut count = Count(0);
+        let mut count = Count::<false>(0);
         self.generate_into(&mut count);
         count.0
     }
