@@ -287,7 +287,10 @@ pub(crate) struct Geometry<B> {
     /// with `n` dead ranks could never move again.
     pub dead: [[B; 4]; 2],
     /// Squares of each column.
-    pub files: Vec<B>,
+    files: Vec<B>,
+    /// `file_sets[cols]`: the squares of the columns whose bits are set in
+    /// `cols`, for boards of up to 9 files (a 512-entry table).
+    file_sets: Vec<B>,
 }
 
 impl<B: Bits> Geometry<B> {
@@ -341,7 +344,12 @@ impl<B: Bits> Geometry<B> {
             PerSquare::new(cells, B::ZERO, |from| if inside && zone[c].has(from) { board } else { B::ZERO })
         });
         let dead = Color::BOTH.map(|c| std::array::from_fn(|n| set_of(&|sq| (zones.rows_ahead)(c, sq / size) < n)));
-        let files = (0..size).map(|col| set_of(&|sq| sq % size == col)).collect();
+        let files: Vec<B> = (0..size).map(|col| set_of(&|sq| sq % size == col)).collect();
+        let file_sets = if size <= 9 {
+            (0..1usize << size).map(|cols| set_of(&|sq| cols & (1 << (sq % size)) != 0)).collect()
+        } else {
+            Vec::new()
+        };
         Geometry {
             board,
             rays,
@@ -353,6 +361,16 @@ impl<B: Bits> Geometry<B> {
             promote_capture,
             dead,
             files,
+            file_sets,
+        }
+    }
+
+    /// The squares of the columns whose bits are set in `cols`.
+    #[inline(always)]
+    pub fn files(&self, cols: u16) -> B {
+        match self.file_sets.get(cols as usize) {
+            Some(&set) => set,
+            None => (0..self.files.len()).filter(|c| cols & (1 << c) != 0).fold(B::ZERO, |a, c| a | self.files[c]),
         }
     }
 
@@ -446,6 +464,11 @@ mod tests {
         assert_eq!(members(g.dead[0][1]), (0..15).collect::<Vec<_>>());
         assert_eq!(g.board.count(), 225);
         assert_eq!(g.near[0].count(), 8);
+        assert_eq!(
+            members(g.files(0b101) & g.rays[0][5]),
+            vec![15, 30, 45, 60, 75, 90, 105, 120, 135, 150, 165, 180, 195, 210]
+        );
+        assert_eq!(g.files(0b101).count(), 30);
         assert_eq!(g.near[112].count(), 24);
         assert_eq!(g.lines[0].count(), 14 * 3);
     }

@@ -412,11 +412,7 @@ impl Position {
     /// The squares of `to` where a pawn may be dropped: not on a file with
     /// an unpromoted pawn of the same side, not giving pawn-drop mate.
     fn pawn_drop_squares<B: Bits>(&self, g: &Geometry<B>, mut to: B) -> B {
-        let mut files = self.pawn_files[self.side.index()];
-        while files != 0 {
-            to &= !g.files[files.trailing_zeros() as usize];
-            files &= files - 1;
-        }
+        to &= !g.files(self.pawn_files[self.side.index()]);
         // Only a pawn right in front of a royal can give mate.
         let them = self.side.opponent();
         if self.checked_royal(them).is_none() {
