@@ -458,6 +458,10 @@ mod tests {
         assert_eq!(members(g.slide(40, 5, u128::bit(58) | u128::bit(67))), vec![49, 58]);
         assert_eq!(members(g.slide_near(40, 5, u128::ZERO)), vec![49, 58]);
         assert_eq!(members(g.slide_near(40, 5, u128::bit(49))), vec![49]);
+        // Columns 0 and 8 from the 512-entry table.
+        assert_eq!(members(g.files(0b1_0000_0001) & g.rays[0][5]), vec![9, 18, 27, 36, 45, 54, 63, 72]);
+        assert!((g.files(0b1_0000_0001) & g.rays[4][5]).is_empty());
+        assert_eq!(g.files(0b1_0000_0001).count(), 18);
         // Corner king steps on a 15x15 board.
         let g = geometry::<U256>(15);
         assert_eq!(members(g.steps(1, 224)), vec![208, 209, 223]);
