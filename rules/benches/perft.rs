@@ -1,7 +1,7 @@
 //! Perft speed against the `haitaka` crate (a bitboard shogi move
 //! generator), both timed in the same run so that the ratio holds on a noisy
 //! machine: the start position to depths 5 and 6 and the "matsuri" position
-//! (data/perft/perft-shogi.txt) to depth 3. Both perfts count the legal
+//! (data/perft/perft-shogi.txt) to depth 4. Both perfts count the legal
 //! moves at the last ply without making them (bulk counting). haitaka misses
 //! some pawn-drop mates (see data/README.md), so each count is also checked
 //! against the reference file.
