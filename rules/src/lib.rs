@@ -9,6 +9,7 @@
 //! assert_eq!(pos.to_sfen(), "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2");
 //! ```
 
+mod bitboard;
 mod decimal;
 mod handicap;
 mod movegen;
