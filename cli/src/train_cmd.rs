@@ -208,6 +208,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         random_plies: args.random_plies,
         search,
         seed: args.seed,
+        stop: Some(trainer::install_signal_handler()),
     };
     let t = std::time::Instant::now();
     let label = format!("evaluate vs {}", args.opponent);

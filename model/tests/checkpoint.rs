@@ -293,7 +293,7 @@ fn errors_print_their_cause_once() {
     let bad = koma_model::NetConfig { channels: 0, ..tiny_config() };
     let err = CheckpointError::from(Net::new(&bad, shogi_shape(), 0, Device::Cpu).err().unwrap());
     let chain = error_chain(&err);
-    assert_eq!(chain.matches("net.channels must be at least 1").count(), 1, "{chain}");
+    assert_eq!(chain.matches("model.channels = 0 is out of range").count(), 1, "{chain}");
     let batch = koma_model::BatchError::from(koma_model::EvalError::Torch("out of memory".into()));
     assert_eq!(error_chain(&batch).matches("out of memory").count(), 1);
 }

@@ -40,6 +40,15 @@ pub struct MatchSettings {
     pub random_plies: u32,
     pub search: SearchConfig,
     pub seed: u64,
+    /// When set, the match stops after the current batch of moves (a signal), returning the
+    /// games finished so far.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl MatchSettings {
+    fn stopped(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+    }
 }
 
 /// Result of a match, from the network's view.
@@ -174,6 +183,9 @@ pub fn play_match_observed(
         result.plies += g.pos.plies_played() as u64;
     };
     loop {
+        if settings.stopped() {
+            break;
+        }
         // 0: our network, 1: the opponent's network.
         waiting[0].clear();
         waiting[1].clear();
@@ -299,6 +311,7 @@ mod tests {
             random_plies: 2,
             search: SearchConfig::default(),
             seed: 3,
+            stop: None,
         };
         let mut seen = Vec::new();
         let r = play_match_observed(Variant::Shogi, &ev, Opponent::baseline("random").unwrap(), &s, &mut |r| {
@@ -336,6 +349,7 @@ mod tests {
             random_plies: 2,
             search: SearchConfig::default(),
             seed: 5,
+            stop: None,
         };
         let r = play_match(Variant::Shogi, &attack, Opponent::Net(Box::new(plain)), &s);
         assert_eq!(r.games(), 2);

@@ -192,6 +192,44 @@ pub fn read_state(run_dir: &Path) -> Result<Option<RunState>, TrainError> {
     }
 }
 
+/// The newest checkpoint stem (`checkpoints/ckpt-<step>`) whose metadata is in `run_dir`.
+fn newest_checkpoint(run_dir: &Path) -> Option<String> {
+    let rd = std::fs::read_dir(run_dir.join("checkpoints")).ok()?;
+    rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".json").map(str::to_string))
+        .filter(|stem| checkpoint_name_is_valid(&format!("checkpoints/{stem}")))
+        .max()
+        .map(|stem| format!("checkpoints/{stem}"))
+}
+
+/// A checkpoint named by `state.json` must be `checkpoints/ckpt-<digits>`: a file of this run.
+fn checkpoint_name_is_valid(name: &str) -> bool {
+    name.strip_prefix("checkpoints/ckpt-").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A run never writes over checkpoints it did not record: a folder with checkpoints but
+/// no `state.json` is refused (new run or resume alike), and `state.json` may only name
+/// a checkpoint of this run.
+fn refuse_to_overwrite(run_dir: &Path, prior: Option<&RunState>) -> Result<(), TrainError> {
+    match prior {
+        Some(s) if !checkpoint_name_is_valid(&s.checkpoint) => Err(TrainError::Run(format!(
+            "{}: state.json names checkpoint `{}`; only checkpoints/ckpt-<step> of this run can be resumed",
+            run_dir.display(),
+            s.checkpoint
+        ))),
+        Some(_) => Ok(()),
+        None => match newest_checkpoint(run_dir) {
+            Some(newest) => Err(TrainError::Run(format!(
+                "{} holds checkpoints (newest {newest}) but no state.json, so its counters are lost; \
+                 nothing was overwritten. Start a new run from it: koma train --run NEW --init {}",
+                run_dir.display(),
+                run_dir.join(&newest).display()
+            ))),
+            None => Ok(()),
+        },
+    }
+}
+
 fn write_state(run_dir: &Path, s: &RunState) -> Result<(), TrainError> {
     let p = run_dir.join("state.json");
     let mut json = serde_json::to_vec_pretty(s).expect("state serialises");
@@ -286,6 +324,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     if opts.resume && prior.is_none() && !run_dir.exists() {
         return Err(TrainError::Run(format!("--resume: no run `{}` in {}", opts.run, opts.runs_dir.display())));
     }
+    refuse_to_overwrite(&run_dir, prior.as_ref())?;
     let ckpt_dir = run_dir.join("checkpoints");
     let samples_dir = run_dir.join("samples");
     for d in [&run_dir, &ckpt_dir, &samples_dir] {
@@ -505,6 +544,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
             random_plies: tcfg.eval_random_plies,
             search: cfg.base.search.clone(),
             seed: session_seed ^ learner.step.wrapping_mul(0x2545_F491_4F6C_DD1D),
+            stop: Some(stop.clone()),
         };
         let mut line = format!("eval @{}:", learner.step);
         for name in &tcfg.eval_opponents {
@@ -530,6 +570,11 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
                 games.set_position(r.games() as u64);
             });
             games.finish();
+            if stop.load(Ordering::SeqCst) {
+                // Stopped by a signal: a partial match is no measurement.
+                display.println(&format!("eval @{}: stopped by a signal after {} games", learner.step, r.games()));
+                return Ok(());
+            }
             let (score, elo) = (r.score(), r.elo());
             tb.scalar(&format!("eval/score_vs_{name}"), score, learner.step);
             tb.scalar(&format!("eval/elo_vs_{name}"), elo, learner.step);

@@ -163,7 +163,12 @@ fn play_games(shared: &Shared<'_>, worker: u64, workdir: &Path) -> Result<(), Te
         let game = play_game([a.as_mut(), b.as_mut()], &opening, &settings);
         if let Some(side) = game.faulty {
             if opts.progress {
-                eprintln!("gen: game {} dropped: {} ({})", number + 1, game.reason, game.detail.as_deref().unwrap_or(""));
+                eprintln!(
+                    "gen: game {} dropped: {} ({})",
+                    number + 1,
+                    game.reason,
+                    game.detail.as_deref().unwrap_or("")
+                );
             }
             // Replace the failed process; the game's data is not trusted.
             players[side.index()] = make(number + 2)?;
