@@ -12,7 +12,8 @@ set -euo pipefail
 
 # Keep in step with the tch crate version (tch 0.26 expects torch 2.13.0 exactly).
 TORCH_VERSION="2.13.0"
-PY_EXTRA=(tensorboard)
+# moto[server]: an S3-compatible server on 127.0.0.1 for the run-store tests (moto_server).
+PY_EXTRA=(tensorboard "moto[server]")
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"

@@ -7,6 +7,7 @@
 mod arena_cmd;
 mod convert_cmd;
 mod model_cmds;
+mod role_cmds;
 mod rules_cmds;
 mod selfplay_cmd;
 mod train_cmd;
@@ -43,6 +44,10 @@ enum Command {
     Bench(BenchArgs),
     /// The main job: self-play and learning in one process (runs/<name>/).
     Train(train_cmd::TrainArgs),
+    /// The learner of a run in a store (folder, s3://, gs://): trains and publishes networks.
+    Learner(role_cmds::LearnerArgs),
+    /// A self-play worker of a run in a store: plays with the newest network, uploads chunks.
+    Worker(role_cmds::WorkerArgs),
     /// Supervised training from game records (bootstrap a network).
     Learn(train_cmd::LearnArgs),
     /// Play a checkpoint against a baseline (random, greedy) or another checkpoint.
@@ -94,6 +99,8 @@ fn main() -> ExitCode {
         Command::Arena(args) => arena_cmd::arena(args),
         Command::Selfplay(args) => selfplay_cmd::selfplay(args),
         Command::Train(args) => train_cmd::train(args),
+        Command::Learner(args) => role_cmds::learner(args),
+        Command::Worker(args) => role_cmds::worker(args),
         Command::Learn(args) => train_cmd::learn(args),
         Command::Evaluate(args) => train_cmd::evaluate(args),
         Command::Bench(args) => match args.what {

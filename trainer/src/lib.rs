@@ -10,7 +10,8 @@
 //! - [`eval`]: evaluation games against baselines (random, material-greedy, an earlier
 //!   checkpoint), score and Elo.
 //! - [`tb`]: TensorBoard scalars (`tensorboard-rs`).
-//! - [`run`]: `koma train`, self-play and learning in one process with checkpoints,
+//! - [`roles`]: the learner and self-play worker roles over a run store (`koma learner`,
+//!   `koma worker`); [`run`]: `koma train`, both roles in one process, with checkpoints,
 //!   resume and signal handling; [`learn`]: `koma learn` from game records.
 
 pub mod config;
@@ -19,6 +20,7 @@ pub mod learn;
 pub mod learner;
 pub mod optim;
 pub mod replay;
+pub mod roles;
 pub mod run;
 pub mod tb;
 
@@ -27,5 +29,7 @@ pub use eval::{elo_from_score, play_match, MatchResult, MatchSettings, Opponent}
 pub use learn::{learn, LearnOptions, LearnSummary};
 pub use learner::{Learner, StepStats};
 pub use replay::{Batch, Loader, Replay};
+pub use roles::learner::{LearnerOptions, LearnerRole};
+pub use roles::worker::{run_worker, WorkerOptions, WorkerReport};
 pub use run::{install_signal_handler, read_state, train, RunState, TrainError, TrainOptions, TrainSummary};
 pub use tb::Tb;
