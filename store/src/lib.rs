@@ -28,13 +28,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use object_store::aws::AmazonS3Builder;
-use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path as ObjectPath;
 use object_store::prefix::PrefixStore;
-use object_store::{BackoffConfig, ClientOptions, ObjectStore, PutPayload, RetryConfig};
+use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, PutPayload, RetryConfig};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -95,15 +95,18 @@ fn memory_store(name: &str) -> Arc<dyn ObjectStore> {
 
 /// Quick failure instead of minutes of retries: a worker spools chunks locally and tries
 /// again later, so a store that is down must be noticed in seconds.
-fn cloud_client() -> (RetryConfig, ClientOptions) {
-    let retry = RetryConfig {
+fn cloud_retry() -> RetryConfig {
+    RetryConfig {
         backoff: BackoffConfig { init_backoff: Duration::from_millis(200), max_backoff: Duration::from_secs(2), base: 2.0 },
         max_retries: 3,
         retry_timeout: Duration::from_secs(20),
-    };
-    let options = ClientOptions::new().with_connect_timeout(Duration::from_secs(5)).with_timeout(Duration::from_secs(120));
-    (retry, options)
+    }
 }
+
+/// Connection and request timeouts (the rest of the client options come from the
+/// environment, e.g. `AWS_ALLOW_HTTP`).
+const CONNECT_TIMEOUT: &str = "5s";
+const REQUEST_TIMEOUT: &str = "120s";
 
 /// Splits `scheme://bucket/prefix` into (bucket URL, prefix).
 fn split_bucket(url: &str, scheme: &str) -> (String, String) {
@@ -132,21 +135,21 @@ impl RunStore {
             (memory_store(name), None)
         } else if url.starts_with("s3://") {
             let (bucket, prefix) = split_bucket(url, "s3");
-            let (retry, options) = cloud_client();
             let s3 = AmazonS3Builder::from_env()
                 .with_url(bucket)
-                .with_retry(retry)
-                .with_client_options(options)
+                .with_retry(cloud_retry())
+                .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout), CONNECT_TIMEOUT)
+                .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), REQUEST_TIMEOUT)
                 .build()
                 .map_err(|e| bad(e.to_string()))?;
             (with_prefix(Arc::new(s3), &prefix), None)
         } else if url.starts_with("gs://") {
             let (bucket, prefix) = split_bucket(url, "gs");
-            let (retry, options) = cloud_client();
             let gcs = GoogleCloudStorageBuilder::from_env()
                 .with_url(bucket)
-                .with_retry(retry)
-                .with_client_options(options)
+                .with_retry(cloud_retry())
+                .with_config(GoogleConfigKey::Client(ClientConfigKey::ConnectTimeout), CONNECT_TIMEOUT)
+                .with_config(GoogleConfigKey::Client(ClientConfigKey::Timeout), REQUEST_TIMEOUT)
                 .build()
                 .map_err(|e| bad(e.to_string()))?;
             (with_prefix(Arc::new(gcs), &prefix), None)

@@ -63,6 +63,8 @@ pub fn pull_network(files: &RunFiles, stem: &str) -> Result<PathBuf, TrainError>
 pub fn save_learner_checkpoint(files: &RunFiles, learner: &Learner, state: &RunState) -> Result<(), TrainError> {
     let stem = checkpoint_stem(learner.step);
     let local = files.path(&stem);
+    let dir = files.path(layout::CHECKPOINTS);
+    std::fs::create_dir_all(&dir).map_err(|source| TrainError::Io { path: dir, source })?;
     learner.opt.save(&optim_path(&local))?;
     store::write_local(&files.path(&format!("{stem}.learner")), &state.to_json())?;
     let info = CheckpointInfo { variant: state.variant.clone(), encoder_version: ENCODER_VERSION, step: learner.step };
