@@ -44,13 +44,15 @@ log_interval = 2
 seed = 9
 "#;
 
-/// A child process that is killed when the test ends, however it ends.
-struct Proc(Child);
+/// A child process that is killed when the test ends, however it ends; its stderr goes to
+/// a file (a pipe nobody reads would block it once full).
+struct Proc(Child, PathBuf);
 
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+        let _ = std::fs::remove_file(&self.1);
     }
 }
 
@@ -73,7 +75,7 @@ impl Proc {
                     s
                 };
                 let out = read(self.0.stdout.as_mut().map(|r| r as &mut dyn std::io::Read));
-                let err = read(self.0.stderr.as_mut().map(|r| r as &mut dyn std::io::Read));
+                let err = std::fs::read_to_string(&self.1).unwrap_or_default();
                 return (status, out, err);
             }
             assert!(t.elapsed() < Duration::from_secs(secs), "process still running after {secs} s");
@@ -92,15 +94,17 @@ fn setup(name: &str) -> (PathBuf, PathBuf) {
 }
 
 fn spawn(args: &[&str], env: &[(String, String)]) -> Proc {
-    // stderr to a pipe that is read at the end; the roles print little with --quiet.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("koma-scale-{}-{n}.stderr", std::process::id()));
     let child = Command::new(KOMA)
         .args(args)
         .envs(env.iter().cloned())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .expect("spawn koma");
-    Proc(child)
+    Proc(child, log)
 }
 
 fn learner(run: &str, cfg: &Path, extra: &[&str], env: &[(String, String)]) -> Proc {
@@ -305,7 +309,7 @@ fn s3_server() -> (Proc, Vec<(String, String)>) {
         .stderr(Stdio::null())
         .spawn()
         .expect("start moto_server (scripts/setup.sh installs moto[server] into .venv)");
-    let server = Proc(child);
+    let server = Proc(child, PathBuf::new());
     wait_until("moto_server listening", 60, || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
