@@ -97,7 +97,9 @@ pub struct WorkerArgs {
 pub fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     let positive = |v: f64| v > 0.0 && v.is_finite();
     if !positive(args.poll_seconds) || !positive(args.report_seconds) || args.threads == Some(0) {
-        return Err(BadInput("--poll-seconds and --report-seconds must be positive, --threads at least 1".into()).into());
+        return Err(
+            BadInput("--poll-seconds and --report-seconds must be positive, --threads at least 1".into()).into()
+        );
     }
     let opts = trainer::WorkerOptions {
         worker_id: args.worker_id,

@@ -22,8 +22,8 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -43,7 +43,7 @@ pub enum StoreError {
     #[error("run store key `{key}` is not a relative path of plain names")]
     BadKey { key: String },
     #[error("{url}: {op} `{key}`: {cause}")]
-    Backend { url: String, op: &'static str, key: String, cause: object_store::Error },
+    Backend { url: String, op: &'static str, key: String, cause: Box<object_store::Error> },
     #[error("{path}: {cause}")]
     Io { path: PathBuf, cause: std::io::Error },
 }
@@ -97,7 +97,11 @@ fn memory_store(name: &str) -> Arc<dyn ObjectStore> {
 /// again later, so a store that is down must be noticed in seconds.
 fn cloud_retry() -> RetryConfig {
     RetryConfig {
-        backoff: BackoffConfig { init_backoff: Duration::from_millis(200), max_backoff: Duration::from_secs(2), base: 2.0 },
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(2),
+            base: 2.0,
+        },
         max_retries: 3,
         retry_timeout: Duration::from_secs(20),
     }
@@ -129,42 +133,41 @@ impl RunStore {
     /// Opens the store named by `url` (see the crate documentation for the forms).
     pub fn open(url: &str) -> Result<RunStore, StoreError> {
         let bad = |reason: String| StoreError::BadUrl { url: url.to_string(), reason };
-        let (store, local_root): (Arc<dyn ObjectStore>, Option<PathBuf>) = if let Some(name) =
-            url.strip_prefix("memory://")
-        {
-            (memory_store(name), None)
-        } else if url.starts_with("s3://") {
-            let (bucket, prefix) = split_bucket(url, "s3");
-            let s3 = AmazonS3Builder::from_env()
-                .with_url(bucket)
-                .with_retry(cloud_retry())
-                .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout), CONNECT_TIMEOUT)
-                .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), REQUEST_TIMEOUT)
-                .build()
-                .map_err(|e| bad(e.to_string()))?;
-            (with_prefix(Arc::new(s3), &prefix), None)
-        } else if url.starts_with("gs://") {
-            let (bucket, prefix) = split_bucket(url, "gs");
-            let gcs = GoogleCloudStorageBuilder::from_env()
-                .with_url(bucket)
-                .with_retry(cloud_retry())
-                .with_config(GoogleConfigKey::Client(ClientConfigKey::ConnectTimeout), CONNECT_TIMEOUT)
-                .with_config(GoogleConfigKey::Client(ClientConfigKey::Timeout), REQUEST_TIMEOUT)
-                .build()
-                .map_err(|e| bad(e.to_string()))?;
-            (with_prefix(Arc::new(gcs), &prefix), None)
-        } else if url.contains("://") && !url.starts_with("file://") {
-            return Err(bad("expected a folder, file://, s3://, gs:// or memory://".into()));
-        } else {
-            let dir = PathBuf::from(url.strip_prefix("file://").unwrap_or(url));
-            if dir.as_os_str().is_empty() {
-                return Err(bad("empty folder name".into()));
-            }
-            std::fs::create_dir_all(&dir).map_err(|cause| StoreError::Io { path: dir.clone(), cause })?;
-            let root = dir.canonicalize().map_err(|cause| StoreError::Io { path: dir.clone(), cause })?;
-            let fs = LocalFileSystem::new_with_prefix(&root).map_err(|e| bad(e.to_string()))?;
-            (Arc::new(fs), Some(root))
-        };
+        let (store, local_root): (Arc<dyn ObjectStore>, Option<PathBuf>) =
+            if let Some(name) = url.strip_prefix("memory://") {
+                (memory_store(name), None)
+            } else if url.starts_with("s3://") {
+                let (bucket, prefix) = split_bucket(url, "s3");
+                let s3 = AmazonS3Builder::from_env()
+                    .with_url(bucket)
+                    .with_retry(cloud_retry())
+                    .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout), CONNECT_TIMEOUT)
+                    .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), REQUEST_TIMEOUT)
+                    .build()
+                    .map_err(|e| bad(e.to_string()))?;
+                (with_prefix(Arc::new(s3), &prefix), None)
+            } else if url.starts_with("gs://") {
+                let (bucket, prefix) = split_bucket(url, "gs");
+                let gcs = GoogleCloudStorageBuilder::from_env()
+                    .with_url(bucket)
+                    .with_retry(cloud_retry())
+                    .with_config(GoogleConfigKey::Client(ClientConfigKey::ConnectTimeout), CONNECT_TIMEOUT)
+                    .with_config(GoogleConfigKey::Client(ClientConfigKey::Timeout), REQUEST_TIMEOUT)
+                    .build()
+                    .map_err(|e| bad(e.to_string()))?;
+                (with_prefix(Arc::new(gcs), &prefix), None)
+            } else if url.contains("://") && !url.starts_with("file://") {
+                return Err(bad("expected a folder, file://, s3://, gs:// or memory://".into()));
+            } else {
+                let dir = PathBuf::from(url.strip_prefix("file://").unwrap_or(url));
+                if dir.as_os_str().is_empty() {
+                    return Err(bad("empty folder name".into()));
+                }
+                std::fs::create_dir_all(&dir).map_err(|cause| StoreError::Io { path: dir.clone(), cause })?;
+                let root = dir.canonicalize().map_err(|cause| StoreError::Io { path: dir.clone(), cause })?;
+                let fs = LocalFileSystem::new_with_prefix(&root).map_err(|e| bad(e.to_string()))?;
+                (Arc::new(fs), Some(root))
+            };
         Ok(RunStore { store, url: url.to_string(), local_root })
     }
 
@@ -192,7 +195,7 @@ impl RunStore {
 
     fn backend(&self, op: &'static str, key: &str) -> impl FnOnce(object_store::Error) -> StoreError + '_ {
         let key = key.to_string();
-        move |cause| StoreError::Backend { url: self.url.clone(), op, key, cause }
+        move |cause| StoreError::Backend { url: self.url.clone(), op, key, cause: Box::new(cause) }
     }
 
     /// Writes `bytes` as `key` in one request, replacing any object of that name.
@@ -224,14 +227,13 @@ impl RunStore {
     /// by key. Names starting with `.` (temporary files of a local folder) are left out.
     pub fn list(&self, prefix: &str) -> Result<Vec<Entry>, StoreError> {
         let p = self.path(prefix.trim_end_matches('/'))?;
-        let metas: Vec<object_store::ObjectMeta> = runtime()
-            .block_on(self.store.list(Some(&p)).try_collect())
-            .map_err(self.backend("list", prefix))?;
+        let metas: Vec<object_store::ObjectMeta> =
+            runtime().block_on(self.store.list(Some(&p)).try_collect()).map_err(self.backend("list", prefix))?;
         let mut out: Vec<Entry> = metas
             .into_iter()
             .map(|m| Entry {
                 key: m.location.to_string(),
-                size: m.size as u64,
+                size: m.size,
                 modified_ms: m.last_modified.timestamp_millis(),
             })
             .filter(|e| !e.name().starts_with('.'))

@@ -65,8 +65,11 @@ fn start_server() -> Server {
 fn s3_round_trip_against_a_local_server() {
     let server = start_server();
     let port = server.port;
-    let reply = http(port, &format!("PUT /koma-test HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
-        .expect("create the bucket");
+    let reply = http(
+        port,
+        &format!("PUT /koma-test HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+    )
+    .expect("create the bucket");
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     // The environment variables a worker or learner reads (see deploy/).
     for (k, v) in [

@@ -59,7 +59,12 @@ impl Evaluator for Stoppable {
 }
 
 /// Plays one evaluation match (the one call into the match code).
-fn play_evaluation(variant: Variant, ours: &dyn Evaluator, opponent: Opponent, settings: &MatchSettings) -> MatchResult {
+fn play_evaluation(
+    variant: Variant,
+    ours: &dyn Evaluator,
+    opponent: Opponent,
+    settings: &MatchSettings,
+) -> MatchResult {
     play_match(variant, ours, opponent, settings)
 }
 
@@ -71,7 +76,9 @@ fn run_job(job: EvalJob, stop: Arc<AtomicBool>) -> Result<EvalOutcome, TrainErro
         let opponent = match (name.as_str(), &job.previous) {
             ("previous", None) => continue,
             ("previous", Some(stem)) => match load_network(stem, &job.expected, job.device) {
-                Ok((net, _)) => Opponent::Net(Arc::new(Stoppable { inner: evaluator_of(&net, job.device)?, stop: stop.clone() })),
+                Ok((net, _)) => {
+                    Opponent::Net(Arc::new(Stoppable { inner: evaluator_of(&net, job.device)?, stop: stop.clone() }))
+                }
                 Err(e) => {
                     out.notes.push(format!("previous checkpoint {}: {e}", stem.display()));
                     continue;
@@ -89,10 +96,13 @@ fn run_job(job: EvalJob, stop: Arc<AtomicBool>) -> Result<EvalOutcome, TrainErro
     Ok(out)
 }
 
+/// The evaluation thread and its stop flag.
+type Running = (JoinHandle<Result<EvalOutcome, TrainError>>, Arc<AtomicBool>);
+
 /// At most one evaluation at a time, in the background.
 #[derive(Default)]
 pub struct EvalRunner {
-    running: Option<(JoinHandle<Result<EvalOutcome, TrainError>>, Arc<AtomicBool>)>,
+    running: Option<Running>,
 }
 
 impl EvalRunner {

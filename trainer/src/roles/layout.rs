@@ -45,7 +45,12 @@ pub fn stem_step(stem: &str, folder: &str) -> Option<u64> {
 /// The files of a checkpoint stem: metadata (the checkpoint's commit record), weights,
 /// optimiser state, learner state.
 pub fn checkpoint_files(stem: &str) -> [String; 4] {
-    [format!("{stem}.json"), format!("{stem}.safetensors"), format!("{stem}.optim.safetensors"), format!("{stem}.learner")]
+    [
+        format!("{stem}.json"),
+        format!("{stem}.safetensors"),
+        format!("{stem}.optim.safetensors"),
+        format!("{stem}.learner"),
+    ]
 }
 
 /// A worker id: letters, digits, `_` and `.`, and `-` inside (at most 64 bytes), so that

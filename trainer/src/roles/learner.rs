@@ -94,7 +94,11 @@ pub struct LearnerRole {
 impl LearnerRole {
     /// Opens the run: a new one (writes `cfg` into it, saves and publishes step 0) or the
     /// newest complete checkpoint of an existing one. `cfg` `None` reads the run's config.
-    pub fn open(files: RunFiles, cfg: Option<TrainFileConfig>, opts: LearnerOptions) -> Result<LearnerRole, TrainError> {
+    pub fn open(
+        files: RunFiles,
+        cfg: Option<TrainFileConfig>,
+        opts: LearnerOptions,
+    ) -> Result<LearnerRole, TrainError> {
         let prior = resume_point(&files, opts.resume)?;
         let cfg = match cfg {
             Some(c) => {
@@ -111,7 +115,8 @@ impl LearnerRole {
         let device = learner_device(&cfg)?;
         let mut display = Display::new(opts.progress);
         let learner = build_learner(&files, &cfg, &tcfg, &state, device, &mut display)?;
-        let tb = Tb::new(files.path(layout::TB)).map_err(|source| TrainError::Io { path: files.path(layout::TB), source })?;
+        let tb = Tb::new(files.path(layout::TB))
+            .map_err(|source| TrainError::Io { path: files.path(layout::TB), source })?;
         if !files.is_local() {
             let _ = files.pull(layout::EVAL_LOG);
         }
@@ -182,8 +187,14 @@ impl LearnerRole {
         self.take_from_store()?;
         let encoder = Encoder::for_shape(variant, &self.learner.net.shape());
         let t = &self.tcfg;
-        self.loader =
-            Some(Loader::spawn(self.replay.clone(), encoder, t.batch_size, t.prefetch, t.q_mix as f32, self.session_seed));
+        self.loader = Some(Loader::spawn(
+            self.replay.clone(),
+            encoder,
+            t.batch_size,
+            t.prefetch,
+            t.q_mix as f32,
+            self.session_seed,
+        ));
         Ok(())
     }
 
@@ -285,7 +296,8 @@ impl LearnerRole {
         let t = &self.tcfg;
         let in_window = self.replay.lock().unwrap_or_else(|e| e.into_inner()).len();
         in_window >= t.min_replay.max(1)
-            && (self.state.samples_trained + t.batch_size as u64) as f64 <= t.train_ratio * self.state.samples_generated as f64
+            && (self.state.samples_trained + t.batch_size as u64) as f64
+                <= t.train_ratio * self.state.samples_generated as f64
     }
 
     /// Trains until stopped or a limit is reached; returns why it stopped.
@@ -437,7 +449,8 @@ impl LearnerRole {
     /// Starts the evaluation of the checkpoint just saved (unless one is still running).
     fn start_evaluation(&mut self) {
         if self.eval.busy() {
-            self.display.println(&format!("koma train: evaluation @{} skipped: the last one still runs", self.learner.step));
+            self.display
+                .println(&format!("koma train: evaluation @{} skipped: the last one still runs", self.learner.step));
             return;
         }
         let t = &self.tcfg;

@@ -100,8 +100,12 @@ impl ChunkSink {
     ) -> ChunkSink {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let nonce = (now.subsec_nanos() ^ std::process::id().rotate_left(16)) ^ (now.as_secs() as u32).rotate_left(7);
-        let header =
-            ChunkHeader { variant, encoder_version: ENCODER_VERSION, policy_size: encoder.policy_size() as u32, count: 0 };
+        let header = ChunkHeader {
+            variant,
+            encoder_version: ENCODER_VERSION,
+            policy_size: encoder.policy_size() as u32,
+            count: 0,
+        };
         let builder = ChunkBuilder {
             worker_id: worker_id.to_string(),
             start_ms: now.as_millis() as u64,
@@ -201,7 +205,8 @@ pub struct SelfplayThread {
 /// The batcher's largest forward pass: the configured size, else every game at once.
 fn max_batch(cfg: &SelfplayFileConfig) -> usize {
     let sp = &cfg.selfplay;
-    let workers = if sp.workers == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { sp.workers };
+    let workers =
+        if sp.workers == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { sp.workers };
     if sp.max_batch > 0 {
         sp.max_batch
     } else {
@@ -227,8 +232,9 @@ impl SelfplayThread {
             },
         );
         let openings = match &cfg.selfplay.opening_file {
-            Some(f) => Openings::load(cfg.variant, std::path::Path::new(f))
-                .map_err(|e| TrainError::Selfplay(e.to_string()))?,
+            Some(f) => {
+                Openings::load(cfg.variant, std::path::Path::new(f)).map_err(|e| TrainError::Selfplay(e.to_string()))?
+            }
             None => Openings::startpos(cfg.variant),
         };
         let stop = Arc::new(AtomicBool::new(false));

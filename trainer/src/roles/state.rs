@@ -159,3 +159,81 @@ pub fn resume_point(files: &RunFiles, resume: bool) -> Result<Option<RunState>, 
         (None, None) => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(name: &str) -> RunFiles {
+        let cache = std::env::temp_dir().join(format!("koma-state-test-{name}-{}", std::process::id()));
+        RunFiles::open(&format!("memory://state-{name}"), Some(&cache)).unwrap()
+    }
+
+    /// A complete checkpoint (as far as resuming looks: metadata and learner state).
+    fn checkpoint(files: &RunFiles, step: u64, with_learner: bool) {
+        let stem = layout::checkpoint_stem(step);
+        files.store.put(&format!("{stem}.json"), b"{}".to_vec()).unwrap();
+        if with_learner {
+            let s = RunState { step, checkpoint: stem.clone(), ..RunState::fresh("shogi", 1, 2) };
+            files.store.put(&format!("{stem}.learner"), s.to_json()).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_new_run_starts_fresh_and_an_existing_one_needs_resume() {
+        let files = run("new");
+        assert_eq!(resume_point(&files, false).unwrap(), None);
+        assert_eq!(resume_point(&files, true).unwrap(), None);
+        checkpoint(&files, 0, true);
+        let e = resume_point(&files, false).unwrap_err();
+        assert!(e.to_string().contains("--resume"), "{e}");
+    }
+
+    #[test]
+    fn without_state_json_the_newest_complete_checkpoint_is_used() {
+        let files = run("no-state");
+        checkpoint(&files, 4, true);
+        checkpoint(&files, 8, true);
+        // Step 12 was being written when the learner died: no metadata yet.
+        files.store.put("checkpoints/ckpt-00000012.safetensors", vec![0; 8]).unwrap();
+        files.store.put("checkpoints/ckpt-00000012.learner", b"{}".to_vec()).unwrap();
+        let s = resume_point(&files, true).unwrap().unwrap();
+        assert_eq!((s.step, s.checkpoint.as_str()), (8, "checkpoints/ckpt-00000008"));
+    }
+
+    #[test]
+    fn a_newer_checkpoint_than_state_json_wins_so_nothing_is_overwritten() {
+        let files = run("newer");
+        checkpoint(&files, 4, true);
+        checkpoint(&files, 8, true);
+        let old = RunState { step: 4, checkpoint: "checkpoints/ckpt-00000004".into(), ..RunState::fresh("shogi", 1, 2) };
+        write_state(&files, &old).unwrap();
+        assert_eq!(resume_point(&files, true).unwrap().unwrap().step, 8);
+    }
+
+    #[test]
+    fn checkpoints_without_learner_state_and_without_state_json_are_refused() {
+        let files = run("refuse");
+        checkpoint(&files, 4, false);
+        let e = resume_point(&files, true).unwrap_err();
+        assert!(e.to_string().contains("will not start over"), "{e}");
+    }
+
+    #[test]
+    fn state_json_may_only_name_files_inside_the_run() {
+        let ok = RunState { step: 4, checkpoint: "checkpoints/ckpt-00000004".into(), ..RunState::fresh("shogi", 1, 2) };
+        assert!(RunState::parse(&ok.to_json(), "s").is_ok());
+        for (checkpoint, eval) in [
+            ("../../elsewhere/ckpt-00000004", None),
+            ("/tmp/ckpt-00000004", None),
+            ("checkpoints/ckpt-00000004", Some("../x/ckpt-00000000")),
+            ("checkpoints/ckpt-00000005", None),
+        ] {
+            let s = RunState { checkpoint: checkpoint.into(), eval_checkpoint: eval.map(Into::into), ..ok.clone() };
+            assert!(RunState::parse(&s.to_json(), "s").is_err(), "{checkpoint} {eval:?}");
+        }
+        let mut s = ok.clone();
+        s.chunks.insert("../../etc/passwd".into());
+        assert!(RunState::parse(&s.to_json(), "s").is_err());
+    }
+}

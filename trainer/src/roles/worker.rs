@@ -143,7 +143,11 @@ struct Worker {
 
 impl Worker {
     /// The run's config with this worker's overrides.
-    fn config(files: &RunFiles, opts: &WorkerOptions, stop: &AtomicBool) -> Result<Option<TrainFileConfig>, TrainError> {
+    fn config(
+        files: &RunFiles,
+        opts: &WorkerOptions,
+        stop: &AtomicBool,
+    ) -> Result<Option<TrainFileConfig>, TrainError> {
         let Some(text) = wait_for(stop, "the run's config", || Ok(files.store.get(layout::CONFIG)?))? else {
             return Ok(None);
         };
@@ -253,7 +257,8 @@ pub fn run_worker(url: &str, opts: &WorkerOptions, stop: Arc<AtomicBool>) -> Res
     let mut sp_cfg = cfg.base.clone();
     if sp_cfg.selfplay.seed != 0 {
         // Workers of one config must not replay each other's games.
-        sp_cfg.selfplay.seed ^= worker.id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        sp_cfg.selfplay.seed ^=
+            worker.id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
     }
     let encoder = Encoder::for_shape(variant, &ev.shape());
     let spool = opts.spool.clone().unwrap_or_else(|| default_spool(url));
@@ -261,7 +266,12 @@ pub fn run_worker(url: &str, opts: &WorkerOptions, stop: Arc<AtomicBool>) -> Res
     let sink =
         Arc::new(ChunkSink::new(&worker.id, variant, &encoder, sp_cfg.selfplay.samples_per_chunk, uploader, None));
     let selfplay = SelfplayThread::start(&sp_cfg, ev, sink.clone(), opts.games.unwrap_or(u64::MAX), &worker.id)?;
-    eprintln!("koma worker {}: playing on {} with the network of step {}", worker.id, worker.files.describe(), first.step);
+    eprintln!(
+        "koma worker {}: playing on {} with the network of step {}",
+        worker.id,
+        worker.files.describe(),
+        first.step
+    );
     let played = worker.play(&selfplay, &sink, &stop);
     let progress = selfplay.stop();
     sink.finish();
