@@ -58,6 +58,10 @@ pub(crate) fn config_error(e: trainer::TrainError) -> anyhow::Error {
     match e {
         trainer::TrainError::Config(c) => BadInput(c.to_string()).into(),
         trainer::TrainError::Run(m) => BadInput(m).into(),
+        trainer::TrainError::Device(d) => BadInput(d.to_string()).into(),
+        trainer::TrainError::Store(e @ (store::StoreError::BadUrl { .. } | store::StoreError::BadKey { .. })) => {
+            BadInput(e.to_string()).into()
+        }
         other => anyhow::Error::new(other),
     }
 }

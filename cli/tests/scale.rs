@@ -372,3 +372,50 @@ fn a_learner_and_two_workers_train_on_an_s3_run() {
     model::load_checkpoint(&ckpt, &model::Expected::any(), model::tch::Device::Cpu).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sigterm_during_an_evaluation_stops_koma_train_within_seconds() {
+    let (dir, _) = setup("sigterm");
+    // Evaluation games that would take minutes, starting at step 0.
+    let cfg = dir.join("eval.toml");
+    let text = CONFIG.replace("eval_interval = 0", "eval_interval = 1000\neval_games = 400\neval_simulations = 16\neval_opponents = [\"random\"]\neval_max_plies = 300");
+    std::fs::write(&cfg, text).unwrap();
+    let runs = dir.join("runs");
+    let args = ["train", "--config", cfg.to_str().unwrap(), "--run", "r", "--runs-dir", runs.to_str().unwrap(), "--quiet"];
+    let p = spawn(&args, &[]);
+    wait_until("the first checkpoint", 300, || runs.join("r/state.json").exists());
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!runs.join("r/eval.jsonl").exists(), "the evaluation should still run");
+    let t = Instant::now();
+    p.signal("-TERM");
+    let (status, stdout, stderr) = p.wait(120);
+    let took = t.elapsed();
+    assert!(status.success(), "{stderr}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    // Saving the last checkpoint and stopping self-play take a moment on a busy machine;
+    // the evaluation itself must not hold the exit (it used to take about a minute).
+    assert!(took < Duration::from_secs(5), "took {took:?} to stop");
+    eprintln!("stopped {took:?} after SIGTERM");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The config in the Kubernetes ConfigMap and the configs the compose file names load.
+#[test]
+fn deploy_recipes_name_valid_configs() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let map = std::fs::read_to_string(root.join("deploy/k8s/configmap.yaml")).unwrap();
+    let block: String = map
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("config.toml: |"))
+        .skip(1)
+        .take_while(|l| l.starts_with("    ") || l.trim().is_empty())
+        .map(|l| format!("{}\n", l.get(4..).unwrap_or("")))
+        .collect();
+    assert!(block.contains("[train]"), "{block}");
+    trainer::TrainFileConfig::from_toml(&block, "configmap.yaml").unwrap();
+    let compose = std::fs::read_to_string(root.join("deploy/docker-compose.yml")).unwrap();
+    for name in ["shogi-b10c128.toml", "shogi-tiny.toml"] {
+        assert!(root.join("configs").join(name).exists(), "{name}");
+    }
+    assert!(compose.contains("KOMA_CONFIG:-shogi-b10c128.toml"));
+}
