@@ -46,6 +46,7 @@ pub fn learner(args: LearnerArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let files = trainer::roles::files::RunFiles::open(&args.run, args.cache.as_deref()).map_err(config_error)?;
+    let stop = trainer::install_signal_handler();
     let opts = trainer::LearnerOptions {
         name: args.run.clone(),
         resume: true,
@@ -53,8 +54,8 @@ pub fn learner(args: LearnerArgs) -> anyhow::Result<ExitCode> {
         max_steps: args.max_steps,
         progress: !args.quiet,
         poll: Duration::from_secs_f64(args.poll_seconds),
+        stop: stop.clone(),
     };
-    let stop = trainer::install_signal_handler();
     eprintln!("koma learner: run {} (Ctrl-C or SIGTERM saves and stops)", files.describe());
     let mut role = trainer::LearnerRole::open(files, cfg, opts).map_err(config_error)?;
     let reason = role.run(&stop)?;

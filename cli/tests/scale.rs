@@ -57,6 +57,11 @@ impl Drop for Proc {
 }
 
 impl Proc {
+    /// Waits until the process has written `text` to stderr.
+    fn wait_for_log(&self, text: &str) {
+        wait_until(text, 300, || std::fs::read_to_string(&self.1).unwrap_or_default().contains(text));
+    }
+
     fn signal(&self, sig: &str) {
         let st = Command::new("kill").args([sig, &self.0.id().to_string()]).status().unwrap();
         assert!(st.success());
@@ -187,6 +192,7 @@ fn a_learner_and_two_workers_train_on_one_local_run() {
     assert!(status.success(), "learner: {stderr}");
     assert!(stdout.contains("reached max_steps 12"), "{stdout}");
     for w in [w1, w2] {
+        w.wait_for_log(": playing on");
         w.signal("-TERM");
         let (status, stdout, stderr) = w.wait(60);
         assert!(status.success(), "worker: {stderr}");
@@ -228,6 +234,8 @@ fn kill_9_of_worker_and_learner_then_restart_loses_and_double_counts_nothing() {
     let target = (step + 8).to_string();
     let l = learner(r, &cfg, &["--max-steps", &target], &[]);
     let w = worker(r, "w1", &spool, &[]);
+    // (A signal before the worker's handler is installed would simply kill it.)
+    w.wait_for_log("koma worker w1: playing");
     let (status, stdout, stderr) = l.wait(600);
     assert!(status.success(), "{stderr}");
     assert!(stdout.contains(&format!("reached max_steps {target}")), "{stdout}");
@@ -244,7 +252,9 @@ fn kill_9_of_worker_and_learner_then_restart_loses_and_double_counts_nothing() {
 }
 
 /// After a kill: every file the learner or a worker would read is whole, and the state
-/// names a complete checkpoint. Returns its step.
+/// names a complete checkpoint. Returns the step a restarted learner continues from: the
+/// newest complete checkpoint (metadata and learner state written), which is the state's
+/// or one saved just before the kill.
 fn check_accounting_after_kill(run: &Path) -> u64 {
     let state = json(&run.join("state.json")).expect("state.json after kill");
     let ck = state["checkpoint"].as_str().unwrap();
@@ -253,7 +263,15 @@ fn check_accounting_after_kill(run: &Path) -> u64 {
         state["chunks"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
     let present: BTreeSet<String> = chunks(run).into_iter().map(|(n, _)| n).collect();
     assert!(taken.is_subset(&present), "the state names chunks that are not there");
-    state["step"].as_u64().unwrap()
+    let newest = std::fs::read_dir(run.join("checkpoints"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str()?.strip_suffix(".json")?.strip_prefix("ckpt-")?.parse().ok())
+        .filter(|step: &u64| run.join(format!("checkpoints/ckpt-{step:08}.learner")).exists())
+        .max()
+        .unwrap();
+    let step = state["step"].as_u64().unwrap();
+    assert!(newest >= step);
+    newest
 }
 
 #[test]
@@ -270,11 +288,14 @@ fn a_store_that_refuses_writes_makes_workers_spool_and_catch_up() {
     let away = dir.join("samples-away");
     std::fs::rename(run.join("samples"), &away).unwrap();
     std::fs::write(run.join("samples"), b"not a folder").unwrap();
-    wait_until("a spooled chunk", 600, || count(&spool.join("samples")) >= 2);
+    wait_until("spooled chunks", 600, || count(&spool.join("samples")) >= 3);
+    // (Not the temporary file of a chunk being spooled right now.)
     let spooled: Vec<String> = std::fs::read_dir(spool.join("samples"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".chunk") && !n.starts_with('.'))
         .collect();
+    assert!(!spooled.is_empty());
     std::fs::remove_file(run.join("samples")).unwrap();
     std::fs::rename(&away, run.join("samples")).unwrap();
     // The worker uploads the spool by itself, and the learner takes the chunks in.
@@ -341,6 +362,7 @@ fn a_learner_and_two_workers_train_on_an_s3_run() {
     assert!(status.success(), "learner: {stderr}");
     assert!(stdout.contains("reached max_steps 8"), "{stdout}");
     for w in [w1, w2] {
+        w.wait_for_log(": playing on");
         w.signal("-TERM");
         let (status, _, stderr) = w.wait(60);
         assert!(status.success(), "worker: {stderr}");
@@ -381,7 +403,8 @@ fn sigterm_during_an_evaluation_stops_koma_train_within_seconds() {
     let text = CONFIG.replace("eval_interval = 0", "eval_interval = 1000\neval_games = 400\neval_simulations = 16\neval_opponents = [\"random\"]\neval_max_plies = 300");
     std::fs::write(&cfg, text).unwrap();
     let runs = dir.join("runs");
-    let args = ["train", "--config", cfg.to_str().unwrap(), "--run", "r", "--runs-dir", runs.to_str().unwrap(), "--quiet"];
+    let args =
+        ["train", "--config", cfg.to_str().unwrap(), "--run", "r", "--runs-dir", runs.to_str().unwrap(), "--quiet"];
     let p = spawn(&args, &[]);
     wait_until("the first checkpoint", 300, || runs.join("r/state.json").exists());
     std::thread::sleep(Duration::from_secs(2));

@@ -144,6 +144,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
         max_steps: opts.max_steps,
         progress: opts.progress,
         poll: std::time::Duration::from_secs(2),
+        stop: stop.clone(),
     };
     let mut role = LearnerRole::open(files, Some(cfg), learner_opts)?;
     for (i, d) in devices.iter().enumerate() {

@@ -43,6 +43,8 @@ pub struct LearnerOptions {
     pub progress: bool,
     /// How often the store is listed for new chunks.
     pub poll: Duration,
+    /// Set by SIGINT/SIGTERM: also ends the start-up (refilling a large replay window).
+    pub stop: Arc<AtomicBool>,
 }
 
 fn clock_seed() -> u64 {
@@ -100,11 +102,9 @@ impl LearnerRole {
         opts: LearnerOptions,
     ) -> Result<LearnerRole, TrainError> {
         let prior = resume_point(&files, opts.resume)?;
+        let given = cfg.is_some();
         let cfg = match cfg {
-            Some(c) => {
-                files.store.put(layout::CONFIG, c.text.clone().into_bytes())?;
-                c
-            }
+            Some(c) => c,
             None => run_config(&files)?,
         };
         let mut tcfg = cfg.train.clone();
@@ -112,6 +112,10 @@ impl LearnerRole {
         tcfg.max_steps = opts.max_steps.unwrap_or(tcfg.max_steps);
         let fresh = prior.is_none();
         let state = start_state(prior, &cfg, &opts.name)?;
+        if given {
+            // The run's config, for the workers: written once it is known to fit the run.
+            files.store.put(layout::CONFIG, cfg.text.clone().into_bytes())?;
+        }
         let device = learner_device(&cfg)?;
         let mut display = Display::new(opts.progress);
         let learner = build_learner(&files, &cfg, &tcfg, &state, device, &mut display)?;
@@ -169,7 +173,7 @@ impl LearnerRole {
     /// Refills the window (resume) or saves step 0 (new run), then starts the loader.
     fn start(&mut self) -> Result<(), TrainError> {
         let variant = self.cfg.base.variant;
-        let stop = AtomicBool::new(false);
+        let stop = self.opts.stop.clone();
         if self.fresh {
             self.checkpoint()?;
         } else {

@@ -206,7 +206,8 @@ mod tests {
         let files = run("newer");
         checkpoint(&files, 4, true);
         checkpoint(&files, 8, true);
-        let old = RunState { step: 4, checkpoint: "checkpoints/ckpt-00000004".into(), ..RunState::fresh("shogi", 1, 2) };
+        let old =
+            RunState { step: 4, checkpoint: "checkpoints/ckpt-00000004".into(), ..RunState::fresh("shogi", 1, 2) };
         write_state(&files, &old).unwrap();
         assert_eq!(resume_point(&files, true).unwrap().unwrap().step, 8);
     }
