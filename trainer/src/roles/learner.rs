@@ -181,7 +181,7 @@ impl LearnerRole {
             self.last_ckpt_step = Some(self.state.step);
             let loaded = refill_window(&self.files, &self.state, &self.replay, variant, &stop)?;
             eprintln!(
-                "koma train: resuming run `{}` at step {} ({} chunks taken in, {} samples in the replay window)",
+                "koma: resuming run `{}` at step {} ({} chunks taken in, {} samples in the replay window)",
                 self.opts.name,
                 self.state.step,
                 self.state.chunks.len(),
