@@ -25,9 +25,9 @@ pub struct GameSettings {
     pub hang_timeout: Duration,
 }
 
-/// How a game ended.
+/// A finished game: how it ended, its moves and times.
 #[derive(Clone, Debug)]
-pub struct GameResult {
+pub struct GameRecord {
     /// `None`: a draw.
     pub winner: Option<Color>,
     /// `checkmate`, `no_moves`, `resign`, `repetition`, `perpetual_check`,
@@ -48,6 +48,22 @@ pub struct GameResult {
     pub final_pos: Position,
 }
 
+impl GameRecord {
+    /// A game lost by `side`'s player before its first move (it could not be started).
+    pub fn fault_before_start(opening: &Opening, side: Color, reason: &str, detail: String) -> GameRecord {
+        GameRecord {
+            winner: Some(side.opponent()),
+            reason: reason.into(),
+            detail: Some(detail),
+            moves: opening.moves.clone(),
+            opening_plies: opening.moves.len(),
+            times_ms: Vec::new(),
+            faulty: Some(side),
+            final_pos: opening.position(),
+        }
+    }
+}
+
 fn fault_reason(f: &Fault, clocked: bool) -> &'static str {
     match f {
         Fault::Illegal(_) => "illegal_move",
@@ -60,7 +76,7 @@ fn fault_reason(f: &Fault, clocked: bool) -> &'static str {
 }
 
 /// Plays `opening` to the end: `players[0]` is sente, `players[1]` gote.
-pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSettings) -> GameResult {
+pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSettings) -> GameRecord {
     let [sente, gote] = players;
     let players: [&mut dyn Player; 2] = [sente, gote];
     let start = opening.base.clone();
@@ -162,5 +178,5 @@ pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSetti
         };
         players[c.index()].game_over(r);
     }
-    GameResult { winner, reason, detail, moves, opening_plies: opening.moves.len(), times_ms, faulty, final_pos: pos }
+    GameRecord { winner, reason, detail, moves, opening_plies: opening.moves.len(), times_ms, faulty, final_pos: pos }
 }
