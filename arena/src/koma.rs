@@ -113,6 +113,11 @@ pub struct KomaNetwork {
 impl KomaNetwork {
     /// Loads a checkpoint for `variant` onto `device` (`cpu`, `cuda`, `cuda:N`, `auto`).
     pub fn load(path: &Path, device: &str, variant: Variant) -> Result<KomaNetwork, KomaLoadError> {
+        KomaNetwork::load_on(path, model::parse_device(device)?, variant)
+    }
+
+    /// [`KomaNetwork::load`] onto a torch device.
+    pub fn load_on(path: &Path, device: Device, variant: Variant) -> Result<KomaNetwork, KomaLoadError> {
         let meta = model::read_checkpoint_meta(path)?;
         let shown = path.display().to_string();
         if meta.variant.parse::<Variant>().ok() != Some(variant) {
@@ -125,7 +130,6 @@ impl KomaNetwork {
             let expected = encoder.net_shape();
             return Err(KomaLoadError::Shape { path: shown, found: meta.shape, expected, variant });
         }
-        let device = model::parse_device(device)?;
         let evaluator = TorchEvaluator::new(&net, device, Precision::Auto)?;
         Ok(KomaNetwork { source: NetworkSource::Direct(Arc::new(evaluator)), encoder, step: meta.step })
     }

@@ -153,6 +153,17 @@ pub fn place(results: &[(f64, Wdl)]) -> Option<Placement> {
     Some(Placement { elo, low: elo - half, high: elo + half, games })
 }
 
+/// The rating of [`place`] with the score clamped to `[1/2, N - 1/2]` of N games (as
+/// `Wdl::finite_elo`): finite for sweeps, for plots. `None` without games.
+pub fn finite_rating(results: &[(f64, Wdl)]) -> Option<f64> {
+    let games: u32 = results.iter().map(|(_, w)| w.games()).sum();
+    if games == 0 {
+        return None;
+    }
+    let score: f64 = results.iter().map(|(_, w)| w.wins as f64 + 0.5 * w.draws as f64).sum();
+    Some(solve(|r| expected(results, r), score.clamp(0.5, games as f64 - 0.5)))
+}
+
 /// A player's results against each opponent in `games.jsonl` files of `koma arena`, from
 /// that player's side, opponents in order of first appearance.
 pub fn results_from_games(paths: &[&Path], player: &str) -> Result<Vec<(String, Wdl)>, String> {
@@ -254,6 +265,11 @@ mod tests {
         let expect = 500.0 + elo_from_score(0.025f64.powf(0.1));
         assert!(close(p.low, expect, 1e-6), "{p:?}");
         assert!(close(p.low, 640.2, 0.05), "{p:?}");
+        // The finite rating of a sweep: the rung plus `finite_elo`.
+        let finite = finite_rating(&[(500.0, Wdl::new(10, 0, 0))]).unwrap();
+        assert!(close(finite, 500.0 + Wdl::new(10, 0, 0).finite_elo(), 1e-6), "{finite}");
+        let split = [(0.0, Wdl::new(15, 0, 5)), (400.0, Wdl::new(5, 0, 15))];
+        assert!(close(finite_rating(&split).unwrap(), 200.0, 1e-6));
         let q = place(&[(500.0, Wdl::new(0, 0, 10))]).unwrap();
         assert_eq!(q.elo, f64::NEG_INFINITY);
         assert!(close(q.high, 1000.0 - expect, 1e-6), "{q:?}");

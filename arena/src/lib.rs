@@ -213,9 +213,9 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
         }
     }
     if !batchers.is_empty() {
-        // One forward pass at a time per network.
+        // Up to one forward pass per network at a time, next to the other games' players.
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        model::tch::set_num_threads((cores / batchers.len()).max(1) as i32);
+        model::tch::set_num_threads((cores / concurrency.max(batchers.len())).max(1) as i32);
     }
     let steps = networks.iter().map(|n| n.as_ref().map(|n| n.step)).collect();
     let roster = MatchRoster { cfg, work: &work, networks };

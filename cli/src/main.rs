@@ -6,6 +6,7 @@
 
 mod arena_cmd;
 mod convert_cmd;
+mod ladder_cmd;
 mod model_cmds;
 mod rules_cmds;
 mod selfplay_cmd;
@@ -37,6 +38,8 @@ enum Command {
     Convert(convert_cmd::ConvertArgs),
     /// Play matches between checkpoints, built-in players and USI/XBoard engines.
     Arena(arena_cmd::ArenaArgs),
+    /// The ladder of reference players: its rungs, a player's place on it.
+    Ladder(ladder_cmd::LadderArgs),
     /// Play self-play games and write training sample chunks.
     Selfplay(selfplay_cmd::SelfplayArgs),
     /// Benchmarks.
@@ -45,7 +48,7 @@ enum Command {
     Train(train_cmd::TrainArgs),
     /// Supervised training from game records (bootstrap a network).
     Learn(train_cmd::LearnArgs),
-    /// Play a checkpoint against a baseline (random, greedy) or another checkpoint.
+    /// Play a checkpoint against a baseline (random, greedy), a ladder rung or another checkpoint.
     Evaluate(train_cmd::EvaluateArgs),
 }
 
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => model_cmds::eval(args),
         Command::Convert(args) => convert_cmd::convert(args),
         Command::Arena(args) => arena_cmd::arena(args),
+        Command::Ladder(args) => ladder_cmd::ladder(args),
         Command::Selfplay(args) => selfplay_cmd::selfplay(args),
         Command::Train(args) => train_cmd::train(args),
         Command::Learn(args) => train_cmd::learn(args),

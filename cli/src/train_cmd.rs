@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
@@ -150,7 +149,9 @@ pub struct EvaluateArgs {
     /// Checkpoint (<stem>, <stem>.json or <stem>.safetensors).
     #[arg(long)]
     checkpoint: PathBuf,
-    /// random, greedy, or a path to another checkpoint.
+    /// random, greedy, a rung of the ladder (fsf1, gnushogi1, ...: arena/ladder.toml; the
+    /// result is then also a ladder Elo), an arena player NAME=SPEC, or a path to another
+    /// checkpoint.
     #[arg(long, default_value = "random")]
     opponent: String,
     #[arg(long, default_value_t = 100)]
@@ -158,12 +159,21 @@ pub struct EvaluateArgs {
     /// Simulations per move of the network (1 = raw policy).
     #[arg(long, default_value_t = 32)]
     simulations: u32,
+    /// Leaves per network evaluation of one game's search (virtual loss between them).
+    #[arg(long, default_value_t = 1)]
+    batch_size: usize,
+    /// Games at once (their leaves share forward passes); 0 = all.
+    #[arg(long, default_value_t = 0)]
+    concurrency: usize,
     /// Games longer than this are draws.
     #[arg(long, default_value_t = 256)]
     max_plies: u32,
-    /// Random plies at the start of each pair of games.
+    /// Random plies at the start of each pair of games (without --openings).
     #[arg(long, default_value_t = 2)]
     random_plies: u32,
+    /// Opening file (the format of `koma arena --openings`) instead of random plies.
+    #[arg(long)]
+    openings: Option<PathBuf>,
     /// Config whose [search] settings the network's search uses (default: built-in
     /// defaults with a Gumbel root).
     #[arg(long)]
@@ -177,44 +187,72 @@ pub struct EvaluateArgs {
 pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let device = model::parse_device(&args.device).map_err(|e| BadInput(e.to_string()))?;
     trainer::run::set_torch_threads(0);
-    let (ours, meta) = trainer::run::checkpoint_evaluator(&args.checkpoint, device)
-        .with_context(|| format!("loading {}", args.checkpoint.display()))?;
+    let meta = model::read_checkpoint_meta(&args.checkpoint).map_err(|e| BadInput(e.to_string()))?;
     let variant: rules::Variant =
         meta.variant.parse().map_err(|_| BadInput(format!("checkpoint variant `{}` is unknown", meta.variant)))?;
+    let ours = trainer::eval::load_network(&args.checkpoint, variant, device)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("loading {}", args.checkpoint.display()))?;
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
         None => search::SearchConfig { gumbel: true, gumbel_m: 8, ..Default::default() },
     };
-    let opponent = match args.opponent.as_str() {
-        "random" | "greedy" => trainer::Opponent::baseline(&args.opponent).expect("known baseline"),
-        path => {
-            let (ev, _) = trainer::run::checkpoint_evaluator(std::path::Path::new(path), device)
-                .with_context(|| format!("loading opponent {path}"))?;
-            trainer::Opponent::Net(ev)
+    let ladder = arena::Ladder::shipped();
+    let (opponent, ladder_elo) = match trainer::Opponent::parse(&args.opponent, &ladder) {
+        Ok((_, o, elo)) => (o, elo),
+        Err(_) if std::path::Path::new(&args.opponent).with_extension("json").is_file() => {
+            let path = std::path::Path::new(&args.opponent);
+            let net = trainer::eval::load_network(path, variant, device)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("loading opponent {}", args.opponent))?;
+            (trainer::Opponent::Network(net), None)
         }
+        Err(e) => return Err(BadInput(e).into()),
     };
+    let openings = match &args.openings {
+        Some(p) => arena::load_openings(variant, p).map_err(BadInput)?,
+        None => trainer::eval::random_openings(variant, args.games.div_ceil(2), args.random_plies, args.seed),
+    };
+    let workdir = std::env::temp_dir().join(format!("koma-evaluate-{}", std::process::id()));
+    std::fs::create_dir_all(&workdir).with_context(|| workdir.display().to_string())?;
     let settings = trainer::MatchSettings {
         games: args.games,
         simulations: args.simulations,
+        batch_size: args.batch_size.max(1),
+        concurrency: args.concurrency,
         max_plies: args.max_plies,
-        random_plies: args.random_plies,
         search,
+        openings,
         seed: args.seed,
+        workdir: workdir.clone(),
     };
     let t = std::time::Instant::now();
-    let r = trainer::play_match(variant, ours.as_ref(), opponent, &settings);
-    let _ = Arc::strong_count(&ours);
+    let r = trainer::play_match(variant, &ours, &opponent, &settings);
+    let _ = std::fs::remove_dir_all(&workdir);
+    let w = r.wdl;
+    let (lo, hi) = w.elo_interval();
+    let ladder_text = match ladder_elo {
+        Some(e) => {
+            let p = arena::Placement::against(e, &w);
+            format!(", ladder Elo {:+.0} [{:+.0}, {:+.0}]", p.elo, p.low, p.high)
+        }
+        None => String::new(),
+    };
     println!(
-        "koma evaluate: {} vs {}: {} games, +{} ={} -{}, score {:.3}, Elo {:+.0}, mean length {:.0} plies, {:.0} s",
+        "koma evaluate: {} vs {}: {} games, +{} ={} -{}, score {:.3}, Elo {:+.0} [{:+.0}, {:+.0}], LOS {:.1}%{ladder_text}, \
+         mean length {:.0} plies, {:.0} s",
         args.checkpoint.display(),
         args.opponent,
-        r.games(),
-        r.wins,
-        r.draws,
-        r.losses,
-        r.score(),
-        r.elo(),
-        r.plies as f64 / r.games().max(1) as f64,
+        w.games(),
+        w.wins,
+        w.draws,
+        w.losses,
+        w.score(),
+        w.elo(),
+        lo,
+        hi,
+        100.0 * w.los(),
+        r.mean_plies(),
         t.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)

@@ -96,21 +96,43 @@ pub struct TrainConfig {
     /// Default 0.
     pub keep_checkpoints: usize,
     /// Evaluation games every this many steps (a multiple of `checkpoint_interval` is
-    /// sensible); 0 disables. Default 5000.
+    /// sensible); 0 disables. Default 5000. See `trainer::eval` for what is written.
     pub eval_interval: u64,
-    /// Evaluation games against each baseline (colours alternate). Default 40.
+    /// Evaluation games against each opponent (each opening twice, colours swapped), >= 1.
+    /// Default 40.
     pub eval_games: usize,
-    /// Baselines to evaluate against: `random`, `greedy`, `previous` (the checkpoint of
-    /// the previous evaluation). Default all three.
+    /// Opponents of the evaluation: `random`, `greedy`, `previous` (the checkpoint of the
+    /// previous evaluation), a rung of the ladder by name (`fsf1`, `gnushogi1`, ...: see
+    /// `arena/ladder.toml`; the result is then also a ladder Elo), or an arena player
+    /// `NAME=SPEC` (`arena/README.md`). An engine that does not start is left out with a
+    /// warning. Default `["random", "greedy", "previous"]`.
     pub eval_opponents: Vec<String>,
-    /// Simulations per move of the network's search in evaluation games; 1 plays the raw
-    /// policy argmax. Default 32. The search is deterministic (no root noise).
+    /// Simulations per move of the network in evaluation games, 1..=100000 (1 plays the
+    /// raw policy's favourite); engines without their own depth get `go nodes` of the
+    /// same. Default 128 (the engine plays at 800; 16-32 simulations underrate it).
     pub eval_simulations: u32,
-    /// Evaluation games longer than this many plies are draws. Default 256.
+    /// Leaves per network evaluation of one game's search (virtual loss between them, as
+    /// the engine's `BatchSize`), 1..=256. Default 8.
+    pub eval_batch_size: usize,
+    /// Evaluation games played at once (their leaves share forward passes); 0 = all
+    /// `eval_games` of a match. Default 0.
+    pub eval_concurrency: usize,
+    /// The network's search in evaluation games: `engine` (the engine's defaults: PUCT,
+    /// what `koma-usi` plays) or `selfplay` (this file's `[search]` table). Default
+    /// `engine`.
+    pub eval_search: String,
+    /// Evaluation games longer than this many plies are draws, >= 1. Default 256.
     pub eval_max_plies: u32,
     /// Uniformly random plies at the start of evaluation games (variety; both players
-    /// share them). Default 2.
+    /// share them), when `eval_openings` is empty. Default 2.
     pub eval_random_plies: u32,
+    /// An opening file (`data/openings/shogi.txt`; the format of `koma arena
+    /// --openings`) for evaluation games instead of random plies; empty = random plies.
+    /// Default empty.
+    pub eval_openings: String,
+    /// A ladder table (the format of `arena/ladder.toml`); empty = the shipped one.
+    /// Default empty.
+    pub eval_ladder: String,
     /// Stop after this many optimiser steps; 0 = no limit. Default 0.
     pub max_steps: u64,
     /// Stop after this many minutes of wall time; 0 = no limit. Default 0.
@@ -163,9 +185,14 @@ impl Default for TrainConfig {
             eval_interval: 5000,
             eval_games: 40,
             eval_opponents: vec!["random".into(), "greedy".into(), "previous".into()],
-            eval_simulations: 32,
+            eval_simulations: 128,
+            eval_batch_size: 8,
+            eval_concurrency: 0,
+            eval_search: "engine".into(),
             eval_max_plies: 256,
             eval_random_plies: 2,
+            eval_openings: String::new(),
+            eval_ladder: String::new(),
             max_steps: 0,
             max_minutes: 0.0,
             precision: TrainPrecision::Auto,
@@ -213,16 +240,17 @@ impl TrainConfig {
         check((0.0..=1.0).contains(&self.q_mix), "q_mix must be in [0, 1]")?;
         check((0.0..=1.0).contains(&self.lr_final_fraction), "lr_final_fraction must be in [0, 1]")?;
         check(self.checkpoint_interval >= 1, "checkpoint_interval must be at least 1")?;
-        check(self.eval_simulations >= 1, "eval_simulations must be at least 1")?;
+        check((1..=100_000).contains(&self.eval_simulations), "eval_simulations must be in 1..=100000")?;
+        check((1..=256).contains(&self.eval_batch_size), "eval_batch_size must be in 1..=256")?;
+        check(self.eval_games >= 1, "eval_games must be at least 1")?;
+        check(matches!(self.eval_search.as_str(), "engine" | "selfplay"), "eval_search: expected engine or selfplay")?;
         check(self.eval_max_plies >= 1, "eval_max_plies must be at least 1")?;
         check(self.max_minutes >= 0.0, "max_minutes must be >= 0")?;
         check(self.prefetch >= 1, "prefetch must be at least 1")?;
         check(self.log_interval >= 1, "log_interval must be at least 1")?;
-        for o in &self.eval_opponents {
-            check(
-                matches!(o.as_str(), "random" | "greedy" | "previous"),
-                "eval_opponents: expected random, greedy or previous",
-            )?;
+        let ladder = crate::eval::eval_ladder(self).map_err(|e| format!("train.eval_ladder: {e}"))?;
+        for o in self.eval_opponents.iter().filter(|o| *o != "previous") {
+            crate::eval::Opponent::parse(o, &ladder).map_err(|e| format!("train.eval_opponents: {e}"))?;
         }
         Ok(())
     }
@@ -286,6 +314,18 @@ mod tests {
         assert!(e.to_string().contains("learning_rate"), "{e}");
         let e = TrainFileConfig::from_toml("[train]\nbatch_size = 0\n", "t").unwrap_err();
         assert!(e.to_string().contains("batch_size"), "{e}");
+        let c = TrainFileConfig::from_toml("[train]\neval_opponents = [\"greedy\", \"fsf1\", \"previous\"]\n", "t");
+        assert_eq!(c.unwrap().train.eval_simulations, 128);
+        for bad in [
+            "eval_opponents = [\"fsf9\"]",
+            "eval_batch_size = 0",
+            "eval_search = \"fast\"",
+            "eval_simulations = 0",
+            "eval_ladder = \"/no/such/ladder.toml\"",
+        ] {
+            let e = TrainFileConfig::from_toml(&format!("[train]\n{bad}\n"), "t").unwrap_err();
+            assert!(e.to_string().contains(bad.split(' ').next().unwrap()), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //!   plain named tensors saved next to each checkpoint.
 //! - [`learner`]: loss (policy cross-entropy + WDL cross-entropy), warm-up schedule,
 //!   gradient clipping, f16 autocast with loss scaling on CUDA.
-//! - [`eval`]: evaluation games against baselines (random, material-greedy, an earlier
-//!   checkpoint), score and Elo.
+//! - [`eval`]: evaluation games through the arena's harness against built-in players,
+//!   ladder rungs (engines), or an earlier checkpoint: W/D/L, Elo, ladder Elo.
 //! - [`tb`]: TensorBoard scalars (`tensorboard-rs`).
 //! - [`run`]: `koma train`, self-play and learning in one process with checkpoints,
 //!   resume and signal handling; [`learn`]: `koma learn` from game records.
@@ -23,7 +23,7 @@ pub mod run;
 pub mod tb;
 
 pub use config::{OptimizerKind, TrainConfig, TrainFileConfig};
-pub use eval::{elo_from_score, play_match, MatchResult, MatchSettings, Opponent};
+pub use eval::{play_match, MatchSettings, Opponent, TrainingEval};
 pub use learn::{learn, LearnOptions, LearnSummary};
 pub use learner::{Learner, StepStats};
 pub use replay::{Batch, Loader, Replay};

@@ -33,10 +33,11 @@ use selfplay::{run_selfplay, Openings, Progress, RunOptions};
 use serde::{Deserialize, Serialize};
 
 use crate::config::TrainFileConfig;
-use crate::eval::{play_match, MatchResult, MatchSettings, Opponent};
+use crate::eval::TrainingEval;
 use crate::learner::{Learner, StepStats};
 use crate::replay::{Loader, Replay};
 use crate::tb::{tags, Tb};
+use arena::Wdl;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
@@ -124,7 +125,7 @@ pub struct TrainSummary {
     pub elapsed_seconds: f64,
     pub checkpoint: String,
     /// Last evaluation per opponent: (opponent, step, result).
-    pub last_eval: Vec<(String, u64, MatchResult)>,
+    pub last_eval: Vec<(String, u64, Wdl)>,
     pub loader_wait_fraction: f64,
 }
 
@@ -462,7 +463,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     };
 
     let mut loader =
-        Loader::spawn(replay.clone(), encoder, tcfg.batch_size, tcfg.prefetch, tcfg.q_mix as f32, session_seed);
+        Loader::spawn(replay.clone(), encoder.clone(), tcfg.batch_size, tcfg.prefetch, tcfg.q_mix as f32, session_seed);
 
     let base_generated = state.samples_generated;
     let base_games = state.games;
@@ -474,69 +475,45 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     let mut last_loss = f64::NAN;
     let mut train_seconds = 0.0f64;
     let mut last_log = (Instant::now(), learner.step);
-    let mut last_eval: Vec<(String, u64, MatchResult)> = Vec::new();
+    let mut last_eval: Vec<(String, u64, Wdl)> = Vec::new();
     let stop_reason;
 
+    let (eval_plan, eval_warnings) =
+        TrainingEval::new(&tcfg, &cfg.base.search, variant, &run_dir.join("engines")).map_err(TrainError::Run)?;
+    for w in &eval_warnings {
+        display.println(&format!("koma train: {w}"));
+    }
     let eval_now = |learner: &Learner,
                     state: &mut RunState,
                     tb: &mut Tb,
                     display: &mut Display,
-                    last_eval: &mut Vec<(String, u64, MatchResult)>,
+                    last_eval: &mut Vec<(String, u64, Wdl)>,
                     elapsed: f64|
      -> Result<(), TrainError> {
         let ours = TorchEvaluator::new(&learner.net, learner.device(), Precision::Auto)?;
-        let settings = MatchSettings {
-            games: tcfg.eval_games,
-            simulations: tcfg.eval_simulations,
-            max_plies: tcfg.eval_max_plies,
-            random_plies: tcfg.eval_random_plies,
-            search: cfg.base.search.clone(),
-            seed: session_seed ^ learner.step.wrapping_mul(0x2545_F491_4F6C_DD1D),
-        };
-        let mut line = format!("eval @{}:", learner.step);
-        for name in &tcfg.eval_opponents {
-            let opp = match name.as_str() {
-                "previous" => {
-                    let Some(prev) = state.eval_checkpoint.clone() else { continue };
-                    let expected = Expected::new(variant.name(), ENCODER_VERSION).with_shape(shape);
-                    match load_checkpoint(run_dir.join(&prev), &expected, Device::Cpu) {
-                        Ok((net, _)) => {
-                            Opponent::Net(Arc::new(TorchEvaluator::new(&net, learner.device(), Precision::Auto)?))
-                        }
-                        Err(e) => {
-                            display.println(&format!("koma train: previous checkpoint {prev}: {e}"));
-                            continue;
-                        }
+        let ours = arena::builtin::KomaNetwork::direct(Arc::new(ours), encoder.clone(), learner.step);
+        let previous = match &state.eval_checkpoint {
+            Some(prev) if eval_plan.wants_previous() => {
+                match crate::eval::load_network(&run_dir.join(prev), variant, learner.device()) {
+                    Ok(net) => Some(net),
+                    Err(e) => {
+                        display.println(&format!("koma train: previous checkpoint {prev}: {e}"));
+                        None
                     }
                 }
-                other => Opponent::baseline(other).expect("validated opponent"),
-            };
-            let t = Instant::now();
-            let r = play_match(variant, &ours, opp, &settings);
-            let (score, elo) = (r.score(), r.elo());
-            tb.scalar(&format!("eval/score_vs_{name}"), score, learner.step);
-            tb.scalar(&format!("eval/elo_vs_{name}"), elo, learner.step);
-            line += &format!(
-                " {name} {score:.2} (+{} ={} -{}, Elo {elo:+.0}, {:.0} s)",
-                r.wins,
-                r.draws,
-                r.losses,
-                t.elapsed().as_secs_f64()
-            );
-            let rec = serde_json::json!({
-                "step": learner.step, "elapsed_seconds": elapsed, "opponent": name,
-                "wins": r.wins, "draws": r.draws, "losses": r.losses, "score": score, "elo": elo,
-                "mean_length": r.plies as f64 / r.games().max(1) as f64,
-            });
-            let p = run_dir.join("eval.jsonl");
-            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&p) {
-                let _ = writeln!(f, "{rec}");
             }
-            last_eval.retain(|(o, ..)| o != name);
-            last_eval.push((name.clone(), learner.step, r));
+            _ => None,
+        };
+        let seed = session_seed ^ learner.step.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        let report = eval_plan.run(&ours, previous.as_ref(), learner.step, seed);
+        if let Err(e) = report.write(tb, &run_dir.join("eval.jsonl"), elapsed) {
+            display.println(&format!("koma train: writing eval.jsonl: {e}"));
         }
-        tb.flush();
-        display.println(&line);
+        display.println(&report.line());
+        for r in &report.results {
+            last_eval.retain(|(o, ..)| *o != r.name);
+            last_eval.push((r.name.clone(), learner.step, r.outcome.wdl));
+        }
         state.eval_checkpoint = Some(state.checkpoint.clone());
         state.last_eval_step = Some(learner.step);
         Ok(())
