@@ -140,13 +140,13 @@ impl KomaNetwork {
     }
 
     /// Starts a batching service for this network (forward passes of up to `max_batch`
-    /// positions; whatever is queued runs at once) and returns it with the network that
-    /// uses it. Keep the [`Batcher`] alive while players use the network. A network
-    /// already behind a service is returned as it is, without a new one.
-    pub fn batched(&self, max_batch: usize, name: &str) -> (Option<Batcher>, KomaNetwork) {
+    /// positions, gathered for at most `max_wait` after the first request; zero: whatever
+    /// is queued runs at once) and returns it with the network that uses it. Keep the
+    /// [`Batcher`] alive while players use the network. A network already behind a
+    /// service is returned as it is, without a new one.
+    pub fn batched(&self, max_batch: usize, max_wait: Duration, name: &str) -> (Option<Batcher>, KomaNetwork) {
         let NetworkSource::Direct(evaluator) = &self.source else { return (None, self.clone()) };
-        let config =
-            BatcherConfig { max_batch: max_batch.max(1), max_wait: Duration::ZERO, thread_name: name.to_string() };
+        let config = BatcherConfig { max_batch: max_batch.max(1), max_wait, thread_name: name.to_string() };
         let batcher = Batcher::spawn(evaluator.clone(), config);
         let net = KomaNetwork { source: NetworkSource::Batched(batcher.handle()), ..self.clone() };
         (Some(batcher), net)
@@ -308,7 +308,7 @@ mod tests {
 
     #[test]
     fn players_share_a_batching_service_and_keep_the_clock() {
-        let (batcher, net) = uniform_network(Variant::Shogi).batched(64, "test-batcher");
+        let (batcher, net) = uniform_network(Variant::Shogi).batched(64, Duration::ZERO, "test-batcher");
         let batcher = batcher.expect("a new service");
         let config = KomaConfig { batch_size: 4, threads: 2, ..KomaConfig::default() };
         std::thread::scope(|s| {

@@ -12,6 +12,7 @@
 
 use std::path::Path;
 
+use rules::Variant;
 use serde::Deserialize;
 
 use crate::player::PlayerSpec;
@@ -29,13 +30,22 @@ pub struct Rung {
     pub elo: f64,
 }
 
-/// The rungs, lowest first, and the time control they were measured under.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The rungs, lowest first, the variant and the time control they were measured under.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Ladder {
+    pub variant: Variant,
     pub tc: String,
-    #[serde(rename = "rung")]
     pub rungs: Vec<Rung>,
+}
+
+/// The file's form of a [`Ladder`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LadderFile {
+    variant: String,
+    tc: String,
+    #[serde(rename = "rung")]
+    rungs: Vec<Rung>,
 }
 
 impl Ladder {
@@ -45,7 +55,9 @@ impl Ladder {
     }
 
     pub fn from_toml(text: &str) -> Result<Ladder, String> {
-        let ladder: Ladder = toml::from_str(text).map_err(|e| e.to_string())?;
+        let file: LadderFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        let variant = file.variant.parse::<Variant>().map_err(|e| e.to_string())?;
+        let ladder = Ladder { variant, tc: file.tc, rungs: file.rungs };
         for (i, r) in ladder.rungs.iter().enumerate() {
             if ladder.rungs[..i].iter().any(|q| q.name == r.name) {
                 return Err(format!("two rungs are named '{}'", r.name));
@@ -55,6 +67,7 @@ impl Ladder {
             }
             ladder.player_spec(r)?;
         }
+        ladder.tc.parse::<crate::TimeControl>().map_err(|e| e.to_string())?;
         Ok(ladder)
     }
 

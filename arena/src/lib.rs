@@ -204,7 +204,9 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
         if let SpecKind::Koma { checkpoint, device, config } = &p.kind {
             let net = builtin::KomaNetwork::load(checkpoint, device, cfg.variant).map_err(|e| fail(e.to_string()))?;
             let max_batch = concurrency * config.batch_size * config.threads;
-            let (batcher, net) = net.batched(max_batch, &format!("koma-arena-{i}"));
+            // No waiting for more requests: a lone game must not pay for it, and under
+            // load requests queue up while a pass runs anyway.
+            let (batcher, net) = net.batched(max_batch, Duration::ZERO, &format!("koma-arena-{i}"));
             batchers.extend(batcher);
             networks.push(Some(net));
         } else {

@@ -203,7 +203,7 @@ impl PairOutcome {
 }
 
 /// Plays `games` games between players 0 and 1 of `roster` (each opening twice, colours
-/// swapped, starting at opening `offset`) and counts them.
+/// swapped, starting at opening `seed % openings`) and counts them.
 pub fn play_pair(
     roster: &dyn Roster,
     games: usize,

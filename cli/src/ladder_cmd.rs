@@ -3,7 +3,7 @@
 //! (`scripts/ladder.sh` uses both).
 //!
 //! ```text
-//! koma ladder rungs [--ladder FILE]                         NAME ELO SPEC, lowest first
+//! koma ladder rungs [--ladder FILE]       `# variant V`, `# tc TC`, then NAME ELO SPEC
 //! koma ladder place --player NAME [--ladder FILE] GAMES.jsonl...
 //! ```
 //!
@@ -28,7 +28,8 @@ pub struct LadderArgs {
 
 #[derive(Subcommand)]
 enum LadderCommand {
-    /// Print the rungs: NAME ELO SPEC, one per line, lowest first.
+    /// Print `# variant V` and `# tc TC` (where the rungs were measured), then the
+    /// rungs: NAME ELO SPEC, one per line, lowest first.
     Rungs {
         /// A ladder table (default: the shipped arena/ladder.toml).
         #[arg(long)]
@@ -67,7 +68,10 @@ fn elo(x: f64) -> String {
 pub fn ladder(args: LadderArgs) -> Result<ExitCode> {
     match args.what {
         LadderCommand::Rungs { ladder } => {
-            for r in load(ladder.as_deref())?.rungs {
+            let ladder = load(ladder.as_deref())?;
+            println!("# variant {}", ladder.variant);
+            println!("# tc {}", ladder.tc);
+            for r in ladder.rungs {
                 println!("{} {} {}", r.name, r.elo, r.spec);
             }
         }

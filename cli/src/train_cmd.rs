@@ -176,8 +176,12 @@ pub struct EvaluateArgs {
     openings: Option<PathBuf>,
     /// Config whose [search] settings the network's search uses (default: built-in
     /// defaults with a Gumbel root).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "engine_search")]
     config: Option<PathBuf>,
+    /// Search as the engine does (PUCT with the built-in defaults, as `koma-usi` and the
+    /// in-training evaluation's `eval_search = "engine"`).
+    #[arg(long)]
+    engine_search: bool,
     #[arg(long, default_value = "cpu")]
     device: String,
     #[arg(long, default_value_t = 1)]
@@ -195,11 +199,13 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("loading {}", args.checkpoint.display()))?;
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
+        None if args.engine_search => search::SearchConfig::default(),
         None => search::SearchConfig { gumbel: true, gumbel_m: 8, ..Default::default() },
     };
     let ladder = arena::Ladder::shipped();
-    let (opponent, ladder_elo) = match trainer::Opponent::parse(&args.opponent, &ladder) {
-        Ok((_, o, elo)) => (o, elo),
+    let (opponent, ladder_elo) = match trainer::eval::parse_player(&args.opponent, &ladder) {
+        // The ladder's ratings hold in its own variant only.
+        Ok((spec, elo)) => (trainer::Opponent::Player(spec), elo.filter(|_| ladder.variant == variant)),
         Err(_) if std::path::Path::new(&args.opponent).with_extension("json").is_file() => {
             let path = std::path::Path::new(&args.opponent);
             let net = trainer::eval::load_network(path, variant, device)
@@ -227,7 +233,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         workdir: workdir.clone(),
     };
     let t = std::time::Instant::now();
-    let r = trainer::play_match(variant, &ours, &opponent, &settings);
+    let trainer::MatchOutcome { pair: r, batches } = trainer::play_match(variant, &ours, &opponent, &settings);
     let _ = std::fs::remove_dir_all(&workdir);
     let w = r.wdl;
     let (lo, hi) = w.elo_interval();
@@ -240,7 +246,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     };
     println!(
         "koma evaluate: {} vs {}: {} games, +{} ={} -{}, score {:.3}, Elo {:+.0} [{:+.0}, {:+.0}], LOS {:.1}%{ladder_text}, \
-         mean length {:.0} plies, {:.0} s",
+         mean length {:.0} plies, {:.0} s, {:.1} positions per forward pass",
         args.checkpoint.display(),
         args.opponent,
         w.games(),
@@ -253,7 +259,8 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         hi,
         100.0 * w.los(),
         r.mean_plies(),
-        t.elapsed().as_secs_f64()
+        t.elapsed().as_secs_f64(),
+        batches.mean_batch()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -250,7 +250,7 @@ impl TrainConfig {
         check(self.log_interval >= 1, "log_interval must be at least 1")?;
         let ladder = crate::eval::eval_ladder(self).map_err(|e| format!("train.eval_ladder: {e}"))?;
         for o in self.eval_opponents.iter().filter(|o| *o != "previous") {
-            crate::eval::Opponent::parse(o, &ladder).map_err(|e| format!("train.eval_opponents: {e}"))?;
+            crate::eval::parse_player(o, &ladder).map_err(|e| format!("train.eval_opponents: {e}"))?;
         }
         Ok(())
     }

@@ -23,7 +23,7 @@ pub mod run;
 pub mod tb;
 
 pub use config::{OptimizerKind, TrainConfig, TrainFileConfig};
-pub use eval::{play_match, MatchSettings, Opponent, TrainingEval};
+pub use eval::{play_match, MatchOutcome, MatchSettings, Opponent, TrainingEval};
 pub use learn::{learn, LearnOptions, LearnSummary};
 pub use learner::{Learner, StepStats};
 pub use replay::{Batch, Loader, Replay};
