@@ -114,7 +114,8 @@ for ((k = 0; k < max_rungs; k++)); do
         --variant "$variant" --openings "$openings" --concurrency "$concurrency" --out "$dir" -q \
         --player "$net" --player "$name=${specs[$index]}" >/dev/null
     played+=("$dir/games.jsonl")
-    line="$("$KOMA" ladder place --player net "${ladder_args[@]}" "$dir/games.jsonl" | head -1)"
+    placed="$("$KOMA" ladder place --player net "${ladder_args[@]}" "$dir/games.jsonl")"
+    line="${placed%%$'\n'*}"
     echo "$line"
     score="$(sed -n 's/.*score \([0-9.]*\).*/\1/p' <<<"$line")"
     step=0
@@ -126,4 +127,5 @@ for ((k = 0; k < max_rungs; k++)); do
     index=$((index + step))
     if [ "$index" -lt 0 ] || [ "$index" -ge "${#names[@]}" ]; then break; fi
 done
-"$KOMA" ladder place --player net "${ladder_args[@]}" "${played[@]}" | tail -1
+placed="$("$KOMA" ladder place --player net "${ladder_args[@]}" "${played[@]}")"
+echo "${placed##*$'\n'}"
