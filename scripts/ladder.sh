@@ -25,7 +25,8 @@
 # above it.
 #
 # Needs the engines of the rungs (scripts/install-engines.sh) and a release build of
-# koma and koma-usi (built here unless --no-build).
+# koma and koma-usi (built here unless --no-build; the environment variables KOMA and
+# KOMA_USI name other binaries).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -73,8 +74,8 @@ if [ "$build" = 1 ]; then
     source scripts/env.sh
     cargo build --release -p koma-cli -p koma-usi >&2
 fi
-KOMA="$PWD/target/release/koma"
-USI="$PWD/target/release/koma-usi"
+KOMA="${KOMA:-$PWD/target/release/koma}"
+USI="${KOMA_USI:-$PWD/target/release/koma-usi}"
 for b in "$KOMA" "$USI"; do
     [ -x "$b" ] || { echo "ladder: $b missing (cargo build --release -p koma-cli -p koma-usi)" >&2; exit 2; }
 done

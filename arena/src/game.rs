@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rules::{Color, EndRules, Move, Position};
 
 use crate::openings::Opening;
-use crate::player::{Action, Clocks, Fault, GoRequest, Player, PlayerResult, TimeControl};
+use crate::player::{Action, Clocks, EngineScore, Fault, GoRequest, Player, PlayerResult, TimeControl};
 
 /// Settings of one game.
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +42,8 @@ pub struct GameRecord {
     pub opening_plies: usize,
     /// Milliseconds each game move took (after the opening).
     pub times_ms: Vec<u64>,
+    /// The score each game move's player reported (after the opening), mover's view.
+    pub scores: Vec<Option<EngineScore>>,
     /// The side whose player failed (its player object should be replaced).
     pub faulty: Option<Color>,
     /// The final position.
@@ -58,6 +60,7 @@ impl GameRecord {
             moves: opening.moves.clone(),
             opening_plies: opening.moves.len(),
             times_ms: Vec::new(),
+            scores: Vec::new(),
             faulty: Some(side),
             final_pos: opening.position(),
         }
@@ -83,6 +86,7 @@ pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSetti
     let mut pos = opening.position();
     let mut moves: Vec<Move> = opening.moves.clone();
     let mut times_ms = Vec::new();
+    let mut scores = Vec::new();
     let end = |winner: Option<Color>, reason: &str, detail: Option<String>, faulty: Option<Color>| {
         (winner, reason.to_string(), detail, faulty)
     };
@@ -164,6 +168,7 @@ pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSetti
                 pos.play(mv);
                 moves.push(mv);
                 times_ms.push(elapsed.as_millis() as u64);
+                scores.push(players[side.index()].last_score());
             }
         }
     };
@@ -178,5 +183,15 @@ pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSetti
         };
         players[c.index()].game_over(r);
     }
-    GameRecord { winner, reason, detail, moves, opening_plies: opening.moves.len(), times_ms, faulty, final_pos: pos }
+    GameRecord {
+        winner,
+        reason,
+        detail,
+        moves,
+        opening_plies: opening.moves.len(),
+        times_ms,
+        scores,
+        faulty,
+        final_pos: pos,
+    }
 }

@@ -147,6 +147,15 @@ fn check_config(cfg: &MatchConfig) -> Result<Vec<(usize, usize)>, ArenaError> {
     if cfg.games == 0 {
         return bad("--games must be at least 1".into());
     }
+    if cfg.concurrency == 0 {
+        return bad("--concurrency must be at least 1".into());
+    }
+    if cfg.end_rules.max_plies == Some(0) {
+        return bad("--max-plies must be at least 1".into());
+    }
+    if cfg.hang_timeout.is_zero() {
+        return bad("--hang-timeout must be at least 1 second".into());
+    }
     if cfg.openings.is_empty() {
         return bad("no openings".into());
     }
@@ -173,7 +182,7 @@ impl schedule::Roster for MatchRoster<'_> {
             (SpecKind::Koma { config, .. }, Some(net)) => {
                 Ok(Box::new(builtin::KomaPlayer::new(net.clone(), config.clone(), self.cfg.variant, seed)))
             }
-            _ => spec.create(self.cfg.variant, seed, self.work),
+            _ => spec.create(self.cfg.variant, seed, self.work, self.cfg.hang_timeout),
         }
     }
 
@@ -211,7 +220,7 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
             networks.push(Some(net));
         } else {
             networks.push(None);
-            drop(p.create(cfg.variant, cfg.seed, &work).map_err(fail)?);
+            drop(p.create(cfg.variant, cfg.seed, &work, cfg.hang_timeout).map_err(fail)?);
         }
     }
     if !batchers.is_empty() {

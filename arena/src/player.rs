@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rules::{Move, Position, Variant};
 
@@ -137,6 +137,44 @@ impl From<ProcessError> for Fault {
     }
 }
 
+/// What an engine said its last search found, from the mover's view (USI `info ... score
+/// cp N` / `score mate N`; XBoard thinking output). Teacher data (`koma gen`) turns it into
+/// a value target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineScore {
+    /// Centipawns (the engine's own scale).
+    Cp(i32),
+    /// Mate in N plies: positive when the mover mates, negative when it is mated.
+    Mate(i32),
+}
+
+impl EngineScore {
+    /// Parses the words after `score` in a USI `info` line (`cp 35`, `mate -3`, `mate +`,
+    /// `cp 120 lowerbound`).
+    pub fn from_usi_words<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<EngineScore> {
+        match words.next()? {
+            "cp" => words.next()?.parse().ok().map(EngineScore::Cp),
+            "mate" => match words.next()? {
+                "+" => Some(EngineScore::Mate(i32::MAX)),
+                "-" => Some(EngineScore::Mate(-i32::MAX)),
+                n => n.parse::<i32>().ok().map(EngineScore::Mate),
+            },
+            _ => None,
+        }
+    }
+
+    /// The mover's win probability: a logistic of the centipawns with `scale` centipawns
+    /// per unit (dlshogi's `eval_coef`: 756 for its engines' scale; Ponanza-style engines
+    /// 600); a mate is 1 or 0.
+    pub fn win_probability(self, scale: f64) -> f64 {
+        match self {
+            EngineScore::Cp(cp) => 1.0 / (1.0 + (-(cp as f64) / scale).exp()),
+            EngineScore::Mate(n) if n > 0 => 1.0,
+            EngineScore::Mate(_) => 0.0,
+        }
+    }
+}
+
 /// How the game ended for one player.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlayerResult {
@@ -156,6 +194,10 @@ pub trait Player: Send {
     fn go(&mut self, req: &GoRequest<'_>) -> Result<Action, Fault>;
     /// The game ended (not called after this player's own fault).
     fn game_over(&mut self, _result: PlayerResult) {}
+    /// The score the player reported for its last move, if it reports one.
+    fn last_score(&self) -> Option<EngineScore> {
+        None
+    }
 }
 
 /// How a player is given on the command line: `NAME=SPEC` with SPEC one of `random`,
@@ -279,8 +321,15 @@ impl PlayerSpec {
         matches!(self.kind, SpecKind::Random | SpecKind::Greedy | SpecKind::Koma { .. })
     }
 
-    /// Creates the player for a game of `variant`. Engine processes run in `workdir`.
-    pub fn create(&self, variant: Variant, seed: u64, workdir: &Path) -> Result<Box<dyn Player>, String> {
+    /// Creates the player for a game of `variant`. Engine processes run in `workdir` and
+    /// must finish their handshake within `handshake_timeout`.
+    pub fn create(
+        &self,
+        variant: Variant,
+        seed: u64,
+        workdir: &Path,
+        handshake_timeout: Duration,
+    ) -> Result<Box<dyn Player>, String> {
         Ok(match &self.kind {
             SpecKind::Random => Box::new(crate::builtin::Baseline::random(seed)),
             SpecKind::Greedy => Box::new(crate::builtin::Baseline::greedy(seed)),
@@ -288,11 +337,13 @@ impl PlayerSpec {
                 let network = KomaNetwork::load(checkpoint, device, variant).map_err(|e| e.to_string())?;
                 Box::new(KomaPlayer::new(network, config.clone(), variant, seed))
             }
-            SpecKind::Usi { argv, options } => {
-                Box::new(crate::usi::UsiEngine::start(argv, options, variant, workdir).map_err(|e| e.to_string())?)
-            }
+            SpecKind::Usi { argv, options } => Box::new(
+                crate::usi::UsiEngine::start(argv, options, variant, workdir, handshake_timeout)
+                    .map_err(|e| e.to_string())?,
+            ),
             SpecKind::Xboard { argv, options } => Box::new(
-                crate::xboard::XboardEngine::start(argv, options, variant, workdir).map_err(|e| e.to_string())?,
+                crate::xboard::XboardEngine::start(argv, options, variant, workdir, handshake_timeout)
+                    .map_err(|e| e.to_string())?,
             ),
         })
     }

@@ -7,18 +7,19 @@ use std::time::{Duration, Instant};
 
 use rules::{Position, Variant};
 
-use crate::player::{Action, Fault, GoRequest, Player, PlayerResult, TimeControl};
+use crate::player::{Action, EngineScore, Fault, GoRequest, Player, PlayerResult, TimeControl};
 use crate::process::{EngineProcess, ProcessError};
-
-/// How long an engine may take to start (`usiok`) and to get ready (`readyok`; some
-/// engines load books or large tables here).
-pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct UsiEngine {
     proc: EngineProcess,
     variant: Variant,
+    /// How long the engine may take to start (`usiok`) and to get ready (`readyok`; some
+    /// engines load books or large tables here): the match's hang timeout.
+    handshake_timeout: Duration,
     /// The engine's name (`id name`).
     pub id_name: Option<String>,
+    /// The last `info ... score` of the last search.
+    score: Option<EngineScore>,
 }
 
 impl UsiEngine {
@@ -27,18 +28,21 @@ impl UsiEngine {
         options: &[(String, String)],
         variant: Variant,
         workdir: &Path,
+        handshake_timeout: Duration,
     ) -> Result<UsiEngine, Fault> {
         let proc = EngineProcess::spawn(argv, Some(workdir)).map_err(|e| Fault::Crash(e.to_string()))?;
-        let mut e = UsiEngine { proc, variant, id_name: None };
-        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        let mut e = UsiEngine { proc, variant, handshake_timeout, id_name: None, score: None };
+        let deadline = Instant::now() + handshake_timeout;
         e.proc.send("usi")?;
         let mut id_name = None;
-        e.proc.recv_until(deadline, |l| {
-            if let Some(n) = l.strip_prefix("id name ") {
-                id_name = Some(n.trim().to_string());
-            }
-            (l.trim() == "usiok").then_some(())
-        })?;
+        e.proc
+            .recv_until(deadline, |l| {
+                if let Some(n) = l.strip_prefix("id name ") {
+                    id_name = Some(n.trim().to_string());
+                }
+                (l.trim() == "usiok").then_some(())
+            })
+            .map_err(|err| e.handshake_fault(err, "usiok"))?;
         e.id_name = id_name;
         for (k, v) in options {
             e.proc.send(&format!("setoption name {k} value {v}"))?;
@@ -49,8 +53,21 @@ impl UsiEngine {
 
     fn ready(&mut self, deadline: Instant) -> Result<(), Fault> {
         self.proc.send("isready")?;
-        self.proc.recv_until(deadline, |l| (l.trim() == "readyok").then_some(()))?;
+        self.proc
+            .recv_until(deadline, |l| (l.trim() == "readyok").then_some(()))
+            .map_err(|err| self.handshake_fault(err, "readyok"))?;
         Ok(())
+    }
+
+    /// A handshake that timed out says what was missing and for how long.
+    fn handshake_fault(&self, err: ProcessError, awaited: &str) -> Fault {
+        match err {
+            ProcessError::Timeout => Fault::Protocol(format!(
+                "no {awaited} within {} s (--hang-timeout)",
+                self.handshake_timeout.as_secs_f64()
+            )),
+            other => other.into(),
+        }
     }
 }
 
@@ -95,7 +112,7 @@ pub fn go_command(req: &GoRequest<'_>) -> String {
 impl Player for UsiEngine {
     fn new_game(&mut self, _start: &Position) -> Result<(), Fault> {
         self.proc.drain();
-        self.ready(Instant::now() + STARTUP_TIMEOUT)?;
+        self.ready(Instant::now() + self.handshake_timeout)?;
         self.proc.send("usinewgame")?;
         Ok(())
     }
@@ -105,11 +122,23 @@ impl Player for UsiEngine {
         self.proc.drain();
         self.proc.send(&position_command(req))?;
         self.proc.send(&go_command(req))?;
+        self.score = None;
+        let score = &mut self.score;
         let best = self
             .proc
             .recv_until(req.deadline, |l| {
                 let mut words = l.split_whitespace();
-                (words.next() == Some("bestmove")).then(|| words.next().unwrap_or("").to_string())
+                match words.next() {
+                    Some("info") => {
+                        let mut rest = words.skip_while(|w| *w != "score");
+                        if rest.next().is_some() {
+                            *score = EngineScore::from_usi_words(rest).or(*score);
+                        }
+                        None
+                    }
+                    Some("bestmove") => Some(words.next().unwrap_or("").to_string()),
+                    _ => None,
+                }
             })
             .map_err(|e| match e {
                 ProcessError::Timeout => {
@@ -134,6 +163,10 @@ impl Player for UsiEngine {
             PlayerResult::Draw => "draw",
         };
         let _ = self.proc.send(&format!("gameover {word}"));
+    }
+
+    fn last_score(&self) -> Option<EngineScore> {
+        self.score
     }
 }
 

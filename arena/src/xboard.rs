@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use rules::{Color, Position, Variant};
 
-use crate::player::{Action, Fault, GoRequest, Player, TimeControl};
+use crate::player::{Action, EngineScore, Fault, GoRequest, Player, TimeControl};
 use crate::process::{EngineProcess, ProcessError};
 
 /// How long the arena waits for `feature done=1` (the protocol asks GUIs to wait at
@@ -44,6 +44,8 @@ pub struct XboardEngine {
     /// Protocol 2: the engine plays the side to move after each move we send.
     playing: bool,
     limits_sent: bool,
+    /// The score of the last thinking-output line (`post` mode) of the last search.
+    score: Option<EngineScore>,
 }
 
 /// Splits a `feature` line into (name, value) pairs; values may be quoted.
@@ -94,6 +96,7 @@ impl XboardEngine {
         options: &[(String, String)],
         variant: Variant,
         workdir: &Path,
+        handshake_timeout: Duration,
     ) -> Result<XboardEngine, Fault> {
         let proc = EngineProcess::spawn(argv, Some(workdir)).map_err(|e| Fault::Crash(e.to_string()))?;
         let mut e = XboardEngine {
@@ -105,10 +108,11 @@ impl XboardEngine {
             sent: 0,
             playing: false,
             limits_sent: false,
+            score: None,
         };
         e.proc.send("xboard")?;
         e.proc.send("protover 2")?;
-        let deadline = Instant::now() + FEATURE_TIMEOUT;
+        let deadline = Instant::now() + FEATURE_TIMEOUT.min(handshake_timeout);
         let mut got_features = false;
         let mut memory = false;
         loop {
@@ -237,7 +241,13 @@ impl XboardEngine {
         let side = req.pos.side_to_move();
         // HaChu sends a lion double move as two lines, the first ending in ','.
         let mut legs = String::new();
+        self.score = None;
+        let score = &mut self.score;
         let reply = self.proc.recv_until(req.deadline, |l| match classify_protocol2(l, side) {
+            None => {
+                *score = thinking_score(l).or(*score);
+                None
+            }
             Some(Reply::Move(m)) if m.ends_with(',') => {
                 legs.push_str(&m);
                 None
@@ -317,6 +327,23 @@ enum Reply {
     Error(String),
 }
 
+/// Scores at or beyond this many centipawns are mates (XBoard engines report a mate as a
+/// large score, 100000 - N or similar).
+const XBOARD_MATE_CP: i32 = 20000;
+
+/// The score of a `post` thinking line `PLY SCORE TIME NODES PV...`.
+fn thinking_score(line: &str) -> Option<EngineScore> {
+    let mut words = line.split_whitespace();
+    words.next()?.trim_end_matches(['.', '&']).parse::<u32>().ok()?;
+    let cp: i32 = words.next()?.parse().ok()?;
+    words.next()?.parse::<u64>().ok()?;
+    Some(if cp.abs() >= XBOARD_MATE_CP {
+        EngineScore::Mate(cp.signum() * (100000 - cp.abs()).max(1))
+    } else {
+        EngineScore::Cp(cp)
+    })
+}
+
 /// What a protocol 2 line means while the engine (playing `side`) is to move.
 fn classify_protocol2(line: &str, side: Color) -> Option<Reply> {
     let l = line.trim();
@@ -372,8 +399,14 @@ impl Player for XboardEngine {
             self.proc.send(&v)?;
         }
         self.proc.send("easy")?;
+        // Thinking output: the scores of teacher data (`koma gen`).
+        self.proc.send("post")?;
         self.proc.send("force")?;
         Ok(())
+    }
+
+    fn last_score(&self) -> Option<EngineScore> {
+        self.score
     }
 
     fn go(&mut self, req: &GoRequest<'_>) -> Result<Action, Fault> {

@@ -45,8 +45,8 @@ pub struct ArenaArgs {
     /// or a bare SFEN (default: data/openings/<variant>.txt if found, else the start position).
     #[arg(long)]
     openings: Option<PathBuf>,
-    /// Games at once (default: half the cores).
-    #[arg(long)]
+    /// Games at once, at least 1 (default: half the cores).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     concurrency: Option<usize>,
     /// Stop when an SPRT of ELO0 against ELO1 decides (alpha = beta = 0.05; or
     /// ELO0,ELO1,ALPHA,BETA). Needs a match of one pair.
@@ -58,8 +58,8 @@ pub struct ArenaArgs {
     /// Variant: shogi, sho or dai (default: the checkpoints' variant, else shogi).
     #[arg(long)]
     variant: Option<String>,
-    /// Maximum game length in plies (SFEN move number - 1); then a draw.
-    #[arg(long, default_value_t = 320)]
+    /// Maximum game length in plies (SFEN move number - 1), at least 1; then a draw.
+    #[arg(long, default_value_t = 320, value_parser = clap::value_parser!(u32).range(1..))]
     max_plies: u32,
     /// Impasse rule: 27 (declaration, USI `bestmove win`) or 24 (points).
     #[arg(long, default_value_t = 27)]
@@ -67,8 +67,9 @@ pub struct ArenaArgs {
     /// Grace in milliseconds over the clock before a late move loses on time.
     #[arg(long, default_value_t = 1000)]
     time_margin_ms: u64,
-    /// Seconds a player without a clock (nodes, depth) may think before it loses as hung.
-    #[arg(long, default_value_t = 60)]
+    /// Seconds a player without a clock (nodes, depth) may think before it loses as hung,
+    /// and an engine may take to start (USI `usiok`, `readyok`); at least 1.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     hang_timeout: u64,
     /// Seed for the built-in players and the first opening.
     #[arg(long, default_value_t = 1)]
@@ -102,6 +103,22 @@ fn parse_sprt(text: &str) -> Result<Sprt> {
     Ok(t)
 }
 
+/// The opening file given, else `data/openings/<variant>.txt` if found, else the start
+/// position.
+pub fn openings_for(variant: Variant, given: Option<&std::path::Path>) -> Result<Vec<Opening>> {
+    Ok(match given {
+        Some(path) => arena::load_openings(variant, path).map_err(bad)?,
+        None => {
+            let shipped = PathBuf::from("data/openings").join(format!("{}.txt", variant.name()));
+            if shipped.is_file() {
+                arena::load_openings(variant, &shipped).map_err(bad)?
+            } else {
+                vec![Opening::startpos(variant)]
+            }
+        }
+    })
+}
+
 pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     let players: Vec<PlayerSpec> =
         args.players.iter().map(|p| p.parse::<PlayerSpec>().map_err(|e| bad(e.to_string()))).collect::<Result<_>>()?;
@@ -127,17 +144,7 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     }
     let variant = variant.unwrap_or(Variant::Shogi);
 
-    let openings = match &args.openings {
-        Some(path) => arena::load_openings(variant, path).map_err(bad)?,
-        None => {
-            let shipped = PathBuf::from("data/openings").join(format!("{}.txt", variant.name()));
-            if shipped.is_file() {
-                arena::load_openings(variant, &shipped).map_err(bad)?
-            } else {
-                vec![Opening::startpos(variant)]
-            }
-        }
-    };
+    let openings = openings_for(variant, args.openings.as_deref())?;
     let impasse = match args.impasse {
         27 => ImpasseRule::Declaration27,
         24 => ImpasseRule::Points24,
@@ -150,7 +157,7 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
         games: args.games,
         tc,
         openings,
-        concurrency: args.concurrency.unwrap_or_else(arena::default_concurrency).max(1),
+        concurrency: args.concurrency.unwrap_or_else(arena::default_concurrency),
         sprt,
         out: args.out.clone(),
         variant,

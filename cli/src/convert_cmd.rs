@@ -22,8 +22,9 @@ pub struct ConvertArgs {
     /// extension when left out (.kif .kifu .ki2 .ki2u .csa .usi .sfen).
     #[arg(long)]
     from: Option<String>,
-    /// Output format: kif, ki2, csa, usi or western. Guessed from the
-    /// extension of -o when left out.
+    /// Output format: kif, ki2, csa, usi or western; or hcpe (records to dlshogi's
+    /// training positions) or hcpe3 (koma sample chunks to dlshogi's game format), which
+    /// write all inputs into the one file -o. Guessed from the extension of -o when left out.
     #[arg(long)]
     to: Option<String>,
     /// Record files or directories (searched recursively for record
@@ -98,6 +99,10 @@ fn walk(dir: &Path, root: &Path, from: Option<Format>, out: &mut Vec<Input>) -> 
 }
 
 pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
+    let by_output = args.output.as_deref().map(extension);
+    if let Some(to @ ("hcpe" | "hcpe3")) = args.to.as_deref().or(by_output.as_deref()) {
+        return crate::convert_hcpe::convert(to, &args.inputs, args.output.as_deref());
+    }
     let from = args.from.as_deref().map(|f| parse_format(f, true)).transpose()?;
     let encoding = Encoding::from_name(&args.encoding)
         .ok_or_else(|| BadInput(format!("unknown encoding '{}' (expected utf-8 or sjis)", args.encoding)))?;

@@ -6,6 +6,8 @@
 
 mod arena_cmd;
 mod convert_cmd;
+mod convert_hcpe;
+mod gen_cmd;
 mod ladder_cmd;
 mod model_cmds;
 mod rules_cmds;
@@ -46,7 +48,9 @@ enum Command {
     Bench(BenchArgs),
     /// The main job: self-play and learning in one process (runs/<name>/).
     Train(train_cmd::TrainArgs),
-    /// Supervised training from game records (bootstrap a network).
+    /// Teacher data: an engine plays itself; its moves and scores become training samples.
+    Gen(gen_cmd::GenArgs),
+    /// Supervised training from game records, hcpe/hcpe3 files or sample chunks (bootstrap a network).
     Learn(train_cmd::LearnArgs),
     /// Play a checkpoint against a baseline (random, greedy), a ladder rung or another checkpoint.
     Evaluate(train_cmd::EvaluateArgs),
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
         Command::Selfplay(args) => selfplay_cmd::selfplay(args),
         Command::Train(args) => train_cmd::train(args),
         Command::Learn(args) => train_cmd::learn(args),
+        Command::Gen(args) => gen_cmd::gen(args),
         Command::Evaluate(args) => train_cmd::evaluate(args),
         Command::Bench(args) => match args.what {
             BenchCommand::Nn(a) => model_cmds::bench_nn(a),

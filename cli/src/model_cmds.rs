@@ -6,29 +6,18 @@ use clap::Args;
 use model::encoding::Encoder;
 use model::{tch, Evaluator, Expected, NetConfig, Precision, TorchEvaluator};
 use rules::{Position, Variant};
-use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// The part of a config file the network needs: `variant` and `[model]`.
-/// Other tables belong to other subcommands and are checked by them.
-#[derive(Deserialize)]
-struct NetworkSection {
-    variant: String,
-    #[serde(default)]
-    model: NetConfig,
-}
 
 fn bad(msg: impl Into<String>) -> anyhow::Error {
     BadInput(msg.into()).into()
 }
 
+/// The part of a config file the network needs: `variant` and `[model]` (the whole file
+/// is checked, so that a typo fails every command alike).
 fn load_network_section(path: &Path) -> Result<(Variant, NetConfig)> {
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read config {}: {e}", path.display())))?;
-    let section: NetworkSection =
-        toml::from_str(&text).map_err(|e| bad(format!("bad config {}: {e}", path.display())))?;
-    let variant = section.variant.parse::<Variant>().map_err(|e| bad(format!("{}: {e}", path.display())))?;
-    Ok((variant, section.model))
+    let cfg = trainer::TrainFileConfig::load(path).map_err(|e| bad(e.to_string()))?;
+    Ok((cfg.base.variant, cfg.base.model))
 }
 
 fn device(name: &str) -> Result<tch::Device> {

@@ -78,7 +78,8 @@ fn bad(msg: impl Into<String>) -> anyhow::Error {
 }
 
 fn load_config(path: &Path, device: Option<&String>) -> Result<SelfplayFileConfig> {
-    let mut cfg = SelfplayFileConfig::load(path).map_err(|e| bad(e.to_string()))?;
+    // The whole file is checked ([train] too), so that a typo fails every command alike.
+    let mut cfg = trainer::TrainFileConfig::load(path).map_err(|e| bad(e.to_string()))?.base;
     if let Some(d) = device {
         cfg.selfplay.device = d.clone();
     }

@@ -84,7 +84,8 @@ pub struct LearnArgs {
     /// Config file ([model] and [train] are used).
     #[arg(long)]
     config: PathBuf,
-    /// Record files or folders (.usi/.sfen one game a line, .kif/.kifu, .ki2, .csa).
+    /// Inputs: files or folders of sample chunks (.chunk: self-play, koma gen), hcpe/hcpe3,
+    /// game records (.usi/.sfen one game a line, .kif/.kifu, .ki2, .csa).
     #[arg(long, required = true, num_args = 1..)]
     records: Vec<PathBuf>,
     /// Run name (output in <runs-dir>/<name>/). Default: learn-<date>.
@@ -154,19 +155,20 @@ pub struct EvaluateArgs {
     /// checkpoint.
     #[arg(long, default_value = "random")]
     opponent: String,
-    #[arg(long, default_value_t = 100)]
+    /// Games to play, at least 1.
+    #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     games: usize,
     /// Simulations per move of the network (1 = raw policy).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
     simulations: u32,
     /// Leaves per network evaluation of one game's search (virtual loss between them).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
     batch_size: usize,
     /// Games at once (their leaves share forward passes); 0 = all.
     #[arg(long, default_value_t = 0)]
     concurrency: usize,
-    /// Games longer than this are draws.
-    #[arg(long, default_value_t = 256)]
+    /// Games longer than this are draws (at least 1).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     max_plies: u32,
     /// Random plies at the start of each pair of games (without --openings).
     #[arg(long, default_value_t = 2)]
@@ -224,7 +226,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let settings = trainer::MatchSettings {
         games: args.games,
         simulations: args.simulations,
-        batch_size: args.batch_size.max(1),
+        batch_size: args.batch_size,
         concurrency: args.concurrency,
         max_plies: args.max_plies,
         search,

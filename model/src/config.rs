@@ -28,10 +28,12 @@ pub struct NetConfig {
     /// Residual blocks in the tower (not counting the stem). Default 10.
     /// AlphaZero: 19 (20 with the stem; 39 in the longer AlphaGo Zero run);
     /// KataGo: 6 to 40 (b18c384 in recent runs); dlshogi: 10, later 15 to 20.
+    /// Valid: 0..=256.
     pub blocks: usize,
 
     /// Channels (filters) of the stem and of every block. Default 128.
     /// AlphaZero: 256; KataGo: 96 to 384; dlshogi: 192 (later 224 and 256).
+    /// Valid: 1..=4096.
     pub channels: usize,
 
     /// Make every k-th block (blocks k-1, 2k-1, ... counting from 0) a global pooling block;
@@ -41,23 +43,23 @@ pub struct NetConfig {
     /// turns those into a per-channel bias added to the block's first convolution before its
     /// ReLU, which lets the tower see the whole board at once (KataGo, "Accelerating
     /// Self-Play Learning in Go", 2019; KataGo puts such blocks at a regular interval, about
-    /// every third block). AlphaZero and dlshogi: none.
+    /// every third block). AlphaZero and dlshogi: none. Valid: 0..=256.
     pub global_pooling_every: usize,
 
     /// Channels pooled in a global pooling block. Default 32. KataGo: 32 for its small
-    /// nets, 64 for b20c256 and larger.
+    /// nets, 64 for b20c256 and larger. Valid: 1..=4096 (checked when pooling is on).
     pub global_pooling_channels: usize,
 
     /// Channels of the policy head's 3x3 convolution; `None` means `channels`.
-    /// Default `None`. AlphaZero (chess/shogi): 256, same as the tower.
+    /// Default `None`. AlphaZero (chess/shogi): 256, same as the tower. Valid: 1..=4096.
     pub policy_channels: Option<usize>,
 
     /// Channels of the value head's 1x1 convolution. Default 32.
-    /// AlphaZero: 1; Leela Chess Zero: 32; KataGo: 32 for small nets.
+    /// AlphaZero: 1; Leela Chess Zero: 32; KataGo: 32 for small nets. Valid: 1..=4096.
     pub value_channels: usize,
 
     /// Hidden units of the value head's fully connected layer. Default 128.
-    /// AlphaZero: 256; Leela Chess Zero: 128; dlshogi: 256.
+    /// AlphaZero: 256; Leela Chess Zero: 128; dlshogi: 256. Valid: 1..=65536.
     pub value_hidden: usize,
 
     /// Initialise the last batch norm scale of every residual block to zero, so each block
@@ -89,25 +91,90 @@ impl Default for NetConfig {
     }
 }
 
+/// A config value the program refuses; the message names the field (`table.field`), the
+/// value and what is valid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("net.{field} must be at least {min} (got {value})")]
-    TooSmall { field: &'static str, value: usize, min: usize },
-    #[error("net.{field} = {value} is larger than the supported maximum {max}")]
-    TooLarge { field: &'static str, value: usize, max: usize },
+    #[error("{field} = {value} is out of range (valid: {range})")]
+    OutOfRange { field: String, value: String, range: String },
+    #[error("{field} = \"{value}\" is not valid (expected {expected})")]
+    BadValue { field: String, value: String, expected: String },
+}
+
+/// The valid range of a real-valued config field (as documented on the field). NaN and
+/// the infinities are in no range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Range {
+    /// `[min, max]`.
+    Closed(f64, f64),
+    /// `(min, max]`.
+    AboveMin(f64, f64),
+    /// `[min, max)`.
+    BelowMax(f64, f64),
+}
+
+impl Range {
+    pub fn contains(&self, v: f64) -> bool {
+        v.is_finite()
+            && match *self {
+                Range::Closed(lo, hi) => lo <= v && v <= hi,
+                Range::AboveMin(lo, hi) => lo < v && v <= hi,
+                Range::BelowMax(lo, hi) => lo <= v && v < hi,
+            }
+    }
+}
+
+impl std::fmt::Display for Range {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Range::Closed(lo, hi) => write!(f, "[{lo}, {hi}]"),
+            Range::AboveMin(lo, hi) => write!(f, "({lo}, {hi}]"),
+            Range::BelowMax(lo, hi) => write!(f, "[{lo}, {hi})"),
+        }
+    }
+}
+
+/// Checks a real-valued field (`field` is `table.name`).
+pub fn check_real<T: Into<f64> + std::fmt::Display + Copy>(
+    field: &str,
+    value: T,
+    range: Range,
+) -> Result<(), ConfigError> {
+    if range.contains(value.into()) {
+        return Ok(());
+    }
+    Err(ConfigError::OutOfRange { field: field.to_string(), value: value.to_string(), range: range.to_string() })
+}
+
+/// Checks a whole-number field against `min..=max`.
+pub fn check_whole(field: &str, value: u64, min: u64, max: u64) -> Result<(), ConfigError> {
+    if (min..=max).contains(&value) {
+        return Ok(());
+    }
+    Err(ConfigError::OutOfRange { field: field.to_string(), value: value.to_string(), range: format!("{min}..={max}") })
+}
+
+/// Checks the spelling of a torch device name (`cpu`, `auto`, `cuda`, `gpu`, `cuda:N`, as
+/// [`crate::parse_device`] reads it) without asking whether that device exists.
+pub fn check_device_name(field: &str, name: &str) -> Result<(), ConfigError> {
+    let lower = name.trim().to_ascii_lowercase();
+    let ok = matches!(lower.as_str(), "cpu" | "auto" | "cuda" | "gpu")
+        || lower.strip_prefix("cuda:").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if ok {
+        return Ok(());
+    }
+    Err(ConfigError::BadValue {
+        field: field.to_string(),
+        value: name.to_string(),
+        expected: "cpu, auto, cuda, gpu or cuda:N".into(),
+    })
 }
 
 impl NetConfig {
-    /// Checks the ranges of every field.
+    /// Checks the ranges of every field (documented on each field).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let check = |field, value: usize, min, max| {
-            if value < min {
-                Err(ConfigError::TooSmall { field, value, min })
-            } else if value > max {
-                Err(ConfigError::TooLarge { field, value, max })
-            } else {
-                Ok(())
-            }
+        let check = |field: &str, value: usize, min: u64, max: u64| {
+            check_whole(&format!("model.{field}"), value as u64, min, max)
         };
         check("blocks", self.blocks, 0, 256)?;
         check("channels", self.channels, 1, 4096)?;

@@ -31,7 +31,7 @@ pub use checkpoint::{
     load_checkpoint, read_checkpoint_meta, save_checkpoint, CheckpointError, CheckpointInfo, CheckpointMeta,
     CheckpointPaths, Expected, CHECKPOINT_FORMAT_VERSION,
 };
-pub use config::{ConfigError, NetConfig};
+pub use config::{check_device_name, check_real, check_whole, ConfigError, NetConfig, Range};
 pub use device::{parse_device, torch_info, DeviceError, Precision, TorchInfo};
 pub use evaluator::{EvalError, Evaluation, Evaluator, TorchEvaluator, UniformEvaluator};
 pub use net::{Net, NetError, ResNet};

@@ -11,41 +11,53 @@ pub struct SearchConfig {
     /// PUCT exploration constant c_init in
     /// `c(N) = c_init + ln((N + c_base + 1) / c_base)`. Default 1.25.
     /// AlphaZero: 1.25 (pseudocode); Leela Chess Zero: 1.745 (training); KataGo: 1.1
-    /// (no log growth, `cpuctExploration`).
+    /// (no log growth, `cpuctExploration`). Valid: (0, 100].
     pub c_puct: f32,
     /// c_base of the log growth above. Default 19652. AlphaZero: 19652; lc0: 38739.
+    /// Valid: [1, 1e9].
     pub c_puct_base: f32,
     /// First-play urgency reduction at inner nodes: an unvisited child's Q is the parent's
     /// Q minus `fpu_reduction * sqrt(sum of the priors of the visited children)`.
     /// Default 0.25. lc0: 0.33 (`fpu-value`, reduction strategy); KataGo: 0.2;
-    /// AlphaZero: unvisited Q = 0 (loss in the paper's later correction).
+    /// AlphaZero: unvisited Q = 0 (loss in the paper's later correction). Valid: [0, 10].
     pub fpu_reduction: f32,
     /// The same at the root. Default 0.0 (with root noise the root explores anyway).
     /// KataGo: 0.1 (`rootFpuReductionMax`, 0 with noise); lc0: fpu absolute 1.0 at the
-    /// root in training.
+    /// root in training. Valid: [0, 10].
     pub root_fpu_reduction: f32,
-    /// Dirichlet noise concentration alpha at the root of full self-play searches.
-    /// Default 0.15. AlphaZero: 0.15 shogi, 0.3 chess, 0.03 Go; KataGo scales it to
-    /// 0.03 * 361 / legal moves.
-    pub dirichlet_alpha: f32,
+    /// Total Dirichlet concentration of the root noise of full self-play searches (PUCT
+    /// root; a Gumbel root uses Gumbel noise instead): each of the n legal moves gets
+    /// alpha = `dirichlet_alpha_total / n` (KataGo; Wu 2019, "Accelerating Self-Play
+    /// Learning in Go"). A fixed alpha makes the noise nearly one-hot where moves are few
+    /// and nearly uniform where they are many (dai shogi: hundreds). Default 10.83. KataGo: 0.03 * 361 = 10.83. AlphaZero fixes alpha per game
+    /// "in inverse proportion to the approximate number of legal moves in a typical
+    /// position" (Silver et al. 2018): 0.3 chess (x ~35 moves = 10.5), 0.15 shogi
+    /// (x ~80 = 12), 0.03 Go (x ~250 = 7.5). Valid: (0, 1000].
+    pub dirichlet_alpha_total: f32,
     /// Weight of the noise: prior' = (1 - eps) * prior + eps * noise. Default 0.25.
-    /// AlphaZero and KataGo: 0.25. 0 disables the noise.
+    /// AlphaZero and KataGo: 0.25. 0 disables the noise. Valid: [0, 1].
     pub dirichlet_epsilon: f32,
-    /// Softmax temperature of the root priors (lc0 `policy-softmax-temp`). Default 1.0.
+    /// Softmax temperature of the root priors (lc0 `policy-softmax-temp`), also when a
+    /// reused tree's node becomes the root. It shapes the search only: the Gumbel policy
+    /// target uses the network's logits at temperature 1. Default 1.0.
     /// lc0: 1.607 in training; AlphaZero, KataGo: 1.0 (KataGo 1.03 at the root).
+    /// Valid: [0.01, 100].
     pub policy_softmax_temperature: f32,
     /// Use a Gumbel AlphaZero root (Danihelka et al. 2022: Gumbel top-k, sequential
     /// halving, completed-Q policy target) instead of PUCT with Dirichlet noise. Learns
     /// with far fewer simulations (n = 16..64), which suits CPUs. Inner nodes use PUCT
-    /// either way. Default false.
+    /// either way. The move played is the sequential halving winner (its Gumbel noise is
+    /// the exploration): self-play's move temperature does not apply and may not be set.
+    /// Default false.
     pub gumbel: bool,
     /// Gumbel: actions sampled at the root (m). Default 16. Paper: 16 (Go, chess with
-    /// n = 200/800), 4..8 for n <= 16.
+    /// n = 200/800), 4..8 for n <= 16. Valid: 1..=1024.
     pub gumbel_m: usize,
     /// Gumbel: sigma(q) = (c_visit + max_b N(b)) * c_scale * q, q in [0, 1].
-    /// Default 50. Paper: 50.
+    /// Default 50. Paper: 50. Valid: [0, 1e6].
     pub gumbel_c_visit: f32,
     /// Gumbel: see `gumbel_c_visit`. Default 1.0. Paper: 1.0 (0.1 in some MuZero runs).
+    /// Valid: [0, 1000].
     pub gumbel_c_scale: f32,
     /// Short mate search at every expansion; proven wins and losses propagate up the tree
     /// (MCTS-solver), and a proven node needs no network evaluation.
@@ -56,12 +68,14 @@ pub struct SearchConfig {
     /// opponent after every evasion (finds mates in 3 by a checking move at the first
     /// visit of the check). Costs up to a few tens of microseconds per node in check.
     /// Default 3. dlshogi: mate in 1 at every node plus a short mate search at leaves.
+    /// Valid: 0, 1 or 3.
     pub mate_search_plies: u32,
     /// Virtual loss per in-flight simulation (several leaves of one tree at once; the USI
-    /// engine's threads). Default 1.0. lc0: 1 (a visit counted as a loss).
+    /// engine's threads). Default 1.0. lc0: 1 (a visit counted as a loss). Valid: [0, 100].
     pub virtual_loss: f32,
     /// Memory cap of one search tree in MiB: a search stops adding simulations once its
     /// tree is this large (the move is then chosen from what was searched). Default 256.
+    /// Valid: 1..=1048576 (1 TiB).
     pub max_tree_mib: usize,
 }
 
@@ -72,7 +86,7 @@ impl Default for SearchConfig {
             c_puct_base: 19652.0,
             fpu_reduction: 0.25,
             root_fpu_reduction: 0.0,
-            dirichlet_alpha: 0.15,
+            dirichlet_alpha_total: 10.83,
             dirichlet_epsilon: 0.25,
             policy_softmax_temperature: 1.0,
             gumbel: false,
@@ -83,5 +97,34 @@ impl Default for SearchConfig {
             virtual_loss: 1.0,
             max_tree_mib: 256,
         }
+    }
+}
+
+impl SearchConfig {
+    /// Checks every field against its valid range (in the field's documentation); the
+    /// error names the field, the value and the range.
+    pub fn validate(&self) -> Result<(), model::ConfigError> {
+        use model::{check_real, check_whole, Range};
+        let real = |name: &str, v: f32, r: Range| check_real(&format!("search.{name}"), v, r);
+        real("c_puct", self.c_puct, Range::AboveMin(0.0, 100.0))?;
+        real("c_puct_base", self.c_puct_base, Range::Closed(1.0, 1e9))?;
+        real("fpu_reduction", self.fpu_reduction, Range::Closed(0.0, 10.0))?;
+        real("root_fpu_reduction", self.root_fpu_reduction, Range::Closed(0.0, 10.0))?;
+        real("dirichlet_alpha_total", self.dirichlet_alpha_total, Range::AboveMin(0.0, 1000.0))?;
+        real("dirichlet_epsilon", self.dirichlet_epsilon, Range::Closed(0.0, 1.0))?;
+        real("policy_softmax_temperature", self.policy_softmax_temperature, Range::Closed(0.01, 100.0))?;
+        check_whole("search.gumbel_m", self.gumbel_m as u64, 1, 1024)?;
+        real("gumbel_c_visit", self.gumbel_c_visit, Range::Closed(0.0, 1e6))?;
+        real("gumbel_c_scale", self.gumbel_c_scale, Range::Closed(0.0, 1000.0))?;
+        if !matches!(self.mate_search_plies, 0 | 1 | 3) {
+            return Err(model::ConfigError::BadValue {
+                field: "search.mate_search_plies".into(),
+                value: self.mate_search_plies.to_string(),
+                expected: "0, 1 or 3".into(),
+            });
+        }
+        real("virtual_loss", self.virtual_loss, Range::Closed(0.0, 100.0))?;
+        check_whole("search.max_tree_mib", self.max_tree_mib as u64, 1, 1 << 20)?;
+        Ok(())
     }
 }

@@ -55,9 +55,13 @@ pub enum Step {
 /// while active.
 #[derive(Default)]
 struct GumbelRoot {
-    /// Per root edge: Gumbel noise (0 without noise) and log prior.
+    /// Per root edge: Gumbel noise (0 without noise) and log prior (at the policy
+    /// softmax temperature: what the halving compares).
     g: Vec<f32>,
     logits: Vec<f32>,
+    /// Per root edge: the network's own log prior (temperature 1), for the policy
+    /// target, so that a softmax temperature never reaches the training data.
+    net_logits: Vec<f32>,
     /// Root edge indices still in the running.
     candidates: Vec<u32>,
     /// Root edges to visit next, in order.
@@ -94,8 +98,13 @@ impl GumbelRoot {
         let len = root.len();
         self.g.clear();
         self.logits.clear();
+        self.net_logits.clear();
+        // ln softmax(l / T) = l / T - const: T times it is the network's logit (+ const).
+        let t = tree.params().policy_softmax_temperature;
         for ei in root {
-            self.logits.push(tree.edge(ei).prior.max(1e-30).ln());
+            let logit = tree.edge(ei).prior.max(1e-30).ln();
+            self.logits.push(logit);
+            self.net_logits.push(t * logit);
             self.g.push(if noise { rng.gumbel() } else { 0.0 });
         }
         let m = tree.params().gumbel_m.min(len).max(1);
@@ -161,6 +170,39 @@ impl GumbelRoot {
         g + self.logits[e as usize] + Self::sigma(tree, q, maxn)
     }
 
+    /// The sequential halving winner: the candidate with the best g + logit + sigma(q)
+    /// among those not proven to lose. `None` when every candidate is proven to lose.
+    fn winner(&self, tree: &Tree) -> Option<usize> {
+        let start = tree.root_edges().start;
+        self.candidates
+            .iter()
+            .copied()
+            .filter(|&c| !tree.edge_proof(start + c as usize).is_loss())
+            .map(|c| (self.score(tree, c, true), c))
+            .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
+            .map(|(_, c)| start + c as usize)
+    }
+
+    /// The improved policy softmax(net logit + sigma(completed Q)) over the root's moves
+    /// (the Gumbel paper's policy target), probabilities under 1e-5 left out.
+    fn improved_policy(&self, tree: &Tree) -> Vec<(Move, f32)> {
+        let root = tree.root_edges();
+        let maxn = Self::max_child_visits(tree);
+        let vmix = self.v_mix(tree);
+        let scores: Vec<f32> = root
+            .clone()
+            .enumerate()
+            .map(|(i, ei)| {
+                let q = tree.edge_stats(ei).map_or(vmix, |s| s.0);
+                self.net_logits[i] + Self::sigma(tree, q, maxn)
+            })
+            .collect();
+        let max = scores.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+        let exps: Vec<f32> = scores.iter().map(|s| (s - max).exp()).collect();
+        let sum: f32 = exps.iter().sum();
+        root.zip(&exps).filter(|&(_, &x)| x / sum >= 1e-5).map(|(ei, &x)| (tree.edge(ei).mv, x / sum)).collect()
+    }
+
     /// Gumbel paper's v_mix: the root's network value mixed with the prior-weighted Q of
     /// the visited children.
     fn v_mix(&self, tree: &Tree) -> f32 {
@@ -188,6 +230,8 @@ pub struct Search {
     pending: VecDeque<Leaf>,
     noise_buf: Vec<f32>,
     gumbel: GumbelRoot,
+    /// The root got its network evaluation in this search (it was not proven first).
+    root_evaluated: bool,
     /// Network evaluations requested by this search object since it was created.
     evaluations: u64,
 }
@@ -201,6 +245,7 @@ impl Search {
             pending: VecDeque::new(),
             noise_buf: Vec::new(),
             gumbel: GumbelRoot::default(),
+            root_evaluated: false,
             evaluations: 0,
         }
     }
@@ -230,6 +275,7 @@ impl Search {
         self.gumbel.active = false;
         self.gumbel.budget = self.budget;
         self.gumbel.root_nn_value = 0.0;
+        self.root_evaluated = false;
     }
 
     pub fn root_position(&self) -> &Position {
@@ -301,13 +347,16 @@ impl Search {
         if !root {
             return;
         }
+        self.root_evaluated = true;
         self.gumbel.root_nn_value = v;
         let params = self.tree.params();
         let len = self.tree.root_edges().len();
         if params.gumbel {
             self.gumbel.init(&self.tree, self.noise, rng);
         } else if self.noise && params.dirichlet_epsilon > 0.0 && len > 1 {
-            let (alpha, eps) = (params.dirichlet_alpha as f64, params.dirichlet_epsilon);
+            // KataGo: the same total concentration whatever the number of moves.
+            let alpha = params.dirichlet_alpha_total as f64 / len as f64;
+            let eps = params.dirichlet_epsilon;
             rng.dirichlet(alpha, len, &mut self.noise_buf);
             for (p, &nz) in self.tree.root_priors_mut().zip(&self.noise_buf) {
                 *p = (1.0 - eps) * *p + eps * nz;
@@ -327,8 +376,12 @@ impl Search {
     }
 
     /// The policy target over the root's legal moves as (move, probability): the visit
-    /// distribution (PUCT), or softmax(logit + sigma(completed Q)) (Gumbel). A proven win
-    /// gives all weight to the (shortest) winning move.
+    /// distribution (PUCT), or softmax(network logit + sigma(completed Q)) (Gumbel; the
+    /// network's logits at temperature 1, whatever `policy_softmax_temperature`). A proven
+    /// win gives all weight to the (shortest) winning move. Empty (no policy target) when
+    /// the root has no moves, or was proven lost before its evaluation: every move then
+    /// loses at once, the search compared none of them, and a uniform target would only
+    /// pull the network's policy towards uniform.
     pub fn policy_target(&self) -> Vec<(Move, f32)> {
         let t = &self.tree;
         let root = t.root_edges();
@@ -338,25 +391,11 @@ impl Search {
         if let Some(ei) = t.shortest_win_edge(0) {
             return vec![(t.edge(ei).mv, 1.0)];
         }
+        if !self.root_evaluated {
+            return Vec::new();
+        }
         if t.params().gumbel && self.gumbel.active {
-            let maxn = GumbelRoot::max_child_visits(t);
-            let vmix = self.gumbel.v_mix(t);
-            let scores: Vec<f32> = root
-                .clone()
-                .enumerate()
-                .map(|(i, ei)| {
-                    let q = t.edge_stats(ei).map_or(vmix, |s| s.0);
-                    self.gumbel.logits[i] + GumbelRoot::sigma(t, q, maxn)
-                })
-                .collect();
-            let max = scores.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-            let exps: Vec<f32> = scores.iter().map(|s| (s - max).exp()).collect();
-            let sum: f32 = exps.iter().sum();
-            return root
-                .zip(&exps)
-                .filter(|&(_, &x)| x / sum >= 1e-5)
-                .map(|(ei, &x)| (t.edge(ei).mv, x / sum))
-                .collect();
+            return self.gumbel.improved_policy(t);
         }
         let visits: Vec<u32> = root.clone().map(|ei| t.edge_stats(ei).map_or(0, |s| s.1)).collect();
         let total: u32 = visits.iter().sum();
@@ -366,12 +405,13 @@ impl Search {
         root.zip(&visits).filter(|&(_, &n)| n > 0).map(|(ei, &n)| (t.edge(ei).mv, n as f32 / total as f32)).collect()
     }
 
-    /// The move to play. A proven win plays the shortest winning move. Gumbel root: the
-    /// sequential halving winner (argmax of g + logit + sigma(q) among the last
-    /// candidates; it already samples, so `temperature` is not used). PUCT root:
-    /// visits^(1/T) sampled, or for T = 0 the most visited move (ties: higher Q, then
-    /// prior), never a move proven to lose while another is not (all lose: the longest
-    /// loss). `None` when the root has no legal move.
+    /// The move to play. A proven win plays the shortest winning move; a move proven to
+    /// lose is never played while another is not (all lose: the longest loss). Gumbel
+    /// root: the sequential halving winner (argmax of g + logit + sigma(q) among the last
+    /// candidates not proven to lose; it already samples, so `temperature` is not used;
+    /// every candidate lost: the best other move). PUCT root: visits^(1/T) sampled, or
+    /// for T = 0 the most visited move (ties: higher Q, then prior). `None` when the root
+    /// has no legal move.
     pub fn choose_move(&self, temperature: f32, rng: &mut Rng) -> Option<Move> {
         let t = &self.tree;
         let root = t.root_edges();
@@ -382,19 +422,8 @@ impl Search {
             return Some(t.edge(ei).mv);
         }
         if t.params().gumbel && self.gumbel.active {
-            let best = self
-                .gumbel
-                .candidates
-                .iter()
-                .copied()
-                .max_by(|&a, &b| {
-                    self.gumbel
-                        .score(t, a, true)
-                        .partial_cmp(&self.gumbel.score(t, b, true))
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                })
-                .unwrap_or(0);
-            return Some(t.edge(root.start + best as usize).mv);
+            let ei = self.gumbel.winner(t).or_else(|| t.best_edge(0)).unwrap_or(root.start);
+            return Some(t.edge(ei).mv);
         }
         if temperature > 0.0 {
             // Never play a move proven to lose while another is not.

@@ -388,6 +388,7 @@ impl Tree {
         }
         if node != 0 {
             self.compact(node);
+            self.temper_root_priors();
         }
         self.root_pos.clone_from(pos);
         self.work.clone_from(pos);
@@ -396,6 +397,32 @@ impl Tree {
             nd.in_flight = 0;
         }
         Some(self.nodes[0].visits)
+    }
+
+    /// Gives a new root (an inner node until now, whose priors are the network's softmax
+    /// at temperature 1) the root's policy softmax temperature: softmax(l / T) is
+    /// proportional to softmax(l)^(1 / T).
+    fn temper_root_priors(&mut self) {
+        let t = self.params.policy_softmax_temperature;
+        if t == 1.0 {
+            return;
+        }
+        let inv_t = 1.0 / t.max(1e-3) as f64;
+        let root = self.root_edges();
+        let max = self.edges[root.clone()].iter().map(|e| e.prior).fold(0.0f32, f32::max) as f64;
+        if max <= 0.0 {
+            return;
+        }
+        let mut sum = 0.0;
+        for e in &mut self.edges[root.clone()] {
+            // Relative to the largest prior, so that small priors and large 1 / T stay finite.
+            let p = (e.prior as f64 / max).powf(inv_t);
+            e.prior = p as f32;
+            sum += p;
+        }
+        for e in &mut self.edges[root] {
+            e.prior = (e.prior as f64 / sum) as f32;
+        }
     }
 
     /// Keeps only the subtree of `root` (breadth first, children contiguous again).
@@ -667,13 +694,17 @@ impl Tree {
     /// The side to move at `work` is in check and its evasions are in `moves_buf` (edges
     /// from `start`): gives every evasion after which the opponent wins at once a child
     /// node proven lost (in 1) for the side to move. Returns whether all evasions are
-    /// such. `moves_buf` is kept.
+    /// such. An evasion that ends the game itself (a fourfold repetition, which the
+    /// opponent's perpetual check loses, or the length limit) is left to be found
+    /// terminal when visited. `moves_buf` is kept.
     fn prove_evasions(&mut self, start: u32) -> bool {
         let mut all = true;
         for i in 0..self.moves_buf.len() {
             self.work.play(self.moves_buf[i]);
-            self.work.generate_legal(&mut self.evasion_buf);
-            let win = find_immediate_win(&mut self.work, &self.evasion_buf, &self.end_rules).is_some();
+            let win = outcome_value(&self.work, &self.end_rules).is_none() && {
+                self.work.generate_legal(&mut self.evasion_buf);
+                find_immediate_win(&mut self.work, &self.evasion_buf, &self.end_rules).is_some()
+            };
             self.work.undo();
             if win {
                 let child = self.nodes.len() as u32;

@@ -156,7 +156,11 @@ fn never_returns_an_illegal_move() {
                 assert!(legal.contains(&mv), "{variant} {}: illegal {mv}", pos.to_sfen());
             }
             let target = search.policy_target();
-            assert!(!target.is_empty());
+            if target.is_empty() {
+                // No policy target: the root was proven lost before its evaluation.
+                assert!(search.root_proof().is_loss() && search.simulations() == 1);
+                continue;
+            }
             let sum: f32 = target.iter().map(|t| t.1).sum();
             assert!((sum - 1.0).abs() < 1e-3, "{sum}");
             for (m, _) in target {

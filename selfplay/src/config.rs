@@ -3,9 +3,11 @@
 //! A config file is TOML with a top-level `variant` and one table per part of the system:
 //! `[model]` (`model::NetConfig`), `[search]` ([`SearchConfig`]), `[selfplay]`
 //! ([`SelfplayConfig`]), `[train]` (the trainer's). [`SelfplayFileConfig`] reads the parts
-//! self-play needs and **ignores other top-level tables** (such as `[train]`), so each
-//! crate reads the same file; inside each table unknown fields are errors
-//! (`deny_unknown_fields`), and every field has a default.
+//! self-play needs; the trainer reads `[train]` from the same file. Unknown keys are
+//! errors at every level: a top-level key outside [`TOP_LEVEL_KEYS`] (a typo `[trian]`),
+//! and unknown fields inside each table (`deny_unknown_fields`). Every field has a
+//! default and a documented valid range, checked when the file is read: the error names
+//! the field, the value and the range (NaN and the infinities are never valid).
 
 use std::path::Path;
 
@@ -18,62 +20,72 @@ use serde::{Deserialize, Deserializer, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SelfplayConfig {
-    /// Worker threads (rayon pool); 0 = one per CPU core. Default 0.
+    /// Worker threads (rayon pool); 0 = one per CPU core. Default 0. Valid: 0..=1024.
     pub workers: usize,
     /// Games each worker plays at once; the leaves of all of them go to the batcher as one
     /// request. Default 64. (KataGo: `numSearchThreads` x games; dlshogi: 2 x 128.)
+    /// Valid: 1..=65536.
     pub games_per_worker: usize,
     /// Simulations of a full search. Default 800. AlphaZero: 800; KataGo: 600
-    /// (1000 later); Gumbel AlphaZero: 16..200.
+    /// (1000 later); Gumbel AlphaZero: 16..200. Valid: 1..=1000000.
     pub simulations_full: u32,
     /// Simulations of a cheap search (playout cap randomization). Default 100. KataGo: 100.
+    /// Valid: 1..=1000000.
     pub simulations_cheap: u32,
     /// Fraction of moves that get a full search and a policy target; the rest get a
     /// cheap search (KataGo's playout cap randomization). Default 0.25. KataGo: 0.25;
-    /// 1.0 = AlphaZero (every move full).
+    /// 1.0 = AlphaZero (every move full). Valid: [0, 1].
     pub full_search_fraction: f64,
-    /// Temperature of the move choice (visit counts ^ (1/T)) for the first
-    /// `temperature_plies` plies. Default 1.0. AlphaZero: 1.0 for the first 30 plies.
-    pub temperature_start: f32,
-    /// Temperature after `temperature_plies`; 0 = most visited move. Default 0.0.
-    /// AlphaZero: 0 (infinitesimal); KataGo: ~0.2.
-    pub temperature_end: f32,
-    /// See above. Default 30. AlphaZero: 30.
-    pub temperature_plies: u32,
+    /// PUCT root only: temperature of the move choice (visit counts ^ (1/T)) for the
+    /// first `temperature_plies` plies. Default 1.0. AlphaZero: 1.0 for the first 30
+    /// plies. Valid: [0, 100]. With `search.gumbel = true` the move is the sequential halving winner (its
+    /// Gumbel noise is the exploration, as in Danihelka et al. 2022) and setting any of
+    /// the three temperature fields is an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_start: Option<f32>,
+    /// PUCT root only: temperature after `temperature_plies`; 0 = most visited move.
+    /// Default 0.0. AlphaZero: 0 (infinitesimal); KataGo: ~0.2. Valid: [0, 100].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_end: Option<f32>,
+    /// PUCT root only: see above. Default 30. AlphaZero: 30. Valid: 0..=100000.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_plies: Option<u32>,
     /// Resign when the root value (win - loss, in [-1, 1], mover's view) of the mover's
     /// full or cheap search is below this for `resign_consecutive` of its moves in a row.
-    /// Default -0.95; -1 or below never resigns. AlphaZero: set so that false positives
-    /// stay under 5%; lc0: -0.9 ish (resign at 5% win).
+    /// Default -0.95; -1 never resigns. AlphaZero: set so that false positives
+    /// stay under 5%; lc0: -0.9 ish (resign at 5% win). Valid: [-1, 1].
     pub resign_threshold: f32,
-    /// Consecutive moves below the threshold before resigning. Default 3.
+    /// Consecutive moves below the threshold before resigning. Default 3. Valid: 1..=10000.
     pub resign_consecutive: u32,
     /// Fraction of games that never resign; in them a would-be resignation is recorded
     /// and checked against the final result (the false-resign rate in the summary).
-    /// Default 0.1. AlphaGo Zero: 0.1.
+    /// Default 0.1. AlphaGo Zero: 0.1. Valid: [0, 1].
     pub no_resign_fraction: f64,
     /// A game longer than this many plies is a draw. Default 512. dlshogi: 320 (512 in
-    /// later runs); Floodgate: 256 moves.
+    /// later runs); Floodgate: 256 moves. Valid: 1..=100000.
     pub max_plies: u32,
     /// Uniformly random plies played at the start of every game (opening variety); they
-    /// are not recorded as samples. Default 0.
+    /// are not recorded as samples. Default 0. Valid: 0..=10000.
     pub random_opening_plies: u32,
     /// Optional opening file: one start position per line (`startpos`, `sfen ...`, either
     /// followed by `moves ...`, or a bare SFEN); `#` starts a comment. Games start from
     /// lines taken at random, then play `random_opening_plies` random plies. Default none.
+    /// The file must exist when the config is read.
     pub opening_file: Option<String>,
-    /// Samples per chunk file. Default 4096.
+    /// Samples per chunk file. Default 4096. Valid: 1..=1000000.
     pub samples_per_chunk: usize,
     /// Largest forward pass of the batcher, in positions; 0 = workers x games_per_worker.
-    /// Default 0.
+    /// Default 0. Valid: 0..=65536.
     pub max_batch: usize,
     /// Longest wait of the batcher for more requests once one arrived, microseconds.
-    /// Default 1000.
+    /// Default 1000. Valid: 0..=10000000 (10 s).
     pub max_wait_us: u64,
-    /// Torch device of the network: `cpu`, `cuda`, `cuda:N`. Default `cpu`.
+    /// Torch device of the network: `cpu`, `cuda`, `cuda:N` (also `gpu`, `auto`). Default
+    /// `cpu`.
     pub device: String,
-    /// libtorch intra-op threads; 0 = leave libtorch's default. Default 0.
+    /// libtorch intra-op threads; 0 = leave libtorch's default. Default 0. Valid: 0..=1024.
     pub torch_threads: usize,
-    /// Seed of the self-play random numbers; 0 = from the clock. Default 0.
+    /// Seed of the self-play random numbers; 0 = from the clock. Default 0. Any u64.
     pub seed: u64,
 }
 
@@ -85,9 +97,9 @@ impl Default for SelfplayConfig {
             simulations_full: 800,
             simulations_cheap: 100,
             full_search_fraction: 0.25,
-            temperature_start: 1.0,
-            temperature_end: 0.0,
-            temperature_plies: 30,
+            temperature_start: None,
+            temperature_end: None,
+            temperature_plies: None,
             resign_threshold: -0.95,
             resign_consecutive: 3,
             no_resign_fraction: 0.1,
@@ -100,6 +112,17 @@ impl Default for SelfplayConfig {
             device: "cpu".to_string(),
             torch_threads: 0,
             seed: 0,
+        }
+    }
+}
+
+impl SelfplayConfig {
+    /// The move temperature at `ply` plies into the game (PUCT root).
+    pub fn temperature_at(&self, ply: usize) -> f32 {
+        if ply < self.temperature_plies.unwrap_or(30) as usize {
+            self.temperature_start.unwrap_or(1.0)
+        } else {
+            self.temperature_end.unwrap_or(0.0)
         }
     }
 }
@@ -150,10 +173,27 @@ impl Default for SelfplayFileConfig {
     }
 }
 
+/// Every top-level key of a koma config file, whichever program reads it: `variant`,
+/// `[model]` (also spelt `[net]`), `[search]`, `[selfplay]`, `[train]`.
+pub const TOP_LEVEL_KEYS: &[&str] = &["variant", "model", "net", "search", "selfplay", "train"];
+
+/// Refuses a top-level key that no part of koma reads.
+pub fn check_top_level_keys(text: &str) -> Result<(), String> {
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
+    match table.keys().find(|k| !TOP_LEVEL_KEYS.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(k) => Err(format!(
+            "unknown top-level key `{k}` (a koma config has `variant` and the tables [model], [search], \
+             [selfplay] and [train])"
+        )),
+    }
+}
+
 impl SelfplayFileConfig {
     pub fn from_toml(text: &str, path: &str) -> Result<Self, ConfigError> {
-        let cfg: SelfplayFileConfig =
-            toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_string(), message: e.to_string() })?;
+        let parse_error = |message: String| ConfigError::Parse { path: path.to_string(), message };
+        check_top_level_keys(text).map_err(parse_error)?;
+        let cfg: SelfplayFileConfig = toml::from_str(text).map_err(|e| parse_error(e.to_string()))?;
         cfg.validate().map_err(|message| ConfigError::Invalid { path: path.to_string(), message })?;
         Ok(cfg)
     }
@@ -165,31 +205,55 @@ impl SelfplayFileConfig {
         Self::from_toml(&text, &p)
     }
 
-    /// Range checks.
+    /// Range checks of `[model]`, `[search]` and `[selfplay]`.
     pub fn validate(&self) -> Result<(), String> {
-        self.model.validate().map_err(|e| format!("model: {e}"))?;
-        let s = &self.search;
+        self.model.validate().map_err(|e| e.to_string())?;
+        self.search.validate().map_err(|e| e.to_string())?;
+        self.selfplay.validate().map_err(|e| e.to_string())?;
         let sp = &self.selfplay;
-        let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_string()) };
-        check(s.c_puct > 0.0 && s.c_puct.is_finite(), "search.c_puct must be positive")?;
-        check(s.c_puct_base > 0.0, "search.c_puct_base must be positive")?;
-        check(s.fpu_reduction >= 0.0 && s.root_fpu_reduction >= 0.0, "search fpu reductions must be >= 0")?;
-        check(s.dirichlet_alpha > 0.0, "search.dirichlet_alpha must be positive")?;
-        check((0.0..=1.0).contains(&s.dirichlet_epsilon), "search.dirichlet_epsilon must be in [0, 1]")?;
-        check(s.policy_softmax_temperature > 0.0, "search.policy_softmax_temperature must be positive")?;
-        check(s.gumbel_m >= 1, "search.gumbel_m must be at least 1")?;
-        check(s.gumbel_c_visit >= 0.0 && s.gumbel_c_scale >= 0.0, "search gumbel constants must be >= 0")?;
-        check(matches!(s.mate_search_plies, 0 | 1 | 3), "search.mate_search_plies must be 0, 1 or 3")?;
-        check(s.virtual_loss >= 0.0, "search.virtual_loss must be >= 0")?;
-        check(s.max_tree_mib >= 1, "search.max_tree_mib must be at least 1")?;
-        check(sp.games_per_worker >= 1, "selfplay.games_per_worker must be at least 1")?;
-        check(sp.simulations_full >= 1 && sp.simulations_cheap >= 1, "selfplay simulations must be at least 1")?;
-        check((0.0..=1.0).contains(&sp.full_search_fraction), "selfplay.full_search_fraction must be in [0, 1]")?;
-        check((0.0..=1.0).contains(&sp.no_resign_fraction), "selfplay.no_resign_fraction must be in [0, 1]")?;
-        check(sp.temperature_start >= 0.0 && sp.temperature_end >= 0.0, "selfplay temperatures must be >= 0")?;
-        check(sp.max_plies >= 1, "selfplay.max_plies must be at least 1")?;
-        check(sp.samples_per_chunk >= 1, "selfplay.samples_per_chunk must be at least 1")?;
-        check(sp.resign_consecutive >= 1, "selfplay.resign_consecutive must be at least 1")?;
+        if self.search.gumbel && (sp.temperature_start, sp.temperature_end, sp.temperature_plies) != (None, None, None) {
+            return Err("selfplay.temperature_start, temperature_end and temperature_plies are not used with \
+                        search.gumbel = true (the Gumbel root samples its move by sequential halving): remove them"
+                .into());
+        }
+        Ok(())
+    }
+}
+
+impl SelfplayConfig {
+    /// Checks every field against its valid range (in the field's documentation).
+    pub fn validate(&self) -> Result<(), model::ConfigError> {
+        use model::{check_real, check_whole, Range};
+        let whole = |name: &str, v: u64, min: u64, max: u64| check_whole(&format!("selfplay.{name}"), v, min, max);
+        let real = |name: &str, v: f64, r: Range| check_real(&format!("selfplay.{name}"), v, r);
+        let real32 = |name: &str, v: f32, r: Range| check_real(&format!("selfplay.{name}"), v, r);
+        whole("workers", self.workers as u64, 0, 1024)?;
+        whole("games_per_worker", self.games_per_worker as u64, 1, 65536)?;
+        whole("simulations_full", self.simulations_full as u64, 1, 1_000_000)?;
+        whole("simulations_cheap", self.simulations_cheap as u64, 1, 1_000_000)?;
+        real("full_search_fraction", self.full_search_fraction, Range::Closed(0.0, 1.0))?;
+        real32("temperature_start", self.temperature_start.unwrap_or(1.0), Range::Closed(0.0, 100.0))?;
+        real32("temperature_end", self.temperature_end.unwrap_or(0.0), Range::Closed(0.0, 100.0))?;
+        whole("temperature_plies", self.temperature_plies.unwrap_or(30) as u64, 0, 100_000)?;
+        real32("resign_threshold", self.resign_threshold, Range::Closed(-1.0, 1.0))?;
+        whole("resign_consecutive", self.resign_consecutive as u64, 1, 10_000)?;
+        real("no_resign_fraction", self.no_resign_fraction, Range::Closed(0.0, 1.0))?;
+        whole("max_plies", self.max_plies as u64, 1, 100_000)?;
+        whole("random_opening_plies", self.random_opening_plies as u64, 0, 10_000)?;
+        whole("samples_per_chunk", self.samples_per_chunk as u64, 1, 1_000_000)?;
+        whole("max_batch", self.max_batch as u64, 0, 65536)?;
+        whole("max_wait_us", self.max_wait_us, 0, 10_000_000)?;
+        model::check_device_name("selfplay.device", &self.device)?;
+        whole("torch_threads", self.torch_threads as u64, 0, 1024)?;
+        if let Some(f) = &self.opening_file {
+            if !Path::new(f).is_file() {
+                return Err(model::ConfigError::BadValue {
+                    field: "selfplay.opening_file".into(),
+                    value: f.clone(),
+                    expected: "an existing file of openings".into(),
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -226,6 +290,42 @@ lr = 0.1
         assert!(e.to_string().contains("cpuct"), "{e}");
         let e = SelfplayFileConfig::from_toml("variant = \"chess\"\n", "t.toml").unwrap_err();
         assert!(e.to_string().contains("chess"), "{e}");
+        for typo in ["[trian]\nlr = 0.1\n", "[Search]\n", "varient = \"sho\"\n", "seed = 3\n"] {
+            let e = SelfplayFileConfig::from_toml(typo, "t.toml").unwrap_err().to_string();
+            assert!(e.contains("unknown top-level key"), "{typo}: {e}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_values_name_field_value_and_range() {
+        for (text, expected) in [
+            ("[search]\nc_puct_base = inf\n", "search.c_puct_base = inf is out of range (valid: [1, 1000000000])"),
+            ("[search]\ndirichlet_alpha = nan\n", "search.dirichlet_alpha = NaN is out of range (valid: (0, 100])"),
+            ("[search]\nvirtual_loss = -inf\n", "search.virtual_loss = -inf is out of range"),
+            ("[search]\npolicy_softmax_temperature = 1e-30\n", "search.policy_softmax_temperature = 0.000000000000000000000000000001 is out of range (valid: [0.01, 100])"),
+            ("[selfplay]\ntemperature_start = inf\n", "selfplay.temperature_start = inf"),
+            ("[selfplay]\nresign_threshold = nan\n", "selfplay.resign_threshold = NaN"),
+            ("[selfplay]\ntorch_threads = 100000\n", "selfplay.torch_threads = 100000 is out of range (valid: 0..=1024)"),
+            ("[selfplay]\ndevice = \"cdua\"\n", "selfplay.device = \"cdua\""),
+            ("[selfplay]\nopening_file = \"/nonexistent/openings.txt\"\n", "selfplay.opening_file"),
+            ("[model]\nchannels = 0\n", "model.channels = 0 is out of range (valid: 1..=4096)"),
+        ] {
+            let e = SelfplayFileConfig::from_toml(text, "t.toml").unwrap_err().to_string();
+            assert!(e.contains(expected), "{text}: {e}");
+        }
+    }
+
+    /// A Gumbel root chooses its move by sequential halving (its Gumbel noise is the
+    /// exploration): a move temperature set with it would be silently ignored.
+    #[test]
+    fn gumbel_rejects_the_move_temperature() {
+        for field in ["temperature_start = 1.0", "temperature_end = 0.2", "temperature_plies = 30"] {
+            let text = format!("[search]\ngumbel = true\n[selfplay]\n{field}\n");
+            let e = SelfplayFileConfig::from_toml(&text, "t.toml").unwrap_err();
+            assert!(e.to_string().contains("temperature") && e.to_string().contains("gumbel"), "{e}");
+        }
+        let c = SelfplayFileConfig::from_toml("[selfplay]\ntemperature_plies = 12\n", "t.toml").unwrap();
+        assert_eq!((c.selfplay.temperature_at(11), c.selfplay.temperature_at(12)), (1.0, 0.0));
     }
 
     #[test]

@@ -22,12 +22,16 @@ use std::path::{Path, PathBuf};
 
 use model::encoding::{Encoder, InputPlane};
 use model::util::write_atomic;
-use rules::{Position, Variant};
+use rayon::prelude::*;
+use rules::{Color, Position, Variant};
 
 /// First 8 bytes of every chunk file.
 pub const CHUNK_MAGIC: [u8; 8] = *b"KOMASMPL";
-/// Version of the chunk layout written by this code. Readers refuse other versions.
-pub const CHUNK_FORMAT_VERSION: u32 = 1;
+/// Version of the chunk layout written by this code. Version 2 added the unknown result
+/// (flags bit 1); readers also read version 1 and refuse others.
+pub const CHUNK_FORMAT_VERSION: u32 = 2;
+/// The oldest chunk layout readers still read.
+pub const OLDEST_CHUNK_FORMAT_VERSION: u32 = 1;
 /// Size of the uncompressed header in bytes.
 pub const HEADER_LEN: usize = 48;
 /// File name extension of chunk files.
@@ -64,6 +68,15 @@ impl GameResult {
         }
     }
 
+    /// The result of a game that `winner` won (`None`: a draw) for the side `side`.
+    pub fn for_side(winner: Option<Color>, side: Color) -> GameResult {
+        match winner {
+            None => GameResult::Draw,
+            Some(c) if c == side => GameResult::Win,
+            Some(_) => GameResult::Loss,
+        }
+    }
+
     /// The same result seen by the other player.
     pub fn flip(self) -> GameResult {
         match self {
@@ -97,8 +110,9 @@ pub struct Sample {
     /// probability). Labels are distinct; moves with probability 0 are left out.
     /// Probabilities are stored quantised to 1/65535 and sum to 1 (within that step).
     pub policy: Vec<(u32, f32)>,
-    /// The game result from the side to move's view.
-    pub result: GameResult,
+    /// The game result from the side to move's view; `None` when it is unknown (a game
+    /// record without a result): the sample then has no value target.
+    pub result: Option<GameResult>,
     /// The search's value at the root: (win, draw, loss) from the side to move's view.
     pub root_wdl: [f32; 3],
     /// Plies from this position to the end of the game (0: the game ended here, which
@@ -126,6 +140,74 @@ impl Sample {
             }
         }
         v
+    }
+}
+
+/// Tolerance of a policy target's and a root WDL's sum (the stored probabilities are
+/// multiples of 1/65535; the root WDL comes from f32 averages).
+const SUM_TOLERANCE: f32 = 0.01;
+
+/// The rules every sample of a chunk must satisfy, checked by the readers so that no
+/// damaged sample reaches a learner: the SFEN is a position of the chunk's variant; the
+/// policy target's labels are distinct, below the policy size, and (for the current
+/// encoder version) labels of legal moves of that position; its probabilities are
+/// finite, in [0, 1] and sum to 1; a full-search sample has a policy target; the root
+/// WDL is three finite values in [0, 1] that sum to 1.
+pub struct SampleCheck {
+    variant: Variant,
+    policy_size: u32,
+    /// The encoder of the labels, when it is this build's (then labels are checked to be
+    /// legal moves).
+    encoder: Option<Encoder>,
+}
+
+impl SampleCheck {
+    pub fn new(variant: Variant, policy_size: u32, encoder_version: u32) -> SampleCheck {
+        let encoder = (encoder_version == model::encoding::ENCODER_VERSION).then(|| Encoder::new(variant));
+        SampleCheck { variant, policy_size, encoder }
+    }
+
+    /// Why `s` is not a valid sample, if it is not.
+    pub fn check(&self, s: &Sample) -> Result<(), String> {
+        let pos = Position::from_sfen(self.variant, &s.sfen)
+            .map_err(|e| format!("SFEN `{}` is not a {} position: {e}", s.sfen, self.variant))?;
+        if s.full_search && s.policy.is_empty() {
+            return Err("a full-search sample without a policy target".into());
+        }
+        self.check_policy(&pos, &s.policy)?;
+        let wdl = s.root_wdl;
+        if wdl.iter().any(|v| !(0.0..=1.0).contains(v)) || (wdl.iter().sum::<f32>() - 1.0).abs() > SUM_TOLERANCE {
+            return Err(format!("root WDL {wdl:?} is not three probabilities summing to 1"));
+        }
+        Ok(())
+    }
+
+    fn check_policy(&self, pos: &Position, policy: &[(u32, f32)]) -> Result<(), String> {
+        if policy.is_empty() {
+            return Ok(());
+        }
+        let mut labels: Vec<u32> = policy.iter().map(|&(l, _)| l).collect();
+        labels.sort_unstable();
+        if let Some(w) = labels.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("policy label {} appears twice", w[0]));
+        }
+        if let Some(&l) = labels.last().filter(|&&l| l >= self.policy_size) {
+            return Err(format!("policy label {l} is not below the policy size {}", self.policy_size));
+        }
+        if let Some(&(l, p)) = policy.iter().find(|&&(_, p)| !(0.0..=1.0).contains(&p)) {
+            return Err(format!("policy label {l} has probability {p}"));
+        }
+        let sum: f32 = policy.iter().map(|&(_, p)| p).sum();
+        if (sum - 1.0).abs() > SUM_TOLERANCE {
+            return Err(format!("policy probabilities sum to {sum}, not 1"));
+        }
+        if let Some(enc) = &self.encoder {
+            let legal = enc.legal_move_indices(pos);
+            if let Some(&l) = labels.iter().find(|&&l| !legal.contains(&(l as usize))) {
+                return Err(format!("policy label {l} is not a legal move of the position"));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -170,7 +252,9 @@ pub enum SampleError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: not a koma sample chunk (bad magic bytes)")]
     BadMagic { path: PathBuf },
-    #[error("{path}: sample chunk format version {found} is not supported (this build reads version {supported})")]
+    #[error(
+        "{path}: sample chunk format version {found} is not supported (this build reads versions 1 to {supported})"
+    )]
     UnsupportedVersion { path: PathBuf, found: u32, supported: u32 },
     #[error("{path}: truncated sample chunk: {found} bytes, expected {expected}")]
     Truncated { path: PathBuf, expected: u64, found: u64 },
@@ -184,6 +268,10 @@ pub enum SampleError {
     WrongEncoderVersion { path: PathBuf, expected: u32, found: u32 },
     #[error("invalid sample{}: {reason}", index.map(|i| format!(" #{i}")).unwrap_or_default())]
     BadSample { index: Option<usize>, reason: String },
+    /// The chunk is intact (its checksum matches) but a sample breaks the format's rules
+    /// (see [`SampleCheck`]): the whole chunk is refused.
+    #[error("{path}: sample #{index} is invalid: {reason}")]
+    InvalidSample { path: PathBuf, index: usize, reason: String },
 }
 
 fn variant_code(v: Variant) -> u8 {
@@ -256,8 +344,9 @@ fn encode_record(buf: &mut Vec<u8>, s: &Sample, policy_size: u32, index: usize) 
     buf.extend_from_slice(&(sfen.len() as u16).to_le_bytes());
     buf.extend_from_slice(sfen);
     buf.push(s.repetitions);
-    buf.push(s.result.to_i8() as u8);
-    buf.push(s.full_search as u8);
+    buf.push(s.result.map_or(0, GameResult::to_i8) as u8);
+    let unknown = if s.result.is_none() { FLAG_UNKNOWN_RESULT } else { 0 };
+    buf.push(if s.full_search { FLAG_FULL_SEARCH } else { 0 } | unknown);
     for v in s.root_wdl {
         put_f32(buf, v);
     }
@@ -274,12 +363,26 @@ fn encode_record(buf: &mut Vec<u8>, s: &Sample, policy_size: u32, index: usize) 
 
 /// Serialises a whole chunk (header and compressed payload) to bytes.
 pub fn encode_chunk(header_in: &ChunkHeader, samples: &[Sample]) -> Result<Vec<u8>, SampleError> {
+    let raw = encode_records(header_in.policy_size, samples)?;
+    Ok(wrap_payload(&ChunkHeader { count: samples.len() as u32, ..*header_in }, &raw))
+}
+
+/// The uncompressed payload of `samples` (their records back to back), as
+/// [`encode_chunk`] compresses it.
+pub fn encode_records(policy_size: u32, samples: &[Sample]) -> Result<Vec<u8>, SampleError> {
     let mut raw = Vec::with_capacity(samples.len() * 128);
     for (i, s) in samples.iter().enumerate() {
-        encode_record(&mut raw, s, header_in.policy_size, i)?;
+        encode_record(&mut raw, s, policy_size, i)?;
     }
+    Ok(raw)
+}
+
+/// A chunk file's bytes around an uncompressed payload `raw` of `header.count` records:
+/// the header, the compressed payload and its checksum. Nothing about the records is
+/// checked (tools and tests that build payloads themselves).
+pub fn wrap_payload(header_in: &ChunkHeader, raw: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::ZlibEncoder::new(Vec::with_capacity(raw.len() / 3), flate2::Compression::new(6));
-    enc.write_all(&raw).expect("writing to a Vec");
+    enc.write_all(raw).expect("writing to a Vec");
     let payload = enc.finish().expect("writing to a Vec");
     let crc = crc32fast::hash(&payload);
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
@@ -289,13 +392,13 @@ pub fn encode_chunk(header_in: &ChunkHeader, samples: &[Sample]) -> Result<Vec<u
     out.extend_from_slice(&[0u8; 3]);
     out.extend_from_slice(&header_in.encoder_version.to_le_bytes());
     out.extend_from_slice(&header_in.policy_size.to_le_bytes());
-    out.extend_from_slice(&(samples.len() as u32).to_le_bytes());
+    out.extend_from_slice(&header_in.count.to_le_bytes());
     out.extend_from_slice(&(raw.len() as u64).to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&crc.to_le_bytes());
     debug_assert_eq!(out.len(), HEADER_LEN);
     out.extend_from_slice(&payload);
-    Ok(out)
+    out
 }
 
 struct Cursor<'a> {
@@ -327,8 +430,22 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// Everything the first [`HEADER_LEN`] bytes of a chunk say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawHeader {
+    pub header: ChunkHeader,
+    /// The layout of the records ([`OLDEST_CHUNK_FORMAT_VERSION`] to [`CHUNK_FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// Payload bytes after decompression.
+    pub raw_len: u64,
+    /// Compressed payload bytes (the file is `HEADER_LEN + payload_len` bytes).
+    pub payload_len: u64,
+    /// CRC-32 of the compressed payload.
+    pub crc: u32,
+}
+
 /// Parses the header only (the first [`HEADER_LEN`] bytes of a chunk).
-pub fn decode_header(bytes: &[u8], path: &Path) -> Result<(ChunkHeader, u64, u64, u32), SampleError> {
+pub fn decode_header(bytes: &[u8], path: &Path) -> Result<RawHeader, SampleError> {
     let p = || path.to_path_buf();
     if bytes.len() < 8 || bytes[..8] != CHUNK_MAGIC {
         if bytes.len() < 8 && CHUNK_MAGIC.starts_with(bytes) {
@@ -340,7 +457,7 @@ pub fn decode_header(bytes: &[u8], path: &Path) -> Result<(ChunkHeader, u64, u64
         return Err(SampleError::Truncated { path: p(), expected: HEADER_LEN as u64, found: bytes.len() as u64 });
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-    if version != CHUNK_FORMAT_VERSION {
+    if !(OLDEST_CHUNK_FORMAT_VERSION..=CHUNK_FORMAT_VERSION).contains(&version) {
         return Err(SampleError::UnsupportedVersion { path: p(), found: version, supported: CHUNK_FORMAT_VERSION });
     }
     if bytes.len() < HEADER_LEN {
@@ -360,13 +477,19 @@ pub fn decode_header(bytes: &[u8], path: &Path) -> Result<(ChunkHeader, u64, u64
     let raw_len = c.u64().unwrap();
     let payload_len = c.u64().unwrap();
     let crc = c.u32().unwrap();
-    Ok((ChunkHeader { variant, encoder_version, policy_size, count }, raw_len, payload_len, crc))
+    Ok(RawHeader {
+        header: ChunkHeader { variant, encoder_version, policy_size, count },
+        format_version: version,
+        raw_len,
+        payload_len,
+        crc,
+    })
 }
 
 /// Parses a whole chunk from bytes; `path` only names the source in errors.
 pub fn decode_chunk(bytes: &[u8], path: &Path) -> Result<Chunk, SampleError> {
     let p = || path.to_path_buf();
-    let (header, raw_len, payload_len, crc) = decode_header(bytes, path)?;
+    let RawHeader { header, format_version, raw_len, payload_len, crc } = decode_header(bytes, path)?;
     let expected = HEADER_LEN as u64 + payload_len;
     if (bytes.len() as u64) < expected {
         return Err(SampleError::Truncated { path: p(), expected, found: bytes.len() as u64 });
@@ -396,10 +519,23 @@ pub fn decode_chunk(bytes: &[u8], path: &Path) -> Result<Chunk, SampleError> {
             reason: format!("payload decompresses to {} bytes, header says {raw_len}", raw.len()),
         });
     }
+    if header.encoder_version == model::encoding::ENCODER_VERSION {
+        let expected = Encoder::new(header.variant).policy_size();
+        if header.policy_size as usize != expected {
+            return Err(SampleError::Corrupt {
+                path: p(),
+                reason: format!(
+                    "policy size {} is not the {} encoder's {expected}",
+                    header.policy_size, header.variant
+                ),
+            });
+        }
+    }
+    let check = SampleCheck::new(header.variant, header.policy_size, header.encoder_version);
     let mut c = Cursor { buf: &raw, pos: 0 };
     let mut samples = Vec::with_capacity(header.count.min(1 << 20) as usize);
     for i in 0..header.count as usize {
-        let s = decode_record(&mut c, header.policy_size)
+        let s = decode_record(&mut c, header.policy_size, format_version)
             .map_err(|reason| SampleError::Corrupt { path: p(), reason: format!("sample #{i}: {reason}") })?;
         samples.push(s);
     }
@@ -409,20 +545,35 @@ pub fn decode_chunk(bytes: &[u8], path: &Path) -> Result<Chunk, SampleError> {
             reason: format!("{} bytes left after {} samples", raw.len() - c.pos, header.count),
         });
     }
+    // Parsing each SFEN and generating its legal moves costs about as much as the rest of
+    // the reading: spread it over the cores.
+    let invalid = samples.par_iter().enumerate().find_map_first(|(i, s)| check.check(s).err().map(|r| (i, r)));
+    if let Some((index, reason)) = invalid {
+        return Err(SampleError::InvalidSample { path: p(), index, reason });
+    }
     Ok(Chunk { header, samples })
 }
 
-fn decode_record(c: &mut Cursor<'_>, policy_size: u32) -> Result<Sample, String> {
+/// Flags bit 0: full search (policy target). Bit 1 (version 2): unknown result.
+const FLAG_FULL_SEARCH: u8 = 1;
+const FLAG_UNKNOWN_RESULT: u8 = 2;
+
+fn decode_record(c: &mut Cursor<'_>, policy_size: u32, version: u32) -> Result<Sample, String> {
     const SHORT: &str = "record runs past the end of the payload";
     let n = c.u16().ok_or(SHORT)? as usize;
     let sfen = std::str::from_utf8(c.take(n).ok_or(SHORT)?).map_err(|_| "SFEN is not UTF-8".to_string())?.to_string();
     let repetitions = c.u8().ok_or(SHORT)?;
     let r = c.u8().ok_or(SHORT)? as i8;
-    let result = GameResult::from_i8(r).ok_or_else(|| format!("bad result byte {r}"))?;
     let flags = c.u8().ok_or(SHORT)?;
-    if flags > 1 {
+    let known_flags = if version >= 2 { FLAG_FULL_SEARCH | FLAG_UNKNOWN_RESULT } else { FLAG_FULL_SEARCH };
+    if flags & !known_flags != 0 {
         return Err(format!("bad flags byte {flags}"));
     }
+    let result = match (flags & FLAG_UNKNOWN_RESULT != 0, r) {
+        (true, 0) => None,
+        (true, _) => return Err(format!("result byte {r} with an unknown result")),
+        (false, _) => Some(GameResult::from_i8(r).ok_or_else(|| format!("bad result byte {r}"))?),
+    };
     let mut root_wdl = [0.0; 3];
     for v in &mut root_wdl {
         *v = c.f32().ok_or(SHORT)?;
@@ -430,15 +581,20 @@ fn decode_record(c: &mut Cursor<'_>, policy_size: u32) -> Result<Sample, String>
     let plies_left = c.u32().ok_or(SHORT)?;
     let m = c.u16().ok_or(SHORT)? as usize;
     let mut policy = Vec::with_capacity(m);
+    let mut quantised_sum = 0u32;
     for _ in 0..m {
         let l = c.u32().ok_or(SHORT)?;
         let q = c.u16().ok_or(SHORT)?;
         if l >= policy_size {
             return Err(format!("policy label {l} is not below the policy size {policy_size}"));
         }
+        quantised_sum += q as u32;
         policy.push((l, q as f32 / PROB_SCALE as f32));
     }
-    Ok(Sample { sfen, repetitions, policy, result, root_wdl, plies_left, full_search: flags & 1 == 1 })
+    if m > 0 && quantised_sum != PROB_SCALE {
+        return Err(format!("policy probabilities sum to {quantised_sum}/{PROB_SCALE}, not 1"));
+    }
+    Ok(Sample { sfen, repetitions, policy, result, root_wdl, plies_left, full_search: flags & FLAG_FULL_SEARCH != 0 })
 }
 
 /// Reads and checks a chunk file.
@@ -588,11 +744,14 @@ mod tests {
     use super::*;
 
     fn sample(i: u32) -> Sample {
+        let pos = Position::startpos(Variant::Shogi);
+        let legal = Encoder::new(Variant::Shogi).legal_move_indices(&pos);
+        let label = |k: u32| legal[(i + k) as usize % legal.len()] as u32;
         Sample {
-            sfen: Position::startpos(Variant::Shogi).to_sfen(),
+            sfen: pos.to_sfen(),
             repetitions: (i % 3) as u8,
-            policy: vec![(i, 0.5), (i + 100, 0.25), (i + 7, 0.25)],
-            result: [GameResult::Win, GameResult::Draw, GameResult::Loss][i as usize % 3],
+            policy: vec![(label(0), 0.5), (label(1), 0.25), (label(2), 0.25)],
+            result: [Some(GameResult::Win), Some(GameResult::Draw), Some(GameResult::Loss), None][i as usize % 4],
             root_wdl: [0.5, 0.25, 0.25],
             plies_left: i * 3,
             full_search: i % 2 == 0,
@@ -639,5 +798,29 @@ mod tests {
         assert!(matches!(decode_chunk(&bad, p), Err(SampleError::UnsupportedVersion { found: 9, .. })));
         let bad_label = Sample { policy: vec![(5000, 1.0)], ..sample(0) };
         assert!(matches!(encode_chunk(&header, &[bad_label]), Err(SampleError::BadSample { .. })));
+    }
+
+    /// Version 1 (no unknown result) is still read; its flags byte knows bit 0 only.
+    #[test]
+    fn version_1_chunks_are_read() {
+        let header = ChunkHeader { variant: Variant::Shogi, encoder_version: 1, policy_size: 2187, count: 3 };
+        let samples: Vec<Sample> = (0..3).map(sample).collect();
+        assert!(samples.iter().all(|s| s.result.is_some()));
+        let mut bytes = encode_chunk(&header, &samples).unwrap();
+        // Without an unknown result a version 2 payload is a version 1 payload.
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let p = Path::new("v1.chunk");
+        let chunk = decode_chunk(&bytes, p).unwrap();
+        assert_eq!(
+            chunk.samples.iter().map(|s| s.result).collect::<Vec<_>>(),
+            samples.iter().map(|s| s.result).collect::<Vec<_>>()
+        );
+        assert_eq!(decode_header(&bytes, p).unwrap().format_version, 1);
+        // A version 1 chunk cannot hold an unknown result.
+        let with_unknown: Vec<Sample> = (0..4).map(sample).collect();
+        let mut bytes = encode_chunk(&ChunkHeader { count: 4, ..header }, &with_unknown).unwrap();
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let e = decode_chunk(&bytes, p).unwrap_err();
+        assert!(e.to_string().contains("sample #3: bad flags byte 2"), "{e}");
     }
 }

@@ -2,6 +2,15 @@
 //! each game's search one simulation at a time, and submits the leaves of all its games
 //! to the batching service as one request (no thread per game).
 //!
+//! Why N long-lived loops rather than a parallel iterator over games: every simulation of
+//! a game waits for a network evaluation, and the network is the costly part. A
+//! `par_iter` over games would block a pool thread per game on each evaluation (a thread
+//! per game again, or games waiting for threads) and hand the batcher one leaf per game.
+//! A worker instead interleaves the searches of its `games_per_worker` games, so one
+//! request carries many leaves, and the batcher is the parallel part: it merges the
+//! requests of all workers into one forward pass. About one worker per core keeps the
+//! tree work (selection, move generation, encoding) parallel and the forward passes full.
+//!
 //! [`run_selfplay`] runs the pool, hands every finished game to the caller on the calling
 //! thread, and reports progress.
 
@@ -298,11 +307,8 @@ impl Ctx<'_> {
         }
         let wdl = g.search.root_wdl();
         let side = g.pos.side_to_move();
-        let temperature = if g.pos.plies_played() < sp.temperature_plies as usize {
-            sp.temperature_start
-        } else {
-            sp.temperature_end
-        };
+        // A Gumbel root ignores the temperature (config validation refuses one).
+        let temperature = sp.temperature_at(g.pos.plies_played());
         let Some(mv) = g.search.choose_move(temperature, &mut g.rng) else {
             // No legal move although the rules did not end the game: cannot happen with
             // consistent rules; end it as a loss for the side to move.
@@ -313,9 +319,10 @@ impl Ctx<'_> {
         g.records.push(Pending {
             sfen: g.pos.to_sfen(),
             repetitions: g.pos.repetitions().min(255) as u8,
+            // No policy target (a root lost before its evaluation): train the value only.
+            full: g.full && !policy.is_empty(),
             policy,
             root_wdl: wdl,
-            full: g.full,
             side,
             ply: g.plies,
         });
@@ -347,16 +354,13 @@ impl Ctx<'_> {
             .records
             .drain(..)
             .map(|r| {
-                let result = match end.winner {
-                    None => GameResult::Draw,
-                    Some(c) if c == r.side => GameResult::Win,
-                    Some(_) => GameResult::Loss,
-                };
+                // The value target from the view of the side to move at the sample.
+                let result = GameResult::for_side(end.winner, r.side);
                 Sample {
                     sfen: r.sfen,
                     repetitions: r.repetitions,
                     policy: r.policy,
-                    result,
+                    result: Some(result),
                     root_wdl: r.root_wdl,
                     plies_left: total - r.ply,
                     full_search: r.full,

@@ -62,7 +62,8 @@ fn selfplay_writes_samples_the_reader_loads() {
                 let pos = s.position(variant).unwrap();
                 let legal = pos.legal_moves();
                 let sum: f32 = s.policy.iter().map(|p| p.1).sum();
-                assert!((sum - 1.0).abs() < 1e-3);
+                // No policy target only for a root lost before its evaluation.
+                assert!((sum - 1.0).abs() < 1e-3 || (s.policy.is_empty() && !s.full_search));
                 for &(l, _) in &s.policy {
                     let mv = enc.index_move_among(&pos, l as usize, &legal);
                     assert!(mv.is_some(), "{variant}: label {l} is no legal move of {}", s.sfen);
@@ -102,7 +103,7 @@ fn encode_sample_matches_encoding_with_history() {
         sfen: pos.to_sfen(),
         repetitions: pos.repetitions() as u8,
         policy: vec![],
-        result: selfplay::samples::GameResult::Draw,
+        result: Some(selfplay::samples::GameResult::Draw),
         root_wdl: [0.0, 1.0, 0.0],
         plies_left: 1,
         full_search: true,

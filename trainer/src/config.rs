@@ -2,8 +2,9 @@
 //!
 //! A config file is TOML with a top-level `variant` and the tables `[model]`
 //! (`model::NetConfig`), `[search]` and `[selfplay]` (`selfplay::config`) and `[train]`
-//! ([`TrainConfig`]). Inside each table unknown fields are errors; every field has a
-//! default.
+//! ([`TrainConfig`]). Unknown keys are errors at every level (top-level keys are checked
+//! by `selfplay::config::check_top_level_keys`, fields by `deny_unknown_fields`); every
+//! field has a default and a documented valid range, checked when the file is read.
 
 use std::path::Path;
 
@@ -42,64 +43,69 @@ pub struct TrainConfig {
     pub optimizer: OptimizerKind,
     /// Peak learning rate (after warm-up). Default 0.02 (SGD). AlphaZero: 0.2 at batch
     /// 4096 (0.02 per 512 positions), stepped down to 0.02 and 0.002; KataGo: 6e-5 per
-    /// sample (about 0.015 at batch 256); AdamW typical: 1e-3.
+    /// sample (about 0.015 at batch 256); AdamW typical: 1e-3. Valid: (0, 10].
     pub lr: f64,
     /// Linear warm-up from 0 to `lr` over this many steps. Default 500. KataGo: a slow
-    /// start over the first ~5M samples; lc0: 250 steps.
+    /// start over the first ~5M samples; lc0: 250 steps. Valid: 0..=1e12.
     pub warmup_steps: u64,
     /// After warm-up: `constant`, or `cosine` decay to `lr * lr_final_fraction` at
     /// `max_steps` (needs `max_steps`). Default `constant` (self-play runs have no end).
     pub lr_schedule: LrSchedule,
-    /// See `lr_schedule`. Default 0.1.
+    /// See `lr_schedule`. Default 0.1. Valid: [0, 1].
     pub lr_final_fraction: f64,
-    /// SGD momentum (also Adam's beta1). Default 0.9. AlphaZero, KataGo: 0.9.
+    /// SGD momentum (also Adam's beta1). Default 0.9. AlphaZero, KataGo: 0.9. Valid: [0, 1).
     pub momentum: f64,
     /// Nesterov momentum for SGD. Default true. lc0: Nesterov.
     pub nesterov: bool,
-    /// Adam's beta2. Default 0.999.
+    /// Adam's beta2. Default 0.999. Valid: [0, 1).
     pub beta2: f64,
-    /// Adam's epsilon. Default 1e-8.
+    /// Adam's epsilon. Default 1e-8. Valid: (0, 1].
     pub adam_eps: f64,
     /// Weight decay of convolution and linear weights (not biases or batch norm):
     /// L2 added to the gradient for SGD, decoupled for AdamW. Default 1e-4.
     /// AlphaZero: 1e-4 (L2 c); KataGo: 3e-5 (per sample); AdamW typical: 0.01.
+    /// Valid: [0, 1].
     pub weight_decay: f64,
     /// Clip the global gradient norm to this; 0 disables. Default 10. lc0: 10000 (off
-    /// in effect); KataGo: clips per layer group.
+    /// in effect); KataGo: clips per layer group. Valid: [0, 1e9].
     pub grad_clip: f64,
     /// Positions per minibatch. Default 256. AlphaZero: 4096; KataGo: 256; dlshogi: 1024.
+    /// Valid: 1..=65536.
     pub batch_size: usize,
     /// Replay window: the newest this many positions are sampled from. Default 500000.
     /// AlphaZero: the last 500000 games (about 50M positions); KataGo: grows with the
-    /// run (~250k to 22M samples).
+    /// run (~250k to 22M samples). Valid: batch_size..=1e9.
     pub replay_window: usize,
     /// Positions generated before the first optimiser step. Default 10000.
+    /// Valid: 0..=replay_window.
     pub min_replay: usize,
     /// Positions trained per position generated (each step trains `batch_size`). The
     /// learner waits for self-play above this ratio. Default 4.0. KataGo: ~4 (each
-    /// sample seen ~4 times on average); AlphaZero: about 1.
+    /// sample seen ~4 times on average); AlphaZero: about 1. Valid: (0, 1000].
     pub train_ratio: f64,
-    /// Weight of the policy loss. Default 1.0.
+    /// Weight of the policy loss. Default 1.0. Valid: [0, 1000]; not both weights 0.
     pub policy_weight: f64,
     /// Weight of the value loss (cross-entropy against win/draw/loss). Default 1.0.
-    /// KataGo: 1.5 (later 0.6 x several value heads).
+    /// KataGo: 1.5 (later 0.6 x several value heads). Valid: [0, 1000].
     pub value_weight: f64,
     /// Value target: `(1 - q_mix) * game result + q_mix * root WDL of the search`.
     /// Default 0.0 (pure result, AlphaZero). KataGo mixes in search values; some shogi
-    /// runs use 0.5 (dlshogi's "value = (result + Q) / 2").
+    /// runs use 0.5 (dlshogi's "value = (result + Q) / 2"). Valid: [0, 1].
     pub q_mix: f64,
     /// Checkpoint (weights, optimiser state, counters) every this many steps; new
     /// weights go to self-play at the same time. Default 1000. KataGo: every ~10M
-    /// samples; AlphaZero: new weights every 1000 steps.
+    /// samples; AlphaZero: new weights every 1000 steps. Valid: 1..=1e12.
     pub checkpoint_interval: u64,
     /// Keep this many newest checkpoints (older ones are deleted); 0 keeps all.
-    /// Default 0.
+    /// Default 0. Valid: 0..=1000000.
     pub keep_checkpoints: usize,
     /// Evaluation games every this many steps (a multiple of `checkpoint_interval` is
-    /// sensible); 0 disables. Default 5000. See `trainer::eval` for what is written.
+    /// sensible); 0 disables. Default 5000. Valid: 0..=1e12. See `trainer::eval` for what
+    /// is written.
     pub eval_interval: u64,
-    /// Evaluation games against each opponent (each opening twice, colours swapped), >= 1.
-    /// Default 40.
+    /// Evaluation games against each opponent (each opening twice, colours swapped).
+    /// Default 40. Valid: 1..=100000 when `eval_interval` > 0 (no evaluation is
+    /// `eval_interval = 0`).
     pub eval_games: usize,
     /// Opponents of the evaluation: `random`, `greedy`, `previous` (the checkpoint of the
     /// previous evaluation), a rung of the ladder by name (`fsf1`, `gnushogi1`, ...: see
@@ -107,24 +113,26 @@ pub struct TrainConfig {
     /// `NAME=SPEC` (`arena/README.md`). An engine that does not start is left out with a
     /// warning. Default `["random", "greedy", "previous"]`.
     pub eval_opponents: Vec<String>,
-    /// Simulations per move of the network in evaluation games, 1..=100000 (1 plays the
-    /// raw policy's favourite); engines without their own depth get `go nodes` of the
-    /// same. Default 128 (the engine plays at 800; 16-32 simulations underrate it).
+    /// Simulations per move of the network in evaluation games (1 plays the raw policy's
+    /// favourite); engines without their own depth get `go nodes` of the same. The search
+    /// is deterministic (no root noise). Default 128 (the engine plays at 800; 16-32
+    /// simulations underrate it). Valid: 1..=1000000.
     pub eval_simulations: u32,
     /// Leaves per network evaluation of one game's search (virtual loss between them, as
-    /// the engine's `BatchSize`), 1..=256. Default 8.
+    /// the engine's `BatchSize`). Default 8. Valid: 1..=256.
     pub eval_batch_size: usize,
     /// Evaluation games played at once (their leaves share forward passes); 0 = all
-    /// `eval_games` of a match. Default 0.
+    /// `eval_games` of a match. Default 0. Valid: 0..=10000.
     pub eval_concurrency: usize,
     /// The network's search in evaluation games: `engine` (the engine's defaults: PUCT,
     /// what `koma-usi` plays) or `selfplay` (this file's `[search]` table). Default
     /// `engine`.
     pub eval_search: String,
-    /// Evaluation games longer than this many plies are draws, >= 1. Default 256.
+    /// Evaluation games longer than this many plies are draws. Default 256.
+    /// Valid: 1..=100000.
     pub eval_max_plies: u32,
     /// Uniformly random plies at the start of evaluation games (variety; both players
-    /// share them), when `eval_openings` is empty. Default 2.
+    /// share them), when `eval_openings` is empty. Default 2. Valid: 0..=10000.
     pub eval_random_plies: u32,
     /// An opening file (`data/openings/shogi.txt`; the format of `koma arena
     /// --openings`) for evaluation games instead of random plies; empty = random plies.
@@ -133,21 +141,22 @@ pub struct TrainConfig {
     /// A ladder table (the format of `arena/ladder.toml`); empty = the shipped one.
     /// Default empty.
     pub eval_ladder: String,
-    /// Stop after this many optimiser steps; 0 = no limit. Default 0.
+    /// Stop after this many optimiser steps; 0 = no limit. Default 0. Valid: 0..=1e12.
     pub max_steps: u64,
     /// Stop after this many minutes of wall time; 0 = no limit. Default 0.
+    /// Valid: [0, 1e8].
     pub max_minutes: f64,
     /// Training precision. Default `auto` (f16 autocast with loss scaling on CUDA).
     pub precision: TrainPrecision,
     /// Torch device of the learner: `cpu`, `cuda`, `cuda:N`, `auto`; empty = the
-    /// self-play device. Default empty.
+    /// self-play device. Default empty. Also `gpu`.
     pub device: String,
-    /// Minibatches prepared ahead by the loader thread. Default 4.
+    /// Minibatches prepared ahead by the loader thread. Default 4. Valid: 1..=1024.
     pub prefetch: usize,
-    /// Scalars to TensorBoard every this many steps. Default 50.
+    /// Scalars to TensorBoard every this many steps. Default 50. Valid: 1..=1e12.
     pub log_interval: u64,
     /// Seed of the learner (initial weights, minibatch sampling); 0 = from the clock.
-    /// Default 0.
+    /// Default 0. Any u64.
     pub seed: u64,
 }
 
@@ -224,37 +233,78 @@ impl TrainConfig {
         }
     }
 
-    pub fn validate(&self) -> Result<(), String> {
-        let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(format!("train.{msg}")) };
-        check(self.lr > 0.0 && self.lr.is_finite(), "lr must be positive")?;
-        check((0.0..1.0).contains(&self.momentum), "momentum must be in [0, 1)")?;
-        check((0.0..1.0).contains(&self.beta2), "beta2 must be in [0, 1)")?;
-        check(self.adam_eps > 0.0, "adam_eps must be positive")?;
-        check(self.weight_decay >= 0.0, "weight_decay must be >= 0")?;
-        check(self.grad_clip >= 0.0, "grad_clip must be >= 0")?;
-        check(self.batch_size >= 1, "batch_size must be at least 1")?;
-        check(self.replay_window >= self.batch_size, "replay_window must be at least batch_size")?;
-        check(self.min_replay <= self.replay_window, "min_replay must not exceed replay_window")?;
-        check(self.train_ratio > 0.0, "train_ratio must be positive")?;
-        check(self.policy_weight >= 0.0 && self.value_weight >= 0.0, "loss weights must be >= 0")?;
-        check((0.0..=1.0).contains(&self.q_mix), "q_mix must be in [0, 1]")?;
-        check((0.0..=1.0).contains(&self.lr_final_fraction), "lr_final_fraction must be in [0, 1]")?;
-        check(self.checkpoint_interval >= 1, "checkpoint_interval must be at least 1")?;
-        check((1..=100_000).contains(&self.eval_simulations), "eval_simulations must be in 1..=100000")?;
-        check((1..=256).contains(&self.eval_batch_size), "eval_batch_size must be in 1..=256")?;
-        check(self.eval_games >= 1, "eval_games must be at least 1")?;
-        check(matches!(self.eval_search.as_str(), "engine" | "selfplay"), "eval_search: expected engine or selfplay")?;
-        check(self.eval_max_plies >= 1, "eval_max_plies must be at least 1")?;
-        check(self.max_minutes >= 0.0, "max_minutes must be >= 0")?;
-        check(self.prefetch >= 1, "prefetch must be at least 1")?;
-        check(self.log_interval >= 1, "log_interval must be at least 1")?;
-        let ladder = crate::eval::eval_ladder(self).map_err(|e| format!("train.eval_ladder: {e}"))?;
+    /// Checks every field against its valid range (in the field's documentation); the
+    /// error names the field, the value and the range.
+    pub fn validate(&self) -> Result<(), model::ConfigError> {
+        use model::{check_real, check_whole, Range};
+        let real = |name: &str, v: f64, r: Range| check_real(&format!("train.{name}"), v, r);
+        let whole = |name: &str, v: u64, min: u64, max: u64| check_whole(&format!("train.{name}"), v, min, max);
+        real("lr", self.lr, Range::AboveMin(0.0, 10.0))?;
+        whole("warmup_steps", self.warmup_steps, 0, MAX_STEPS)?;
+        real("lr_final_fraction", self.lr_final_fraction, Range::Closed(0.0, 1.0))?;
+        real("momentum", self.momentum, Range::BelowMax(0.0, 1.0))?;
+        real("beta2", self.beta2, Range::BelowMax(0.0, 1.0))?;
+        real("adam_eps", self.adam_eps, Range::AboveMin(0.0, 1.0))?;
+        real("weight_decay", self.weight_decay, Range::Closed(0.0, 1.0))?;
+        real("grad_clip", self.grad_clip, Range::Closed(0.0, 1e9))?;
+        whole("batch_size", self.batch_size as u64, 1, 65536)?;
+        whole("replay_window", self.replay_window as u64, self.batch_size as u64, 1_000_000_000)?;
+        whole("min_replay", self.min_replay as u64, 0, self.replay_window as u64)?;
+        real("train_ratio", self.train_ratio, Range::AboveMin(0.0, 1000.0))?;
+        real("policy_weight", self.policy_weight, Range::Closed(0.0, 1000.0))?;
+        real("value_weight", self.value_weight, Range::Closed(0.0, 1000.0))?;
+        if self.policy_weight + self.value_weight == 0.0 {
+            return Err(model::ConfigError::BadValue {
+                field: "train.policy_weight".into(),
+                value: "0".into(),
+                expected: "policy_weight or value_weight above 0 (there is nothing to learn)".into(),
+            });
+        }
+        real("q_mix", self.q_mix, Range::Closed(0.0, 1.0))?;
+        whole("checkpoint_interval", self.checkpoint_interval, 1, MAX_STEPS)?;
+        whole("keep_checkpoints", self.keep_checkpoints as u64, 0, 1_000_000)?;
+        whole("eval_interval", self.eval_interval, 0, MAX_STEPS)?;
+        if self.eval_interval > 0 {
+            // Zero games would score 0.5 against every opponent: off is eval_interval = 0.
+            whole("eval_games", self.eval_games as u64, 1, 100_000).map_err(|e| match e {
+                model::ConfigError::OutOfRange { field, value, range } => model::ConfigError::OutOfRange {
+                    field,
+                    value,
+                    range: format!("{range}; eval_interval = 0 turns evaluation off"),
+                },
+                other => other,
+            })?;
+        }
+        whole("eval_simulations", self.eval_simulations as u64, 1, 1_000_000)?;
+        whole("eval_max_plies", self.eval_max_plies as u64, 1, 100_000)?;
+        whole("eval_random_plies", self.eval_random_plies as u64, 0, 10_000)?;
+        whole("max_steps", self.max_steps, 0, MAX_STEPS)?;
+        real("max_minutes", self.max_minutes, Range::Closed(0.0, 1e8))?;
+        if !self.device.trim().is_empty() {
+            model::check_device_name("train.device", &self.device)?;
+        }
+        whole("prefetch", self.prefetch as u64, 1, 1024)?;
+        whole("log_interval", self.log_interval, 1, MAX_STEPS)?;
+        whole("eval_batch_size", self.eval_batch_size as u64, 1, 256)?;
+        whole("eval_concurrency", self.eval_concurrency as u64, 0, 10_000)?;
+        let bad = |field: &str, value: &str, expected: String| model::ConfigError::BadValue {
+            field: format!("train.{field}"),
+            value: value.to_string(),
+            expected,
+        };
+        if !matches!(self.eval_search.as_str(), "engine" | "selfplay") {
+            return Err(bad("eval_search", &self.eval_search, "engine or selfplay".into()));
+        }
+        let ladder = crate::eval::eval_ladder(self).map_err(|e| bad("eval_ladder", &self.eval_ladder, e))?;
         for o in self.eval_opponents.iter().filter(|o| *o != "previous") {
-            crate::eval::parse_player(o, &ladder).map_err(|e| format!("train.eval_opponents: {e}"))?;
+            crate::eval::parse_player(o, &ladder).map_err(|e| bad("eval_opponents", o, e))?;
         }
         Ok(())
     }
 }
+
+/// The largest step count a config may name (`max_steps`, intervals).
+pub const MAX_STEPS: u64 = 1_000_000_000_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -288,7 +338,7 @@ impl TrainFileConfig {
         let base = SelfplayFileConfig::from_toml(text, path)?;
         let t: TrainOnly =
             toml::from_str(text).map_err(|e| ConfigError::Invalid { path: path.into(), message: e.to_string() })?;
-        t.train.validate().map_err(|message| ConfigError::Invalid { path: path.into(), message })?;
+        t.train.validate().map_err(|e| ConfigError::Invalid { path: path.into(), message: e.to_string() })?;
         Ok(TrainFileConfig { base, train: t.train, text: text.to_string() })
     }
 
@@ -326,6 +376,31 @@ mod tests {
             let e = TrainFileConfig::from_toml(&format!("[train]\n{bad}\n"), "t").unwrap_err();
             assert!(e.to_string().contains(bad.split(' ').next().unwrap()), "{bad}: {e}");
         }
+        let e = TrainFileConfig::from_toml("[trian]\nlr = 0.1\n", "t").unwrap_err();
+        assert!(e.to_string().contains("unknown top-level key `trian`"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_values_name_field_value_and_range() {
+        for (text, expected) in [
+            ("[train]\ntrain_ratio = inf\n", "train.train_ratio = inf is out of range (valid: (0, 1000])"),
+            ("[train]\npolicy_weight = nan\n", "train.policy_weight = NaN is out of range (valid: [0, 1000])"),
+            ("[train]\nlr = -0.1\n", "train.lr = -0.1 is out of range (valid: (0, 10])"),
+            ("[train]\nmax_minutes = inf\n", "train.max_minutes = inf"),
+            ("[train]\nadam_eps = nan\n", "train.adam_eps = NaN"),
+            ("[train]\nweight_decay = inf\n", "train.weight_decay = inf"),
+            ("[train]\ngrad_clip = nan\n", "train.grad_clip = NaN"),
+            ("[train]\neval_games = 0\n", "train.eval_games = 0 is out of range (valid: 1..=100000; eval_interval = 0"),
+            ("[train]\npolicy_weight = 0.0\nvalue_weight = 0.0\n", "nothing to learn"),
+            ("[train]\ndevice = \"cuda:x\"\n", "train.device"),
+            ("[train]\neval_opponents = [\"stockfish\"]\n", "train.eval_opponents = \"stockfish\""),
+            ("[search]\nc_puct_base = inf\n", "search.c_puct_base = inf"),
+        ] {
+            let e = TrainFileConfig::from_toml(text, "t.toml").unwrap_err().to_string();
+            assert!(e.starts_with("t.toml: ") && e.contains(expected), "{text}: {e}");
+        }
+        // No evaluation at all: zero games are fine.
+        TrainFileConfig::from_toml("[train]\neval_interval = 0\neval_games = 0\n", "t").unwrap();
     }
 
     #[test]

@@ -136,7 +136,7 @@ impl Roster for EvalRoster<'_> {
     fn create(&self, index: usize, seed: u64) -> Result<Box<dyn Player>, String> {
         match &self.seats[index] {
             Seat::Koma(net) => Ok(Box::new(KomaPlayer::new(net.clone(), self.config.clone(), self.variant, seed))),
-            Seat::Spec(spec) => spec.create(self.variant, seed, self.workdir),
+            Seat::Spec(spec) => spec.create(self.variant, seed, self.workdir, ENGINE_TIMEOUT),
         }
     }
 
@@ -156,6 +156,9 @@ pub struct MatchOutcome {
     /// Our network's batching service: forward passes and positions evaluated.
     pub batches: BatcherStats,
 }
+
+/// How long an engine may take to start (its handshake) or to answer a move.
+const ENGINE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How long a batching service gathers the leaves of the games for one forward pass.
 /// All games run at once, so waiting pays: 20 games at 128 simulations, batch 8, on 2
@@ -187,7 +190,7 @@ pub fn play_match(variant: Variant, ours: &KomaNetwork, opponent: &Opponent, s: 
         tc: roster.nodes,
         end_rules: EndRules { max_plies: Some(s.max_plies), ..EndRules::default() },
         time_margin: Duration::from_secs(1),
-        hang_timeout: Duration::from_secs(120),
+        hang_timeout: ENGINE_TIMEOUT,
     };
     let pair = play_pair(&roster, s.games, &s.openings, rules, concurrency, s.seed);
     drop(theirs_service);
@@ -279,7 +282,7 @@ impl TrainingEval {
             let (spec, ladder_elo) = parse_player(text, &ladder)?;
             // The ladder's ratings hold in its own variant only.
             let ladder_elo = ladder_elo.filter(|_| ladder.variant == variant);
-            if let Err(why) = spec.create(variant, 1, workdir) {
+            if let Err(why) = spec.create(variant, 1, workdir, ENGINE_TIMEOUT) {
                 warnings
                     .push(format!("evaluation opponent {} left out: {why} (scripts/install-engines.sh)", spec.name));
                 continue;

@@ -1,10 +1,15 @@
 //! `koma learn`: supervised training from game records, to bootstrap a network from
 //! existing games. Every position before a recorded move becomes a sample whose policy
-//! target is the move played and whose value target is the game's result (from the
-//! record's end, else the rules' verdict on the final position, else a draw).
+//! target is the move played and whose value target is the game's result from that
+//! position's side to move (from the record's end, else the rules' verdict on the final
+//! position); a game without a known result gives samples without a value target
+//! (masked out of the value loss).
 //!
 //! Reads USI move lists (`.usi`/`.sfen`, one game a line), KIF/KI2 and CSA files
-//! (standard shogi), a file or every such file under a folder.
+//! (standard shogi), dlshogi's hcpe/hcpe3 files and koma's sample chunks (`koma gen`
+//! teacher data, self-play), a file or every such file under a folder
+//! ([`crate::datasets`]). The value target mixes the result with a recorded score by
+//! `train.q_mix` where the input has one.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,12 +18,13 @@ use std::time::Instant;
 
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::{load_checkpoint, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
-use rules::records::{read_games, Format, Record};
+use rules::records::{read_games, EndReason, Format, Record};
 use rules::{Color, EndRules, Variant};
 use search::Rng;
 use selfplay::samples::{GameResult, Sample};
 
 use crate::config::TrainFileConfig;
+use crate::datasets::read_training_inputs;
 use crate::learner::{Learner, StepStats};
 use crate::replay::encode_batch;
 use crate::run::{optim_path, set_torch_threads, TrainError};
@@ -81,29 +87,37 @@ fn record_files(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// How the game of `record` ended: `Some(winner)` (`Some(None)`: a draw), or `None` when
+/// the result is unknown: the record gives none (an aborted game, a record without an
+/// end) and the rules' verdict on its final position is none either.
+pub fn record_result(record: &Record, final_pos: &rules::Position) -> Option<Option<Color>> {
+    if let Some(end) = &record.end {
+        let draw =
+            matches!(end.reason, EndReason::Repetition | EndReason::Impasse | EndReason::MaxMoves | EndReason::Draw);
+        if end.winner.is_some() || draw {
+            return Some(end.winner);
+        }
+    }
+    final_pos.outcome(&EndRules::default()).map(|o| o.winner)
+}
+
 /// Samples of one record (positions before each move).
 pub fn record_samples(record: &Record, encoder: &Encoder) -> Result<Vec<Sample>, String> {
     let final_pos = record.final_position().map_err(|e| e.to_string())?;
-    let winner: Option<Color> = match &record.end {
-        Some(end) => end.winner,
-        None => final_pos.outcome(&EndRules::default()).and_then(|o| o.winner),
-    };
+    let outcome = record_result(record, &final_pos);
     let total = record.moves.len() as u32;
     let mut out = Vec::with_capacity(record.moves.len());
     record
         .replay(|pos, i, m| {
-            let side = pos.side_to_move();
-            let result = match winner {
-                None => GameResult::Draw,
-                Some(c) if c == side => GameResult::Win,
-                Some(_) => GameResult::Loss,
-            };
+            // The value target from the view of the side to move at the sample.
+            let result = outcome.map(|winner| GameResult::for_side(winner, pos.side_to_move()));
             out.push(Sample {
                 sfen: pos.to_sfen(),
                 repetitions: pos.repetitions().min(255) as u8,
                 policy: vec![(encoder.move_index(pos, m.mv) as u32, 1.0)],
                 result,
-                root_wdl: result.wdl(),
+                // No search: the result stands in for its value (unknown: masked anyway).
+                root_wdl: result.map_or([0.0, 1.0, 0.0], GameResult::wdl),
                 plies_left: total - i as u32,
                 full_search: true,
             });
@@ -149,15 +163,29 @@ pub fn read_record_samples(paths: &[PathBuf], encoder: &Encoder) -> (Vec<Vec<Sam
 pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary, TrainError> {
     let cfg = TrainFileConfig::load(&opts.config)?;
     let variant = cfg.base.variant;
-    if variant != Variant::Shogi {
+    let tcfg = &cfg.train;
+    let encoder = Encoder::for_net(variant, &cfg.base.model);
+    if opts.progress {
+        eprintln!("learn: reading {} input path(s)", opts.records.len());
+    }
+    let inputs = read_training_inputs(&opts.records, variant, &encoder);
+    if variant != Variant::Shogi && inputs.files[1..].iter().any(|&n| n > 0) {
         return Err(TrainError::Run(format!(
-            "koma learn reads standard shogi records; the config's variant is {}",
+            "hcpe, hcpe3 and game records are standard shogi; the config's variant is {} (sample chunks only)",
             variant.name()
         )));
     }
-    let tcfg = &cfg.train;
-    let encoder = Encoder::for_net(variant, &cfg.base.model);
-    let (games, problems) = read_record_samples(&opts.records, &encoder);
+    let (games, problems) = (inputs.groups, inputs.problems);
+    if opts.progress {
+        let [chunks, hcpe, hcpe3, records] = inputs.files;
+        eprintln!(
+            "learn: read {} groups ({} positions) from {chunks} chunk, {hcpe} hcpe, {hcpe3} hcpe3 and {records} record \
+             file(s); {} problem(s)",
+            games.len(),
+            games.iter().map(Vec::len).sum::<usize>(),
+            problems.len()
+        );
+    }
     if games.is_empty() {
         return Err(TrainError::Run(format!(
             "no games read from {:?}{}",
@@ -239,8 +267,8 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
             batch.push(train[perm[pos]].clone());
             pos += 1;
         }
-        let b = encode_batch(&encoder, &batch, 0.0);
-        let st = learner.train_step(&b);
+        let b = encode_batch(&encoder, &batch, tcfg.q_mix as f32);
+        let st = learner.train_step(&b)?;
         if st.skipped {
             continue;
         }

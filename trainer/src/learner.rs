@@ -3,9 +3,12 @@
 //! Loss = `policy_weight` x policy cross-entropy against the search policy (only samples
 //! with a full search carry a policy target) + `value_weight` x cross-entropy of the
 //! win/draw/loss head against the game result (optionally mixed with the search's root
-//! value); weight decay is applied by the optimiser. On CUDA with `precision = auto|f16`
+//! value; only samples whose game result is known carry a value target); weight decay is
+//! applied by the optimiser. On CUDA with `precision = auto|f16`
 //! the forward and backward passes run under f16 autocast with dynamic loss scaling
-//! (steps whose gradients overflow are skipped and the scale halves).
+//! (steps whose gradients overflow are skipped and the scale halves). A loss that is not
+//! finite, or a gradient norm that is not finite without f16 to blame, stops training
+//! ([`NonFiniteLoss`]).
 
 use model::tch::{self, Device, Kind, Tensor};
 use model::Net;
@@ -23,7 +26,8 @@ pub struct StepStats {
     pub value_loss: f64,
     /// Share of policy-target samples whose most likely move is the target's.
     pub policy_accuracy: f64,
-    /// Mean squared error of the expected score (win - loss) against the target's.
+    /// Mean squared error of the expected score (win - loss) against the target's
+    /// (samples with a value target).
     pub value_mse: f64,
     /// Gradient norm before clipping.
     pub grad_norm: f64,
@@ -56,6 +60,21 @@ impl StepStats {
             skipped: false,
         }
     }
+}
+
+/// A training step whose loss or gradient is not finite: the run must stop (the weights
+/// of the last checkpoint are the last good ones).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "training diverged at step {step}: the {what} is {value} (not finite); stopped without saving, \
+     the last checkpoint holds the last good weights"
+)]
+pub struct NonFiniteLoss {
+    /// The optimiser step that failed (0-based: the step count before it).
+    pub step: u64,
+    /// `loss`, `policy loss`, `value loss` or `gradient norm`.
+    pub what: &'static str,
+    pub value: f64,
 }
 
 /// A network being trained.
@@ -92,7 +111,8 @@ impl Learner {
         self.cfg = cfg.clone();
     }
 
-    fn tensors(&self, b: &Batch) -> (Tensor, Tensor, Tensor, Tensor) {
+    /// Inputs, policy target, policy mask, WDL target, value mask.
+    fn tensors(&self, b: &Batch) -> (Tensor, Tensor, Tensor, Tensor, Tensor) {
         let s = self.net.shape();
         let n = b.n as i64;
         let d = self.device;
@@ -102,12 +122,13 @@ impl Learner {
         let pt = Tensor::from_slice(&b.policy).view([n, s.policy_len() as i64]).to_device(d);
         let mask = Tensor::from_slice(&b.policy_mask).to_device(d);
         let wdl = Tensor::from_slice(&b.wdl).view([n, 3]).to_device(d);
-        (xs, pt, mask, wdl)
+        let value_mask = Tensor::from_slice(&b.value_mask).to_device(d);
+        (xs, pt, mask, wdl, value_mask)
     }
 
     /// Losses and metrics of `b` (tensors); `train` selects batch-norm mode.
     fn losses(&self, b: &Batch, train: bool) -> (Tensor, Tensor, Tensor, Tensor, Tensor) {
-        let (xs, pt, mask, wdl_t) = self.tensors(b);
+        let (xs, pt, mask, wdl_t, vmask) = self.tensors(b);
         let (logits, wdl_logits) = self.net.forward_t(&xs, train);
         let logits = logits.to_kind(Kind::Float);
         let wdl_logits = wdl_logits.to_kind(Kind::Float);
@@ -116,22 +137,26 @@ impl Learner {
         let msum = mask.sum(Kind::Float).clamp_min(1.0);
         let policy_loss = (&per * &mask).sum(Kind::Float) / &msum;
         let vlogp = wdl_logits.log_softmax(-1, Kind::Float);
-        let value_loss = -(&wdl_t * &vlogp).sum_dim_intlist([1i64].as_slice(), false, Kind::Float).mean(Kind::Float);
+        let vper = -(&wdl_t * &vlogp).sum_dim_intlist([1i64].as_slice(), false, Kind::Float);
+        let vsum = vmask.sum(Kind::Float).clamp_min(1.0);
+        let value_loss = (&vper * &vmask).sum(Kind::Float) / &vsum;
         let (acc, mse) = tch::no_grad(|| {
             let hit = logits.argmax(-1, false).eq_tensor(&pt.argmax(-1, false)).to_kind(Kind::Float);
             let acc = (hit * &mask).sum(Kind::Float) / &msum;
             let pv = vlogp.exp();
             let pred = pv.select(1, 0) - pv.select(1, 2);
             let tgt = wdl_t.select(1, 0) - wdl_t.select(1, 2);
-            let mse = (pred - tgt).square().mean(Kind::Float);
+            let mse = ((pred - tgt).square() * &vmask).sum(Kind::Float) / &vsum;
             (acc, mse)
         });
         let total = &policy_loss * self.cfg.policy_weight + &value_loss * self.cfg.value_weight;
         (total, policy_loss, value_loss, acc, mse)
     }
 
-    /// One optimiser step on `b`.
-    pub fn train_step(&mut self, b: &Batch) -> StepStats {
+    /// One optimiser step on `b`. A loss that is not finite is an error (no step is
+    /// taken); so is a gradient norm that is not finite, unless f16 autocast may explain it
+    /// (then the step is skipped and the loss scale halves, down to 1).
+    pub fn train_step(&mut self, b: &Batch) -> Result<StepStats, NonFiniteLoss> {
         let lr = self.cfg.lr_at(self.step);
         self.opt.zero_grad();
         let autocast = self.autocast;
@@ -152,13 +177,25 @@ impl Learner {
             lr,
             skipped: false,
         };
+        let fail = |what, value| NonFiniteLoss { step: self.step, what, value };
+        for (what, value) in
+            [("loss", stats.loss), ("policy loss", stats.policy_loss), ("value loss", stats.value_loss)]
+        {
+            if !value.is_finite() {
+                self.opt.zero_grad();
+                return Err(fail(what, value));
+            }
+        }
         if !norm.is_finite() {
-            // f16 overflow (or a broken batch): skip, lower the scale.
+            self.opt.zero_grad();
+            // f16 overflow: skip, lower the scale. In f32, or at scale 1, it is no overflow.
+            if !autocast || self.loss_scale <= 1.0 {
+                return Err(fail("gradient norm", norm));
+            }
             self.loss_scale = (self.loss_scale / 2.0).max(1.0);
             self.good_steps = 0;
             stats.skipped = true;
-            self.opt.zero_grad();
-            return stats;
+            return Ok(stats);
         }
         self.opt.clip(norm, self.cfg.grad_clip);
         self.opt.step(lr);
@@ -171,7 +208,7 @@ impl Learner {
                 self.good_steps = 0;
             }
         }
-        stats
+        Ok(stats)
     }
 
     /// Losses of `b` without training (evaluation-mode batch norm).

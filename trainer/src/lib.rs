@@ -14,6 +14,7 @@
 //!   resume and signal handling; [`learn`]: `koma learn` from game records.
 
 pub mod config;
+pub mod datasets;
 pub mod eval;
 pub mod learn;
 pub mod learner;
@@ -21,11 +22,12 @@ pub mod optim;
 pub mod replay;
 pub mod run;
 pub mod tb;
+pub mod teacher;
 
 pub use config::{OptimizerKind, TrainConfig, TrainFileConfig};
 pub use eval::{play_match, MatchOutcome, MatchSettings, Opponent, TrainingEval};
 pub use learn::{learn, LearnOptions, LearnSummary};
-pub use learner::{Learner, StepStats};
+pub use learner::{Learner, NonFiniteLoss, StepStats};
 pub use replay::{Batch, Loader, Replay};
 pub use run::{install_signal_handler, read_state, train, RunState, TrainError, TrainOptions, TrainSummary};
 pub use tb::Tb;

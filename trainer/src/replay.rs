@@ -4,9 +4,15 @@
 //! draws uniformly random samples from it, encodes them (input planes, dense policy
 //! target, WDL target) and keeps a bounded queue of ready minibatches, so the optimiser
 //! only waits when the loader cannot keep up; [`Loader::next`] measures that wait.
+//!
+//! Data parallelism (rayon's global pool): the samples of a batch are encoded in
+//! parallel (each is independent work: parse the SFEN, write its planes), and
+//! [`Replay::load_dir`] reads and verifies (CRC, decompression, records) its chunk files
+//! in parallel.
 
 use std::collections::VecDeque;
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -14,9 +20,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use model::encoding::Encoder;
+use rayon::prelude::*;
 use rules::Variant;
 use search::Rng;
-use selfplay::samples::{encode_sample, list_chunks, read_chunk_expect, Sample};
+use selfplay::samples::{
+    decode_header, encode_sample, list_chunks, read_chunk_expect, Sample, SampleError, HEADER_LEN,
+};
 
 /// The newest samples, oldest first.
 #[derive(Debug, Default)]
@@ -25,11 +34,13 @@ pub struct Replay {
     capacity: usize,
     /// Samples ever added (including those already dropped from the window).
     added: u64,
+    /// Chunk files refused by [`Replay::load_dir`] (damaged or holding invalid samples).
+    skipped_chunks: u64,
 }
 
 impl Replay {
     pub fn new(capacity: usize) -> Replay {
-        Replay { samples: VecDeque::new(), capacity: capacity.max(1), added: 0 }
+        Replay { samples: VecDeque::new(), capacity: capacity.max(1), added: 0, skipped_chunks: 0 }
     }
 
     pub fn push(&mut self, s: Sample) {
@@ -62,6 +73,11 @@ impl Replay {
         self.added
     }
 
+    /// Chunk files [`Replay::load_dir`] refused so far (TensorBoard `data/skipped_chunks`).
+    pub fn skipped_chunks(&self) -> u64 {
+        self.skipped_chunks
+    }
+
     /// `n` samples drawn uniformly with replacement (clones).
     pub fn draw(&self, n: usize, rng: &mut Rng) -> Vec<Sample> {
         if self.samples.is_empty() {
@@ -71,35 +87,57 @@ impl Replay {
     }
 
     /// Fills the window from the newest chunk files of `dir` (names sort by age).
-    /// Damaged chunks are skipped and reported in the returned list. Returns the samples
+    /// Every sample is checked as its chunk is read (`selfplay::samples::SampleCheck`): a
+    /// damaged chunk, or one holding an invalid sample, is skipped whole, counted in
+    /// [`Replay::skipped_chunks`] and reported in the returned list. Returns the samples
     /// loaded and the total number of samples in all readable chunks of the folder.
+    ///
+    /// The headers say how many samples each file holds, so the files that fill the
+    /// window are known before they are read: they are read and verified in parallel
+    /// (again with older files while damaged ones leave the window short).
     pub fn load_dir(&mut self, dir: &Path, variant: Variant, encoder_version: u32) -> (usize, u64, Vec<String>) {
         let mut problems = Vec::new();
         let Ok(files) = list_chunks(dir) else {
             return (0, 0, problems);
         };
+        let counts: Vec<Result<u32, SampleError>> = files.par_iter().map(|f| header_count(f)).collect();
         let mut total = 0u64;
         let mut chunks: Vec<Vec<Sample>> = Vec::new();
         let mut held = 0usize;
         // Newest first, until the window is full; older files only counted.
-        for f in files.iter().rev() {
-            if held >= self.capacity {
-                if let Ok(bytes) = std::fs::read(f) {
-                    if let Ok((h, ..)) = selfplay::samples::decode_header(&bytes, f) {
-                        total += h.count as u64;
+        let mut next = files.len();
+        while held < self.capacity && next > 0 {
+            let mut wave: Vec<&PathBuf> = Vec::new();
+            let mut expected = 0usize;
+            while held + expected < self.capacity && next > 0 {
+                next -= 1;
+                match &counts[next] {
+                    Ok(n) => {
+                        expected += *n as usize;
+                        wave.push(&files[next]);
+                    }
+                    Err(e) => {
+                        self.skipped_chunks += 1;
+                        problems.push(e.to_string());
                     }
                 }
-                continue;
             }
-            match read_chunk_expect(f, variant, encoder_version) {
-                Ok(c) => {
-                    total += c.samples.len() as u64;
-                    held += c.samples.len();
-                    chunks.push(c.samples);
+            let read: Vec<_> = wave.par_iter().map(|f| read_chunk_expect(f, variant, encoder_version)).collect();
+            for r in read {
+                match r {
+                    Ok(c) => {
+                        total += c.samples.len() as u64;
+                        held += c.samples.len();
+                        chunks.push(c.samples);
+                    }
+                    Err(e) => {
+                        self.skipped_chunks += 1;
+                        problems.push(e.to_string());
+                    }
                 }
-                Err(e) => problems.push(e.to_string()),
             }
         }
+        total += counts[..next].iter().filter_map(|c| c.as_ref().ok()).map(|&n| n as u64).sum::<u64>();
         let mut loaded = 0;
         for c in chunks.into_iter().rev() {
             loaded += c.len();
@@ -107,6 +145,14 @@ impl Replay {
         }
         (loaded.min(self.capacity), total, problems)
     }
+}
+
+/// The sample count a chunk's header gives (reads the header only).
+fn header_count(path: &Path) -> Result<u32, SampleError> {
+    let io = |source| SampleError::Io { path: path.to_path_buf(), source };
+    let mut head = Vec::with_capacity(HEADER_LEN);
+    std::fs::File::open(path).map_err(io)?.take(HEADER_LEN as u64).read_to_end(&mut head).map_err(io)?;
+    Ok(decode_header(&head, path)?.header.count)
 }
 
 /// One encoded minibatch.
@@ -119,13 +165,16 @@ pub struct Batch {
     pub policy: Vec<f32>,
     /// `n` weights: 1 where the sample has a policy target (full search), else 0.
     pub policy_mask: Vec<f32>,
-    /// `n * 3` win/draw/loss targets.
+    /// `n * 3` win/draw/loss targets (zeros where the sample has none).
     pub wdl: Vec<f32>,
+    /// `n` weights: 1 where the sample has a value target (its game's result is known),
+    /// else 0.
+    pub value_mask: Vec<f32>,
 }
 
-/// Encodes `samples` into a [`Batch`]. Samples whose SFEN does not parse are replaced by
-/// the next good one (self-play never writes such samples; this keeps a damaged record
-/// from stopping training). `q_mix` mixes the root WDL into the value target.
+/// Encodes `samples` into a [`Batch`], the samples in parallel. Samples whose SFEN does
+/// not parse are left out (self-play never writes such samples; this keeps a damaged
+/// record from stopping training). `q_mix` mixes the root WDL into the value target.
 pub fn encode_batch(encoder: &Encoder, samples: &[Sample], q_mix: f32) -> Batch {
     let il = encoder.input_len();
     let pl = encoder.policy_size();
@@ -136,34 +185,60 @@ pub fn encode_batch(encoder: &Encoder, samples: &[Sample], q_mix: f32) -> Batch 
         policy: vec![0.0; n * pl],
         policy_mask: vec![0.0; n],
         wdl: vec![0.0; n * 3],
+        value_mask: vec![0.0; n],
     };
-    let mut i = 0;
-    for s in samples {
-        if encode_sample(encoder, s, &mut b.inputs[i * il..(i + 1) * il]).is_err() {
-            continue;
-        }
+    // The costly part (planes, dense policy) in parallel, one sample per task.
+    let encoded: Vec<bool> = (b.inputs.par_chunks_mut(il), b.policy.par_chunks_mut(pl), samples)
+        .into_par_iter()
+        .map(|(input, policy, s)| encode_one(encoder, s, input, policy))
+        .collect();
+    for (i, s) in samples.iter().enumerate() {
         if s.full_search && !s.policy.is_empty() {
-            for &(l, p) in &s.policy {
-                if (l as usize) < pl {
-                    b.policy[i * pl + l as usize] = p;
-                }
-            }
             b.policy_mask[i] = 1.0;
         }
-        let r = s.result.wdl();
-        for k in 0..3 {
-            b.wdl[i * 3 + k] = (1.0 - q_mix) * r[k] + q_mix * s.root_wdl[k];
+        if let Some(r) = s.result {
+            for (t, (r, q)) in b.wdl[i * 3..i * 3 + 3].iter_mut().zip(r.wdl().into_iter().zip(s.root_wdl)) {
+                *t = (1.0 - q_mix) * r + q_mix * q;
+            }
+            b.value_mask[i] = 1.0;
         }
-        i += 1;
     }
-    if i < n {
-        b.n = i;
-        b.inputs.truncate(i * il);
-        b.policy.truncate(i * pl);
-        b.policy_mask.truncate(i);
-        b.wdl.truncate(i * 3);
+    if encoded.iter().all(|&ok| ok) {
+        return b;
     }
+    // Close the gaps of the samples that failed, keeping the order.
+    let mut kept = 0;
+    for (i, _) in encoded.iter().enumerate().filter(|(_, &ok)| ok) {
+        b.inputs.copy_within(i * il..(i + 1) * il, kept * il);
+        b.policy.copy_within(i * pl..(i + 1) * pl, kept * pl);
+        b.wdl.copy_within(i * 3..(i + 1) * 3, kept * 3);
+        b.policy_mask[kept] = b.policy_mask[i];
+        b.value_mask[kept] = b.value_mask[i];
+        kept += 1;
+    }
+    b.n = kept;
+    b.inputs.truncate(kept * il);
+    b.policy.truncate(kept * pl);
+    b.policy_mask.truncate(kept);
+    b.wdl.truncate(kept * 3);
+    b.value_mask.truncate(kept);
     b
+}
+
+/// One sample's input planes and dense policy target (when it has one); false if its
+/// position cannot be read.
+fn encode_one(encoder: &Encoder, s: &Sample, input: &mut [f32], policy: &mut [f32]) -> bool {
+    if encode_sample(encoder, s, input).is_err() {
+        return false;
+    }
+    if s.full_search {
+        for &(l, p) in &s.policy {
+            if let Some(x) = policy.get_mut(l as usize) {
+                *x = p;
+            }
+        }
+    }
+    true
 }
 
 /// Background minibatch producer over a shared [`Replay`].
@@ -260,7 +335,7 @@ mod tests {
             sfen: Position::startpos(Variant::Shogi).to_sfen(),
             repetitions: 0,
             policy: vec![(i % 100, 1.0)],
-            result: GameResult::Win,
+            result: Some(GameResult::Win),
             root_wdl: [0.5, 0.5, 0.0],
             plies_left: 10,
             full_search: i % 2 == 0,
@@ -284,7 +359,52 @@ mod tests {
         assert_eq!(b.policy_mask, vec![1.0, 0.0]);
         assert_eq!(b.policy[4], 1.0);
         assert_eq!(&b.wdl[..3], &[0.75, 0.25, 0.0]);
+        assert_eq!(b.value_mask, vec![1.0, 1.0]);
         assert_eq!(b.inputs.len(), 2 * enc.input_len());
+    }
+
+    /// A sample without a known result has no value target; a sample whose position
+    /// cannot be read is left out and the others keep their order and targets.
+    #[test]
+    fn unknown_results_are_masked_and_bad_samples_dropped() {
+        let enc = Encoder::new(Variant::Shogi);
+        let unknown = Sample { result: None, ..sample(6) };
+        let bad = Sample { sfen: "not a position".into(), ..sample(8) };
+        let lost = Sample { result: Some(GameResult::Loss), ..sample(10) };
+        let b = encode_batch(&enc, &[unknown, bad, lost], 0.0);
+        assert_eq!(b.n, 2);
+        assert_eq!(b.value_mask, vec![0.0, 1.0]);
+        assert_eq!(b.wdl, vec![0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+        assert_eq!(b.policy_mask, vec![1.0, 1.0]);
+        let pl = enc.policy_size();
+        assert_eq!((b.policy[6], b.policy[pl + 10]), (1.0, 1.0));
+        let mut planes = vec![0.0; enc.input_len()];
+        encode_sample(&enc, &sample(10), &mut planes).unwrap();
+        assert_eq!(&b.inputs[enc.input_len()..], &planes[..]);
+    }
+
+    #[test]
+    fn load_dir_fills_the_window_from_the_newest_chunks() {
+        use selfplay::samples::ChunkWriter;
+        let enc = Encoder::new(Variant::Shogi);
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut w = ChunkWriter::new(dir.path(), "t", Variant::Shogi, &enc, 4).unwrap();
+            w.extend((0..20).map(sample)).unwrap();
+        }
+        // Damage the newest chunk: the window takes one more older file instead.
+        let files = list_chunks(dir.path()).unwrap();
+        let newest = files.last().unwrap();
+        let mut bytes = std::fs::read(newest).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x55;
+        std::fs::write(newest, bytes).unwrap();
+        let mut r = Replay::new(6);
+        let (loaded, total, problems) = r.load_dir(dir.path(), Variant::Shogi, model::encoding::ENCODER_VERSION);
+        assert_eq!((loaded, total, problems.len()), (6, 16, 1), "{problems:?}");
+        // Files 3 and 2 (samples 8..16) were read; the window keeps the newest 6.
+        let labels: Vec<u32> = r.samples.iter().map(|s| s.policy[0].0).collect();
+        assert_eq!(labels, vec![10, 11, 12, 13, 14, 15]);
     }
 
     #[test]

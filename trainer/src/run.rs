@@ -32,7 +32,7 @@ use selfplay::samples::ChunkWriter;
 use selfplay::{run_selfplay, Openings, Progress, RunOptions};
 use serde::{Deserialize, Serialize};
 
-use crate::config::TrainFileConfig;
+use crate::config::{ConfigError, TrainFileConfig};
 use crate::eval::TrainingEval;
 use crate::learner::{Learner, StepStats};
 use crate::replay::{Loader, Replay};
@@ -61,6 +61,8 @@ pub enum TrainError {
     Samples(#[from] selfplay::samples::SampleError),
     #[error("self-play: {0}")]
     Selfplay(String),
+    #[error(transparent)]
+    Diverged(#[from] crate::learner::NonFiniteLoss),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TrainError + '_ {
@@ -268,6 +270,8 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     if let Some(s) = opts.max_steps {
         tcfg.max_steps = s;
     }
+    // The command line's limits are checked like the file's, before the run folder exists.
+    tcfg.validate().map_err(|e| ConfigError::Invalid { path: "command line".into(), message: e.to_string() })?;
     let run_dir = opts.runs_dir.join(&opts.run);
     let prior = read_state(&run_dir)?;
     if prior.is_some() && !opts.resume {
@@ -369,8 +373,9 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     // Replay window: the newest samples on disk.
     let replay = Arc::new(Mutex::new(Replay::new(tcfg.replay_window)));
     let (loaded, on_disk, problems) = replay.lock().unwrap().load_dir(&samples_dir, variant, ENCODER_VERSION);
+    // Not through the display: a skipped chunk is worth a line even with --quiet.
     for p in &problems {
-        display.println(&format!("koma train: skipping damaged sample chunk: {p}"));
+        eprintln!("koma train: warning: skipping sample chunk: {p}");
     }
     if !fresh {
         state.samples_generated = state.samples_generated.max(on_disk);
@@ -381,6 +386,8 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     }
 
     let mut tb = Tb::new(run_dir.join("tb")).map_err(io(&run_dir.join("tb")))?;
+    let skipped_chunks = replay.lock().unwrap().skipped_chunks();
+    tb.scalar(tags::SKIPPED_CHUNKS, skipped_chunks as f64, state.step);
     let sp_cfg = {
         let mut c = cfg.base.clone();
         c.selfplay.seed = state.selfplay_seed ^ (state.resumes as u64).wrapping_mul(0xD1B5_4A32_D192_ED03) | 1;
@@ -472,6 +479,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     let mut acc = StepStats::default();
     let mut acc_n = 0u64;
     let mut skipped = 0u64;
+    let mut diverged = None;
     let mut last_loss = f64::NAN;
     let mut train_seconds = 0.0f64;
     let mut last_log = (Instant::now(), learner.step);
@@ -560,7 +568,14 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
         }
         let Some(batch) = loader.next(Duration::from_secs(1)) else { continue };
         let t = Instant::now();
-        let st = learner.train_step(&batch);
+        let st = match learner.train_step(&batch) {
+            Ok(st) => st,
+            Err(e) => {
+                stop_reason = e.to_string();
+                diverged = Some(e);
+                break;
+            }
+        };
         train_seconds += t.elapsed().as_secs_f64();
         if st.skipped {
             skipped += 1;
@@ -594,6 +609,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
             }
             tb.scalar(tags::SAMPLES_GENERATED, generated as f64, step);
             tb.scalar(tags::TRAIN_RATIO, state.samples_trained as f64 / generated.max(1) as f64, step);
+            tb.scalar(tags::SKIPPED_CHUNKS, skipped_chunks as f64, step);
             tb.flush();
             acc = StepStats::default();
             acc_n = 0;
@@ -622,6 +638,14 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     let loader_wait_fraction = loader.wait_seconds / (loader.wait_seconds + train_seconds).max(1e-9);
     drop(loader);
     let _ = sp_thread.join();
+    if let Some(e) = diverged {
+        // Keep what self-play generated; save no weights (state.json still names the last
+        // good checkpoint).
+        let _ = writer.lock().unwrap().flush();
+        let _ = batcher.shutdown();
+        tb.flush();
+        return Err(e.into());
+    }
     let elapsed = base_elapsed + session.elapsed().as_secs_f64();
     let games = base_games + shared.games.load(Ordering::Relaxed);
     state.games = games;

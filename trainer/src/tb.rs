@@ -25,6 +25,8 @@ pub mod tags {
     pub const FALSE_RESIGN_RATE: &str = "selfplay/false_resign_rate";
     pub const SAMPLES_GENERATED: &str = "selfplay/samples_generated";
     pub const TRAIN_RATIO: &str = "train/samples_trained_per_generated";
+    /// Sample chunks refused when the replay window was filled (damaged or invalid).
+    pub const SKIPPED_CHUNKS: &str = "data/skipped_chunks";
 }
 
 /// A TensorBoard scalar writer.

@@ -22,7 +22,7 @@ fn samples() -> Vec<Sample> {
             sfen: pos.to_sfen(),
             repetitions: 0,
             policy: vec![(enc.move_index(&pos, mv) as u32, 1.0)],
-            result: if i % 2 == 0 { GameResult::Win } else { GameResult::Loss },
+            result: Some(if i % 2 == 0 { GameResult::Win } else { GameResult::Loss }),
             root_wdl: [0.4, 0.2, 0.4],
             plies_left: 16 - i as u32,
             full_search: true,
@@ -44,10 +44,10 @@ fn both_optimisers_fit_a_batch() {
     for (kind, lr) in [(OptimizerKind::Sgd, 0.05), (OptimizerKind::Adamw, 0.003)] {
         let cfg = TrainConfig { optimizer: kind, lr, warmup_steps: 5, batch_size: 16, ..Default::default() };
         let mut l = Learner::new(tiny_net(1), &cfg, 0);
-        let first = l.train_step(&batch);
+        let first = l.train_step(&batch).unwrap();
         let mut last = first;
         for _ in 0..60 {
-            last = l.train_step(&batch);
+            last = l.train_step(&batch).unwrap();
         }
         assert_eq!(l.step, 61);
         assert!(last.loss < 0.5 * first.loss, "{kind:?}: loss {} -> {}", first.loss, last.loss);
@@ -65,7 +65,7 @@ fn optimiser_state_round_trips() {
         let cfg = TrainConfig { optimizer: kind, lr: 0.01, warmup_steps: 0, ..Default::default() };
         let mut a = Learner::new(tiny_net(2), &cfg, 0);
         for _ in 0..3 {
-            a.train_step(&batch);
+            a.train_step(&batch).unwrap();
         }
         let p = dir.path().join(format!("{kind:?}.optim.safetensors"));
         a.opt.save(&p).unwrap();
@@ -81,8 +81,8 @@ fn optimiser_state_round_trips() {
         let mut b = Learner::new(net_b, &cfg, 3);
         assert!(b.opt.load(&p).unwrap());
         assert_eq!(b.opt.updates(), 3);
-        a.train_step(&batch);
-        b.train_step(&batch);
+        a.train_step(&batch).unwrap();
+        b.train_step(&batch).unwrap();
         let (pa, _) = a.net.forward_host(&batch.inputs[..enc.input_len()], 1).unwrap();
         let (pb, _) = b.net.forward_host(&batch.inputs[..enc.input_len()], 1).unwrap();
         let diff = pa.iter().zip(&pb).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
@@ -94,4 +94,22 @@ fn optimiser_state_round_trips() {
         let mut c = Optimizer::new(a.net.var_store(), &cfg);
         assert!(c.load(&p).is_err());
     }
+}
+
+/// Samples of a game without a known result add nothing to the value loss (evaluation-mode
+/// batch norm: each sample's output is its own).
+#[test]
+fn unknown_results_stay_out_of_the_value_loss() {
+    let enc = Encoder::new(Variant::Shogi);
+    let known = samples();
+    let unknown: Vec<Sample> = known.iter().map(|s| Sample { result: None, ..s.clone() }).collect();
+    let mixed: Vec<Sample> = known.iter().chain(&unknown).cloned().collect();
+    let l = Learner::new(tiny_net(3), &TrainConfig::default(), 0);
+    let a = l.validate(&encode_batch(&enc, &known, 0.0));
+    let b = l.validate(&encode_batch(&enc, &mixed, 0.0));
+    assert!(a.value_loss > 0.1);
+    assert!((a.value_loss - b.value_loss).abs() < 1e-5, "{} vs {}", a.value_loss, b.value_loss);
+    assert!((a.value_mse - b.value_mse).abs() < 1e-5, "{} vs {}", a.value_mse, b.value_mse);
+    let c = l.validate(&encode_batch(&enc, &unknown, 0.0));
+    assert_eq!((c.value_loss, c.value_mse), (0.0, 0.0));
 }

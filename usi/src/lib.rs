@@ -7,8 +7,12 @@
 //! - [`engine`]: options, network loading, the search thread (shared by the protocols).
 //! - [`usi`], [`xboard`]: the protocol loops.
 //! - [`options`]: the option table.
+//! - [`input`]: command lines read as bytes (a bad line costs only itself).
+//! - [`go`]: the USI `go` command's words checked into search limits.
 
 pub mod engine;
+pub mod go;
+pub mod input;
 pub mod options;
 pub mod search;
 pub mod tree;

@@ -5,9 +5,9 @@
 //! [--seed N]` writes a freshly initialised (untrained) network as a checkpoint, for
 //! tests and smoke runs (`STEM.json` + `STEM.safetensors`).
 
-use std::io::BufRead;
 use std::process::ExitCode;
 
+use usi::input::{read_line, Line};
 use usi::Out;
 
 const HELP: &str = "koma-usi: koma's shogi engine (USI; XBoard for sho and dai shogi)
@@ -46,27 +46,28 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    // Protocol detection: the first non-empty command.
+    // Protocol detection: the first non-empty command. Lines that are not text before
+    // it get USI's error line (an XBoard GUI starts with `xboard`).
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
-    let mut first = String::new();
-    loop {
-        first.clear();
-        match input.read_line(&mut first) {
-            Ok(0) | Err(_) => return ExitCode::SUCCESS,
-            Ok(_) if first.trim().is_empty() => continue,
-            Ok(_) => break,
+    let mut usi = usi::usi::Usi::new(Out::stdout());
+    let first = loop {
+        match read_line(&mut input) {
+            None => return ExitCode::SUCCESS,
+            Some(Line::Text(t)) if t.trim().is_empty() => continue,
+            Some(Line::Text(t)) => break t,
+            Some(bad) => {
+                usi.handle_line(&bad);
+            }
         }
-    }
+    };
     if first.trim() == "xboard" {
+        drop(usi);
         let mut x = usi::xboard::Xboard::new(Out::stdout());
         x.handle(first.trim());
         x.run(input);
-    } else {
-        let mut u = usi::usi::Usi::new(Out::stdout());
-        if u.handle(first.trim()) {
-            u.run(input);
-        }
+    } else if usi.handle(first.trim()) {
+        usi.run(input);
     }
     ExitCode::SUCCESS
 }

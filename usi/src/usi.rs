@@ -2,15 +2,18 @@
 //!
 //! Commands are read on the calling thread and the search runs on its own thread, so
 //! `stop`, `ponderhit`, `isready` and `quit` are answered while it thinks. Malformed or
-//! out-of-order commands get `info string error: ...` and are otherwise ignored; a `go`
-//! is always answered with a `bestmove` (`resign` when there is no usable position or
-//! network).
+//! out-of-order commands, and lines that are not UTF-8, get `info string error: ...` and
+//! are otherwise ignored; a `go` is always answered with a `bestmove` (`resign` when there
+//! is no usable position or network), by itself unless it is `go infinite` or `go ponder`
+//! (see [`crate::go`]).
 
 use std::io::BufRead;
 
 use rules::{Color, Move, Position};
 
 use crate::engine::{immediate, Core, Immediate};
+use crate::go::{parse_go, GoCommand, DEFAULT_MOVETIME_MS};
+use crate::input::{read_line, Line};
 use crate::options::{Effect, Options};
 use crate::search::{Info, Limits, Score, SearchOutcome};
 use crate::Out;
@@ -69,15 +72,26 @@ impl Usi {
         self.out.line(&format!("info string error: {}", msg.as_ref()));
     }
 
-    /// Reads commands until `quit` or the end of the input.
-    pub fn run(&mut self, input: impl BufRead) {
-        for line in input.lines() {
-            let Ok(line) = line else { break };
-            if !self.handle(&line) {
+    /// Reads commands until `quit` or the end of the input. A line that is not UTF-8
+    /// (or too long) is answered with an error and skipped.
+    pub fn run(&mut self, mut input: impl BufRead) {
+        while let Some(line) = read_line(&mut input) {
+            if !self.handle_line(&line) {
                 break;
             }
         }
         self.core.stop();
+    }
+
+    /// Handles one line as read; `false` after `quit`.
+    pub fn handle_line(&mut self, line: &Line) -> bool {
+        match line {
+            Line::Text(text) => self.handle(text),
+            other => {
+                self.error(other.problem().unwrap_or_default());
+                true
+            }
+        }
     }
 
     /// Handles one command line; `false` after `quit`.
@@ -152,47 +166,15 @@ impl Usi {
         if self.core.is_searching() {
             return self.error("go while a search is running (send stop first); ignored");
         }
-        let mut clock = [Clock::default(), Clock::default()];
-        let mut limits = Limits { origin: Some(std::time::Instant::now()), ..Limits::default() };
-        let mut it = args.iter();
-        while let Some(&w) = it.next() {
-            let mut num = |name: &str| -> Option<u64> {
-                match it.next().map(|v| v.parse::<i64>()) {
-                    Some(Ok(v)) => Some(v.max(0) as u64),
-                    _ => {
-                        self.error(format!("go: {name} needs a number"));
-                        None
-                    }
-                }
-            };
-            match w {
-                "ponder" => limits.ponder = true,
-                "infinite" => limits.infinite = true,
-                "btime" => clock[0].time = num(w).or(clock[0].time),
-                "wtime" => clock[1].time = num(w).or(clock[1].time),
-                "binc" => clock[0].inc = num(w).unwrap_or(0),
-                "winc" => clock[1].inc = num(w).unwrap_or(0),
-                "byoyomi" => {
-                    let b = num(w).unwrap_or(0);
-                    clock[0].byoyomi = b;
-                    clock[1].byoyomi = b;
-                }
-                "movetime" => {
-                    let m = num(w);
-                    clock[0].movetime = m;
-                    clock[1].movetime = m;
-                }
-                "nodes" => limits.nodes = num(w).map(|n| n.max(1)),
-                "depth" | "movestogo" => {
-                    num(w);
-                }
-                "mate" => {
-                    self.error("go mate is not supported");
-                    self.out.line("checkmate notimplemented");
-                    return;
-                }
-                other => self.error(format!("go: unknown word '{other}' ignored")),
-            }
+        let origin = std::time::Instant::now();
+        let go = parse_go(args);
+        for e in &go.errors {
+            self.error(e);
+        }
+        if go.mate {
+            self.error("go mate is not supported");
+            self.out.line("checkmate notimplemented");
+            return;
         }
         let pos = match &self.pos {
             Ok(p) => p.clone(),
@@ -202,11 +184,7 @@ impl Usi {
             }
         };
         let side = if pos.side_to_move() == Color::Sente { 0 } else { 1 };
-        limits.budget = time::budget(&clock[side], self.core.opts.margin_ms);
-        if limits.budget.is_none() && limits.nodes.is_none() && !limits.ponder {
-            // A bare `go`: think until `stop`.
-            limits.infinite = true;
-        }
+        let limits = search_limits(&go, &go.clock[side], self.core.opts.margin_ms, origin);
         let multipv = self.core.opts.multipv;
         let resign_value = self.core.opts.resign_value;
         let end_rules = self.core.opts.end_rules();
@@ -227,6 +205,19 @@ impl Usi {
             self.out.line("bestmove resign");
         }
     }
+}
+
+/// The limits of the search a `go` asks for: its clock and node limits; a `go` with
+/// neither (or only malformed ones) thinks [`DEFAULT_MOVETIME_MS`], so that only
+/// `infinite` and `ponder` wait for the GUI.
+pub fn search_limits(go: &GoCommand, clock: &Clock, margin_ms: u64, origin: std::time::Instant) -> Limits {
+    let nodes = go.node_limit();
+    let default_clock = Clock { movetime: Some(DEFAULT_MOVETIME_MS), ..Clock::default() };
+    let budget = match time::budget(clock, margin_ms) {
+        None if nodes.is_none() => time::budget(&default_clock, margin_ms),
+        b => b,
+    };
+    Limits { nodes, budget, infinite: go.infinite, ponder: go.ponder, origin: Some(origin) }
 }
 
 /// Reports the final info and returns the `bestmove ...` line.

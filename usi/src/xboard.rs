@@ -6,7 +6,7 @@
 //! first player (sente), so `1-0` means sente won.
 //!
 //! Commands: `xboard`, `protover`, `new`, `variant`, `force`, `go`, `usermove` (and bare
-//! moves), `?`, `level`, `st`, `sd` (accepted, MCTS has no depth), `time`, `otim`,
+//! moves), `?`, `level`, `st`, `sd N` (MCTS has no depth: a limit of 100 N² simulations, as USI `go depth`), `time`, `otim`,
 //! `result`, `setboard` (SFEN of the current variant), `undo`, `remove`, `ping`, `post`,
 //! `nopost`, `hard`, `easy`, `memory` (tree size, MB), `cores` (threads), `option
 //! NAME=VALUE` (the USI options), `quit`; others are answered with `Error (...)`.
@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex};
 use rules::{Color, Position, Variant, XboardMove};
 
 use crate::engine::{immediate, Core, Immediate};
+use crate::go::{nodes_for_depth, MAX_DEPTH, MAX_TIME_MS};
+use crate::input::{read_line, Line};
 use crate::options::Options;
 use crate::search::{Info, Limits, Score, SearchOutcome};
 use crate::usi::ENGINE_NAME;
@@ -38,6 +40,8 @@ struct TimeControl {
     inc_ms: u64,
     st_ms: Option<u64>,
     own_ms: Option<u64>,
+    /// `sd N`: a simulation limit ([`crate::go::nodes_for_depth`]).
+    depth: Option<u64>,
     set: bool,
 }
 
@@ -105,10 +109,18 @@ impl Xboard {
         self.out.line(&format!("Error ({kind}): {cmd}"));
     }
 
-    pub fn run(&mut self, input: impl BufRead) {
-        for line in input.lines() {
-            let Ok(line) = line else { break };
-            if !self.handle(&line) {
+    /// Reads commands until `quit` or the end of the input. A line that is not UTF-8
+    /// (or too long) is answered with `Error (...)` and skipped.
+    pub fn run(&mut self, mut input: impl BufRead) {
+        while let Some(line) = read_line(&mut input) {
+            let go_on = match &line {
+                Line::Text(text) => self.handle(text),
+                bad => {
+                    self.out.line(&bad_line_error(bad));
+                    true
+                }
+            };
+            if !go_on {
                 break;
             }
         }
@@ -156,6 +168,7 @@ impl Xboard {
                 self.force = false;
                 self.engine_side = Color::Gote;
                 self.tc.own_ms = None;
+                self.tc.depth = None;
                 self.load_network();
             }
             "variant" => match parse_variant(rest) {
@@ -187,21 +200,21 @@ impl Xboard {
             "?" => self.core.stop(),
             "usermove" => self.usermove(rest),
             "level" => self.level(rest, line),
-            "st" => match rest.parse::<f64>() {
-                Ok(s) if s > 0.0 => {
-                    self.tc.st_ms = Some((s * 1000.0) as u64);
+            "st" => match seconds_to_ms(rest) {
+                Some(ms) if ms > 0 => {
+                    self.tc.st_ms = Some(ms);
                     self.tc.set = true;
                 }
-                _ => self.error("bad st", line),
+                _ => self.error("bad st: expected seconds > 0", line),
             },
-            "sd" => {
-                if rest.parse::<u32>().is_err() {
-                    self.error("bad sd", line);
-                }
-            }
+            "sd" => match rest.parse::<u64>() {
+                Ok(d) if (1..=MAX_DEPTH).contains(&d) => self.tc.depth = Some(d),
+                _ => self.error("bad sd: expected a depth in 1..=100", line),
+            },
+            // XBoard reports an overrun clock as a negative time: nothing left.
             "time" => match rest.parse::<i64>() {
-                Ok(cs) => self.tc.own_ms = Some(cs.max(0) as u64 * 10),
-                Err(_) => self.error("bad time", line),
+                Ok(cs) if cs.unsigned_abs() <= MAX_TIME_MS / 10 => self.tc.own_ms = Some(cs.max(0) as u64 * 10),
+                _ => self.error("bad time: expected centiseconds", line),
             },
             "result" => {
                 self.abort_search();
@@ -269,22 +282,30 @@ impl Xboard {
         let w: Vec<&str> = rest.split_whitespace().collect();
         let parse_base = |s: &str| -> Option<u64> {
             match s.split_once(':') {
-                Some((m, sec)) => Some(m.parse::<u64>().ok()? * 60_000 + sec.parse::<u64>().ok()? * 1000),
-                None => Some((s.parse::<f64>().ok()? * 60_000.0) as u64),
+                Some((m, sec)) => {
+                    let ms = m
+                        .parse::<u64>()
+                        .ok()?
+                        .checked_mul(60_000)?
+                        .checked_add(sec.parse::<u64>().ok()?.checked_mul(1000)?)?;
+                    (ms <= MAX_TIME_MS).then_some(ms)
+                }
+                None => seconds_to_ms(s).map(|ms| ms * 60).filter(|&ms| ms <= MAX_TIME_MS),
             }
         };
         match (
             w.first().and_then(|m| m.parse::<u32>().ok()),
             w.get(1).and_then(|b| parse_base(b)),
-            w.get(2).and_then(|i| i.parse::<f64>().ok()),
+            w.get(2).and_then(|i| seconds_to_ms(i)),
         ) {
             (Some(mps), Some(base), Some(inc)) if w.len() == 3 => {
                 self.tc = TimeControl {
                     moves_per_session: mps,
                     base_ms: base,
-                    inc_ms: (inc * 1000.0) as u64,
+                    inc_ms: inc,
                     st_ms: None,
                     own_ms: None,
+                    depth: self.tc.depth,
                     set: true,
                 };
             }
@@ -357,7 +378,11 @@ impl Xboard {
             }
             None => {}
         }
-        let limits = Limits { budget: time::budget(&self.clock(&pos), self.core.opts.margin_ms), ..Limits::default() };
+        let limits = Limits {
+            budget: time::budget(&self.clock(&pos), self.core.opts.margin_ms),
+            nodes: self.tc.depth.map(nodes_for_depth),
+            ..Limits::default()
+        };
         let out = self.out.clone();
         let post = self.post.clone();
         let root = pos.clone();
@@ -405,6 +430,23 @@ impl Xboard {
             self.out.line(&format!("tellusererror {e}"));
             self.out.line("resign");
         }
+    }
+}
+
+/// A number of seconds (`st`, `level`'s increment) in milliseconds: finite, not negative,
+/// at most [`MAX_TIME_MS`].
+fn seconds_to_ms(text: &str) -> Option<u64> {
+    let s: f64 = text.parse().ok()?;
+    let ms = (s * 1000.0).round();
+    (s.is_finite() && (0.0..=MAX_TIME_MS as f64).contains(&ms)).then_some(ms as u64)
+}
+
+/// XBoard's error line for a line that is not text.
+fn bad_line_error(line: &Line) -> String {
+    match line {
+        Line::Text(t) => format!("Error (unknown command): {t}"),
+        Line::NotUtf8 { text } => format!("Error (not valid UTF-8): {}", text.chars().take(80).collect::<String>()),
+        Line::TooLong { bytes } => format!("Error (line of {bytes} bytes is too long): (not shown)"),
     }
 }
 

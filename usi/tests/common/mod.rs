@@ -58,6 +58,14 @@ impl Engine {
         s.flush().unwrap();
     }
 
+    /// Sends raw bytes (a line that need not be UTF-8); a newline is added.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        self.log.push(format!("> {}", String::from_utf8_lossy(bytes)));
+        let s = self.stdin.as_mut().expect("stdin open");
+        s.write_all(bytes).and_then(|_| s.write_all(b"\n")).expect("write to engine");
+        s.flush().unwrap();
+    }
+
     /// Reads lines until one satisfies `pred`; returns it. Panics after `secs`.
     pub fn expect(&mut self, secs: f64, pred: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs_f64(secs);

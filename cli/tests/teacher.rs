@@ -1,0 +1,232 @@
+//! Teacher data and dlshogi's formats through the `koma` binary: `koma gen` writes
+//! samples whose targets follow the games, `koma learn` trains on chunks and on hcpe
+//! written by cshogi, `koma convert --to hcpe` is read back by cshogi, `--to hcpe3` by
+//! koma's own reader.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod common;
+
+use common::KOMA;
+use model::encoding::Encoder;
+use rules::records::hcpe::{self, hcpe3};
+use rules::{Position, Variant};
+use selfplay::samples::{list_chunks, read_chunk, GameResult, Sample};
+
+const CONFIG: &str = r#"
+variant = "shogi"
+[model]
+blocks = 1
+channels = 8
+value_channels = 2
+value_hidden = 8
+[train]
+optimizer = "sgd"
+lr = 0.01
+warmup_steps = 2
+batch_size = 16
+checkpoint_interval = 4
+log_interval = 2
+q_mix = 0.5
+seed = 9
+"#;
+
+fn scratch(name: &str) -> (PathBuf, PathBuf) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("koma-teacher-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("tiny.toml");
+    std::fs::write(&cfg, CONFIG).unwrap();
+    (dir, cfg)
+}
+
+fn run(args: &[&str], extra: &[&Path]) -> Output {
+    let out = Command::new(KOMA).args(args).args(extra).output().unwrap();
+    assert!(
+        out.status.success(),
+        "koma {args:?} {extra:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn samples_of(dir: &Path) -> Vec<Sample> {
+    list_chunks(dir).unwrap().iter().flat_map(|c| read_chunk(c).unwrap().samples).collect()
+}
+
+fn data(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+/// Splits the samples of `koma gen` (written game by game, in order) into games: a game
+/// ends where `plies_left` reaches 1.
+fn games_of(samples: &[Sample]) -> Vec<&[Sample]> {
+    let mut games = Vec::new();
+    let mut start = 0;
+    for (i, s) in samples.iter().enumerate() {
+        if s.plies_left == 1 {
+            games.push(&samples[start..=i]);
+            start = i + 1;
+        }
+    }
+    games
+}
+
+#[test]
+fn gen_samples_follow_the_game_and_learn_trains_on_them() {
+    let (dir, cfg) = scratch("gen");
+    let out = dir.join("gen");
+    // Greedy against itself: no engine needed; max_plies high enough for decisive games.
+    let o = run(
+        &["gen", "--engine", "greedy", "--games", "6", "--concurrency", "2", "--random-plies", "4", "--quiet", "--out"],
+        &[&out],
+    );
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(summary.contains("6 games"), "{summary}");
+    let samples = samples_of(&out);
+    assert!(!samples.is_empty());
+    let encoder = Encoder::new(Variant::Shogi);
+    for s in &samples {
+        // The policy target is one legal move of the position.
+        assert_eq!(s.policy.len(), 1);
+        let pos = Position::from_sfen(Variant::Shogi, &s.sfen).unwrap();
+        assert!(encoder.index_move(&pos, s.policy[0].0 as usize).is_some(), "{}", s.sfen);
+        // Greedy reports no score: the value target is the result itself.
+        assert_eq!(s.root_wdl, s.result.unwrap().wdl());
+    }
+    // Within a game the result alternates with the side to move (one perspective per
+    // sample), and a decisive game's last mover won (greedy takes a mate in one).
+    let mut decisive = 0;
+    for game in games_of(&samples) {
+        for pair in game.windows(2) {
+            assert_eq!(pair[1].result, pair[0].result.map(GameResult::flip), "{} -> {}", pair[0].sfen, pair[1].sfen);
+        }
+        if game.last().unwrap().result != Some(GameResult::Draw) {
+            decisive += 1;
+            assert_eq!(game.last().unwrap().result, Some(GameResult::Win));
+        }
+    }
+    assert!(decisive > 0, "some greedy game ends in a mate");
+    let o = Command::new(KOMA)
+        .args(["learn", "--quiet", "--epochs", "2", "--run", "l", "--config"])
+        .arg(&cfg)
+        .arg("--records")
+        .arg(&out)
+        .arg("--runs-dir")
+        .arg(dir.join("runs"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_dir(dir.join("runs/l/checkpoints")).unwrap().count() > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gen_with_an_engine_records_its_scores() {
+    let fsf = Path::new("/usr/games/fairy-stockfish");
+    if !fsf.exists() {
+        eprintln!("skipped: {} is not installed (scripts/install-engines.sh)", fsf.display());
+        return;
+    }
+    let (dir, _) = scratch("gen-fsf");
+    let out = dir.join("gen");
+    let engine = format!("usi:{},Threads=1,Hash=16,depth=2", fsf.display());
+    let o = run(&["gen", "--engine", &engine, "--games", "2", "--concurrency", "1", "--quiet", "--out"], &[&out]);
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(summary.contains("(0 without a score)"), "{summary}");
+    let samples = samples_of(&out);
+    // Scores become win probabilities; a decided game's winner is mostly ahead by its end.
+    assert!(samples.iter().all(|s| s.root_wdl[1] == 0.0 && (s.root_wdl[0] + s.root_wdl[2] - 1.0).abs() < 1e-5));
+    assert!(samples.iter().any(|s| s.root_wdl[0] != 0.5));
+    let last = samples.last().unwrap();
+    if last.result == Some(GameResult::Win) {
+        assert!(last.root_wdl[0] > 0.5, "the mating side's score: {:?}", last.root_wdl);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn learn_trains_on_hcpe_and_hcpe3_written_by_cshogi() {
+    let (dir, cfg) = scratch("learn-hcpe");
+    for (file, run_name) in [("data/hcpe/cshogi.hcpe", "h"), ("data/hcpe/cshogi.hcpe3", "h3")] {
+        let o = Command::new(KOMA)
+            .args(["learn", "--epochs", "2", "--run", run_name, "--config"])
+            .arg(&cfg)
+            .arg("--records")
+            .arg(data(file))
+            .arg("--runs-dir")
+            .arg(dir.join("runs"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{file}: {stderr}");
+        assert!(stderr.contains("0 problem(s)"), "{file}: {stderr}");
+        assert!(std::fs::read_dir(dir.join("runs").join(run_name).join("checkpoints")).unwrap().count() > 0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn convert_records_to_hcpe_reads_back_the_same_positions() {
+    let (dir, _) = scratch("convert-hcpe");
+    let records = dir.join("games.usi");
+    std::fs::write(&records, "startpos moves 7g7f 3c3d 8h2b+ 3a2b B*4e\nstartpos moves 2g2f 8c8d 2f2e 8d8e\n").unwrap();
+    let out = dir.join("games.hcpe");
+    run(&["convert", "--to", "hcpe", "-o"], &[&out, &records]);
+    let entries = hcpe::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(entries.len(), 9);
+    assert_eq!(entries[0].position, Position::startpos(Variant::Shogi));
+    assert_eq!(entries[0].best_move.to_usi(), "7g7f");
+    assert_eq!(entries[4].best_move.to_usi(), "B*4e");
+    assert!(entries.iter().all(|e| e.eval == 0));
+    // cshogi reads the same positions and moves.
+    let python = data(".venv/bin/python");
+    let check = data("scripts/ref/check_hcpe.py");
+    match Command::new(&python).arg(&check).arg("read").arg(&out).output() {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), entries.len(), "{text}");
+            for (line, e) in lines.iter().zip(&entries) {
+                let f: Vec<&str> = line.split('\t').collect();
+                // cshogi numbers every position 1: compare board, side and hands.
+                let ours = e.position.to_sfen();
+                let fields = |s: &str| s.split(' ').take(3).map(String::from).collect::<Vec<_>>();
+                assert_eq!(fields(f[0]), fields(&ours));
+                assert_eq!(f[1], e.best_move.to_usi());
+            }
+        }
+        other => eprintln!("skipped the cshogi check: {python:?} with cshogi not available ({other:?})"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn convert_chunks_to_hcpe3_keeps_positions_policies_and_results() {
+    let (dir, _) = scratch("convert-hcpe3");
+    let gen = dir.join("gen");
+    run(&["gen", "--engine", "greedy", "--games", "2", "--concurrency", "1", "--quiet", "--out"], &[&gen]);
+    let out = dir.join("samples.hcpe3");
+    run(&["convert", "--to", "hcpe3", "-o"], &[&out, &gen]);
+    let samples = samples_of(&gen);
+    let games = hcpe3::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(games.len(), samples.len());
+    let encoder = Encoder::new(Variant::Shogi);
+    for (g, s) in games.iter().zip(&samples) {
+        let pos = Position::from_sfen(Variant::Shogi, &s.sfen).unwrap();
+        // hcpe3 positions carry no move number.
+        let board = |p: &Position| p.to_sfen().rsplit_once(' ').unwrap().0.to_string();
+        assert_eq!(board(&g.start), board(&pos));
+        assert_eq!(encoder.move_index(&pos, g.moves[0].mv) as u32, s.policy[0].0);
+        let winner = g.result.winner();
+        let expected = match s.result.unwrap() {
+            GameResult::Win => Some(pos.side_to_move()),
+            GameResult::Loss => Some(pos.side_to_move().opponent()),
+            GameResult::Draw => None,
+        };
+        assert_eq!(winner, expected, "{}", s.sfen);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The teacher-bootstrap recipe: an engine plays itself (`koma gen`), a network learns its
+# moves and scores (`koma learn`), then, optionally, self-play continues from it
+# (`koma train --init`).
+#
+#   scripts/bootstrap.sh [--run NAME] [--games N] [--engine SPEC] [--epochs E]
+#                        [--config FILE] [--selfplay-minutes M]
+#
+# Defaults: Fairy-Stockfish at depth 5 (scripts/install-engines.sh installs it), 2,000
+# games (about 230,000 positions), 3 epochs, configs/shogi-boot.toml, no self-play.
+# Output: runs/NAME/teacher/ (sample chunks), runs/NAME/ (checkpoints, TensorBoard).
+# Measure the result with scripts/ladder.sh runs/NAME/checkpoints/ckpt-XXXXXXXX.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=env.sh
+source scripts/env.sh
+cargo build --release -p koma-cli >&2
+
+run="boot-$(date -u +%Y%m%d-%H%M%S)"
+games=2000
+engine="usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,depth=5"
+epochs=3
+config="configs/shogi-boot.toml"
+selfplay_minutes=0
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --run) run="$2"; shift 2 ;;
+        --games) games="$2"; shift 2 ;;
+        --engine) engine="$2"; shift 2 ;;
+        --epochs) epochs="$2"; shift 2 ;;
+        --config) config="$2"; shift 2 ;;
+        --selfplay-minutes) selfplay_minutes="$2"; shift 2 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        *) echo "bootstrap.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+koma=target/release/koma
+teacher="runs/$run/teacher"
+latest() { ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1 | sed 's/\.json$//'; }
+
+SECONDS=0
+if [[ -z "$(ls "$teacher"/*.chunk 2>/dev/null)" ]]; then
+    echo "bootstrap.sh: [1/3] $games teacher games by $engine -> $teacher" >&2
+    $koma gen --engine "$engine" --games "$games" --out "$teacher" --quiet
+else
+    echo "bootstrap.sh: [1/3] teacher data already in $teacher" >&2
+fi
+echo "bootstrap.sh: [2/3] learning $epochs epochs -> runs/$run ($((SECONDS / 60)) min so far)" >&2
+$koma learn --config "$config" --records "$teacher" --epochs "$epochs" --run "$run"
+ckpt="$(latest "$run")"
+if [[ "$selfplay_minutes" != 0 ]]; then
+    echo "bootstrap.sh: [3/3] $selfplay_minutes minutes of self-play from $ckpt ($((SECONDS / 60)) min so far)" >&2
+    $koma train --config "$config" --run "$run-selfplay" --init "$ckpt" --max-minutes "$selfplay_minutes"
+    ckpt="$(latest "$run-selfplay")"
+fi
+echo "bootstrap.sh: done in $((SECONDS / 60)) min; network $ckpt" >&2
+echo "bootstrap.sh: place it on the ladder with: scripts/ladder.sh $ckpt" >&2

@@ -1,0 +1,108 @@
+//! The value target's sign and perspective in `koma learn`: game records (CSA and USI
+//! files read as `koma learn` reads them, and a declaration) turned into samples, then
+//! into the batch the learner trains on. A record without a result has no value target.
+
+use std::path::PathBuf;
+
+use model::encoding::Encoder;
+use rules::records::{EndReason, GameEnd, Record, RecordedMove, Start};
+use rules::{Color, Position, Variant};
+use selfplay::samples::{GameResult, Sample};
+use trainer::learn::{read_record_samples, record_samples};
+use trainer::replay::encode_batch;
+
+/// The CSA moves of a fourfold repetition from the start position (kings step out and
+/// back three times).
+const REPETITION: &str = "+5958OU\n-5152OU\n+5859OU\n-5251OU\n";
+
+/// Reads one record file of `name` holding `text` as `koma learn` does.
+fn learn_samples(name: &str, text: &str) -> Vec<Sample> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    let (games, problems) = read_record_samples(&[PathBuf::from(&path)], &Encoder::new(Variant::Shogi));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(games.len(), 1);
+    games.into_iter().next().unwrap()
+}
+
+/// Every sample's value target is the result for its side to move (`None`: unknown), in
+/// the sample and in the encoded batch; returns the sides that have samples.
+fn check_perspective(samples: &[Sample], winner: Option<Option<Color>>) -> Vec<Color> {
+    let batch = encode_batch(&Encoder::new(Variant::Shogi), samples, 0.0);
+    assert_eq!(batch.n, samples.len());
+    let mut sides = Vec::new();
+    for (i, s) in samples.iter().enumerate() {
+        let side = Position::from_sfen(Variant::Shogi, &s.sfen).unwrap().side_to_move();
+        let expected = winner.map(|w| match w {
+            None => GameResult::Draw,
+            Some(c) if c == side => GameResult::Win,
+            Some(_) => GameResult::Loss,
+        });
+        assert_eq!(s.result, expected, "{side:?} at {} in a game won by {winner:?}", s.sfen);
+        let wdl = &batch.wdl[i * 3..i * 3 + 3];
+        match expected {
+            Some(r) => assert_eq!((wdl, batch.value_mask[i]), (&r.wdl()[..], 1.0), "sample {i}"),
+            None => assert_eq!((wdl, batch.value_mask[i]), (&[0.0; 3][..], 0.0), "sample {i}"),
+        }
+        if !sides.contains(&side) {
+            sides.push(side);
+        }
+    }
+    sides
+}
+
+#[test]
+fn resignation_wins_for_the_other_side() {
+    let sente_wins = learn_samples("a.csa", "V2.2\nPI\n+\n+7776FU\n-3334FU\n+2726FU\n%TORYO\n");
+    assert_eq!(check_perspective(&sente_wins, Some(Some(Color::Sente))).len(), 2);
+    let gote_wins = learn_samples("b.csa", "V2.2\nPI\n+\n+7776FU\n-3334FU\n%TORYO\n");
+    assert_eq!(check_perspective(&gote_wins, Some(Some(Color::Gote))).len(), 2);
+}
+
+#[test]
+fn checkmate_from_the_rules_wins_for_the_mating_side() {
+    // No end in the record: the rules' verdict on the final position.
+    let sente_mates = learn_samples("a.usi", "sfen 4k4/9/4P4/9/9/9/p8/9/4K4 w G 1 moves 9g9h G*5b\n");
+    assert_eq!(check_perspective(&sente_mates, Some(Some(Color::Sente))).len(), 2);
+    let gote_mates = learn_samples("b.usi", "sfen 4k4/9/9/P8/9/9/4p4/9/4K4 b g 1 moves 9d9c G*5h\n");
+    assert_eq!(check_perspective(&gote_mates, Some(Some(Color::Gote))).len(), 2);
+}
+
+#[test]
+fn repetition_is_a_draw_for_both_sides() {
+    let moves = REPETITION.repeat(3);
+    let draw = learn_samples("a.csa", &format!("V2.2\nPI\n+\n{moves}%SENNICHITE\n"));
+    assert_eq!(draw.len(), 12);
+    assert_eq!(check_perspective(&draw, Some(None)).len(), 2);
+    // The same moves without an end: the rules see the fourfold repetition.
+    let line = "startpos moves ".to_string() + &["5i5h", "5a5b", "5h5i", "5b5a"].repeat(3).join(" ");
+    let draw = learn_samples("b.usi", &(line + "\n"));
+    assert_eq!(check_perspective(&draw, Some(None)).len(), 2);
+}
+
+/// A declaration record: `start`, one move, then the side to move declares.
+fn declaration(start: &str, mv: &str) -> Vec<Sample> {
+    let mut pos = Position::from_sfen(Variant::Shogi, start).unwrap();
+    let mut record = Record::new(Start::from_position(&pos));
+    record.moves.push(RecordedMove::new(pos.play_usi(mv).unwrap()));
+    record.end = Some(GameEnd::at(EndReason::Declaration, &pos));
+    record_samples(&record, &Encoder::new(Variant::Shogi)).unwrap()
+}
+
+#[test]
+fn declaration_wins_for_the_declaring_side() {
+    let gote_declares = declaration("4K4/9/9/9/9/9/ppppp4/r1b1k1b1r/g7g b - 1", "5a4a");
+    assert_eq!(check_perspective(&gote_declares, Some(Some(Color::Gote))), [Color::Sente]);
+    let sente_declares = declaration("G7G/R1B1K1B1R/4PPPPP/9/9/9/9/9/4k4 w P 1", "5i4i");
+    assert_eq!(check_perspective(&sente_declares, Some(Some(Color::Sente))), [Color::Gote]);
+}
+
+#[test]
+fn unknown_results_have_no_value_target() {
+    // An aborted game, and a USI line (no result) whose final position is not an end.
+    let aborted = learn_samples("a.csa", "V2.2\nPI\n+\n+7776FU\n-3334FU\n%CHUDAN\n");
+    assert_eq!(check_perspective(&aborted, None).len(), 2);
+    let unfinished = learn_samples("b.usi", "startpos moves 7g7f 3c3d 2g2f\n");
+    assert_eq!(check_perspective(&unfinished, None).len(), 2);
+}
