@@ -106,7 +106,8 @@ pub enum NetworkSource {
 #[derive(Clone)]
 pub struct KomaNetwork {
     pub source: NetworkSource,
-    pub encoder: Encoder,
+    /// Shared: an encoder holds its lookup tables.
+    pub encoder: Arc<Encoder>,
     pub step: u64,
 }
 
@@ -131,12 +132,12 @@ impl KomaNetwork {
             return Err(KomaLoadError::Shape { path: shown, found: meta.shape, expected, variant });
         }
         let evaluator = TorchEvaluator::new(&net, device, Precision::Auto)?;
-        Ok(KomaNetwork { source: NetworkSource::Direct(Arc::new(evaluator)), encoder, step: meta.step })
+        Ok(KomaNetwork::direct(Arc::new(evaluator), encoder, meta.step))
     }
 
     /// A network evaluated in the searching thread.
     pub fn direct(evaluator: Arc<dyn Evaluator>, encoder: Encoder, step: u64) -> KomaNetwork {
-        KomaNetwork { source: NetworkSource::Direct(evaluator), encoder, step }
+        KomaNetwork { source: NetworkSource::Direct(evaluator), encoder: Arc::new(encoder), step }
     }
 
     /// Starts a batching service for this network (forward passes of up to `max_batch`
