@@ -3,7 +3,9 @@
 # sets up the environment that tch's build script (torch-sys) and the binaries need.
 #
 #   LIBTORCH_USE_PYTORCH=1  torch-sys asks the venv's python where libtorch is
-#   PATH                    .venv/bin first, so that `python` is the venv's python
+#   PATH                    .venv/bin first, so that `python` is the venv's python; then
+#                           target/release, so that `koma` and `koma-usi` run as the README
+#                           writes them (once built: `cargo build --release -p koma-cli -p koma-usi`)
 #   LD_LIBRARY_PATH         torch/lib, for binaries built elsewhere or copied away from
 #                           target/ (the binaries built here find libtorch by rpath anyway)
 #
@@ -19,6 +21,10 @@ export VIRTUAL_ENV="$_koma_root/.venv"
 case ":$PATH:" in
     *":$VIRTUAL_ENV/bin:"*) ;;
     *) export PATH="$VIRTUAL_ENV/bin:$PATH" ;;
+esac
+case ":$PATH:" in
+    *":$_koma_root/target/release:"*) ;;
+    *) export PATH="$_koma_root/target/release:$PATH" ;;
 esac
 _koma_torch_lib="$(readlink -f "$VIRTUAL_ENV/torch-lib")"
 case ":${LD_LIBRARY_PATH:-}:" in

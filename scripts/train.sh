@@ -2,7 +2,8 @@
 # The main job: a small self-play training run of standard shogi on the CPU.
 #
 # On a fresh machine this sets everything up (.venv with the pinned torch wheel, via
-# scripts/env.sh), builds `koma` in release mode and runs
+# scripts/env.sh), builds `koma` (and `koma-net`, which runs its network commands) in
+# release mode and runs
 #   koma train --config configs/shogi-tiny.toml --run <date-time> [your flags]
 # which plays self-play games and trains the network in one process for 25 minutes
 # (train.max_minutes), evaluating it against the material-greedy player and
@@ -15,7 +16,7 @@
 #   scripts/train.sh --config configs/shogi-b10c128.toml --max-minutes 0   # a GPU run
 #
 # Ctrl-C saves a checkpoint and stops. Output: runs/<name>/ (checkpoints, samples,
-# TensorBoard logs in tb/, evaluation results in eval.jsonl).
+# TensorBoard logs in tb/, evaluation results in eval.jsonl, the rating plot elo.png).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -43,6 +44,9 @@ echo "train.sh: view them with: scripts/tensorboard.sh   (then open http://local
 status=0
 target/release/koma train --config "$config" --run "$run" "${args[@]}" || status=$?
 echo "train.sh: checkpoints in runs/$run/checkpoints, evaluations in runs/$run/eval.jsonl" >&2
+if [[ -f "runs/$run/elo.png" ]]; then
+    echo "train.sh: the network's rating on the baseline ladder: runs/$run/elo.png (and .svg)" >&2
+fi
 # The latest checkpoint, as state.json names it (absent if the run stopped before its first).
 ckpt="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoint"])' "runs/$run/state.json" 2>/dev/null || true)"
 if [[ -n "$ckpt" ]]; then

@@ -3,6 +3,7 @@
 //! player that resigns, declares falsely, plays an illegal move, runs out of time, hangs,
 //! crashes or breaks the protocol loses, with the reason recorded.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rules::{Color, EndRules, Move, Position};
@@ -50,7 +51,15 @@ pub struct GameRecord {
     pub final_pos: Position,
 }
 
+/// The reason of a game stopped before its end ([`play_game_until`]): it has no result.
+pub const STOPPED: &str = "stopped";
+
 impl GameRecord {
+    /// Whether the game was stopped before its end (no result).
+    pub fn stopped(&self) -> bool {
+        self.reason == STOPPED
+    }
+
     /// A game lost by `side`'s player before its first move (it could not be started).
     pub fn fault_before_start(opening: &Opening, side: Color, reason: &str, detail: String) -> GameRecord {
         GameRecord {
@@ -80,6 +89,17 @@ fn fault_reason(f: &Fault, clocked: bool) -> &'static str {
 
 /// Plays `opening` to the end: `players[0]` is sente, `players[1]` gote.
 pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSettings) -> GameRecord {
+    play_game_until(players, opening, s, &AtomicBool::new(false))
+}
+
+/// [`play_game`] that ends as `stopped` (no result) before the next move once `stop` is
+/// set: a signal ends a match within a move.
+pub fn play_game_until(
+    players: [&mut dyn Player; 2],
+    opening: &Opening,
+    s: &GameSettings,
+    stop: &AtomicBool,
+) -> GameRecord {
     let [sente, gote] = players;
     let players: [&mut dyn Player; 2] = [sente, gote];
     let start = opening.base.clone();
@@ -108,6 +128,9 @@ pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSetti
     let (winner, reason, detail, faulty) = loop {
         if let Some(f) = finish.take() {
             break f;
+        }
+        if stop.load(Ordering::SeqCst) {
+            break end(None, STOPPED, None, None);
         }
         if let Some(o) = pos.outcome(&s.end_rules) {
             break end(o.winner, o.reason.name(), None, None);

@@ -9,9 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use model::encoding::{Encoder, ENCODER_VERSION};
+use model::encoding::Encoder;
 use model::tch::Device;
-use model::TorchEvaluator;
 use model::{BatchError, Batcher, BatcherConfig, BatcherHandle, EvalSlot, Evaluation, Evaluator, Precision};
 use rules::{EndRules, Position, Variant};
 use search::time::{self, Clock};
@@ -77,19 +76,12 @@ pub enum KomaLoadError {
     Checkpoint(#[from] model::CheckpointError),
     #[error(transparent)]
     Device(#[from] model::DeviceError),
-    #[error(transparent)]
-    Eval(#[from] model::EvalError),
-    #[error("{path}: the checkpoint plays '{found}', the match is {expected}")]
-    Variant { path: String, found: String, expected: Variant },
-    #[error("{path}: network shape {found} does not fit the {variant} encoder ({expected})")]
-    Shape { path: String, found: model::NetShape, expected: model::NetShape, variant: Variant },
 }
 
-/// Reads the variant and training step a checkpoint records (metadata only).
+/// Reads the variant and training step a checkpoint or model file records (metadata only).
 pub fn checkpoint_variant_and_step(path: &Path) -> Result<(Variant, u64), String> {
-    let meta = model::read_checkpoint_meta(path).map_err(|e| e.to_string())?;
-    let v = meta.variant.parse::<Variant>().map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok((v, meta.step))
+    let meta = model::read_model_meta(path).map_err(|e| e.to_string())?;
+    Ok((meta.variant, meta.step))
 }
 
 /// Where a network's forward passes run.
@@ -119,25 +111,14 @@ impl KomaNetwork {
 
     /// [`KomaNetwork::load`] onto a torch device.
     pub fn load_on(path: &Path, device: Device, variant: Variant) -> Result<KomaNetwork, KomaLoadError> {
-        let meta = model::read_checkpoint_meta(path)?;
-        let shown = path.display().to_string();
-        if meta.variant.parse::<Variant>().ok() != Some(variant) {
-            return Err(KomaLoadError::Variant { path: shown, found: meta.variant, expected: variant });
-        }
-        let encoder = Encoder::for_net(variant, &meta.net);
-        let expected = model::Expected::new(meta.variant.clone(), ENCODER_VERSION);
-        let (net, meta) = model::load_checkpoint(path, &expected, Device::Cpu)?;
-        if meta.shape != encoder.net_shape() {
-            let expected = encoder.net_shape();
-            return Err(KomaLoadError::Shape { path: shown, found: meta.shape, expected, variant });
-        }
-        let evaluator = TorchEvaluator::new(&net, device, Precision::Auto)?;
-        Ok(KomaNetwork::direct(Arc::new(evaluator), encoder, meta.step))
+        let expected = model::Expected::variant(variant);
+        Ok(KomaNetwork::from_network(model::Network::load(path, &expected, device, Precision::Auto)?))
     }
 
-    /// A network evaluated in the searching thread.
-    pub fn direct(evaluator: Arc<dyn Evaluator>, encoder: Encoder, step: u64) -> KomaNetwork {
-        KomaNetwork { source: NetworkSource::Direct(evaluator), encoder: Arc::new(encoder), step }
+    /// A loaded network, evaluated in the searching thread.
+    pub fn from_network(network: model::Network) -> KomaNetwork {
+        let step = network.meta.as_ref().map_or(0, |m| m.step);
+        KomaNetwork { source: NetworkSource::Direct(network.evaluator), encoder: Arc::new(network.encoder), step }
     }
 
     /// Starts a batching service for this network (forward passes of up to `max_batch`
@@ -251,11 +232,9 @@ impl Player for KomaPlayer {
 mod tests {
     use super::*;
     use crate::player::Clocks;
-    use model::UniformEvaluator;
 
     fn uniform_network(variant: Variant) -> KomaNetwork {
-        let encoder = Encoder::new(variant);
-        KomaNetwork::direct(Arc::new(UniformEvaluator::new(encoder.net_shape())), encoder, 0)
+        KomaNetwork::from_network(model::Network::uniform(variant))
     }
 
     /// Plays `plies` moves of a game with `player` on both sides; every move must be legal.

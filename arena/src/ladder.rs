@@ -86,6 +86,17 @@ impl Ladder {
     }
 }
 
+/// The rating of the shipped ladder's rung named `name`.
+pub fn rung_rating(name: &str) -> Option<f64> {
+    shipped_ladder().rung(name).map(|r| r.elo)
+}
+
+/// The shipped ladder, read once.
+fn shipped_ladder() -> &'static Ladder {
+    static LADDER: std::sync::OnceLock<Ladder> = std::sync::OnceLock::new();
+    LADDER.get_or_init(Ladder::shipped)
+}
+
 /// A player's rating on the ladder with its 95% interval (bounds may be infinite).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Placement {
@@ -251,6 +262,15 @@ mod tests {
         let a = Placement::against(1000.0, &w);
         assert!(close(a.elo, p.elo, 1e-6));
         assert_eq!(p.games, 100);
+    }
+
+    #[test]
+    fn an_even_score_places_a_player_on_the_rung() {
+        let p = place(&[(645.0, Wdl::new(10, 0, 10))]).unwrap();
+        assert!(close(p.elo, 645.0, 1e-6), "{p:?}");
+        assert!(p.high - p.elo > 100.0 && p.high - p.elo < 400.0, "{p:?}");
+        assert_eq!(rung_rating("greedy"), Some(645.0));
+        assert_eq!(rung_rating("previous"), None);
     }
 
     #[test]

@@ -14,8 +14,8 @@
 //! - [`stats`]: Elo, intervals, LOS, SPRT, ratings ([`Wdl`]).
 //! - [`ladder`]: the ladder of reference players (`arena/ladder.toml`) and a player's
 //!   placement on it.
-//! - [`report`]: `games.jsonl`, KIF/CSA records, `report.md`, the tables; [`plot`]: the
-//!   PNG of Elo against training step.
+//! - [`report`]: `games.jsonl`, KIF/CSA records, `report.md`, the tables; [`plot`]: PNG
+//!   and SVG charts of Elo against training step (plotters).
 //! - [`run_match`]: a whole match: K games at once ([`schedule`]), engines kept running
 //!   between games, SPRT stopping, the report.
 
@@ -37,12 +37,12 @@ pub mod xboard;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-pub use game::{play_game, GameRecord, GameSettings};
+pub use game::{play_game, play_game_until, GameRecord, GameSettings};
 pub use ladder::{place, Ladder, Placement, Rung};
 pub use openings::{load_openings, Opening};
 pub use player::{PlayerSpec, SpecKind, TimeControl};
 pub use report::{GameRow, MatchReport, PairResult};
-pub use schedule::{play_jobs, play_pair, PairOutcome, Roster};
+pub use schedule::{play_jobs, play_pair, PairOutcome, PairPlan, Roster};
 pub use stats::{Sprt, SprtStatus, Wdl};
 
 use rules::{Color, EndRules, Variant};
@@ -71,7 +71,8 @@ pub struct MatchConfig {
     pub seed: u64,
     /// The command line, for the report.
     pub command_line: Option<String>,
-    /// Print a line per finished game to stderr.
+    /// Show progress on stderr: a bar (a line every few seconds when stderr is not a
+    /// terminal) and a line per finished game.
     pub progress: bool,
 }
 
@@ -83,6 +84,8 @@ pub enum ArenaError {
     Player { name: String, why: String },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Plot(#[from] plot::PlotError),
 }
 
 /// The default number of games at once: half the cores (each game has two players).
@@ -191,8 +194,8 @@ impl schedule::Roster for MatchRoster<'_> {
     }
 }
 
-/// Plays the match, writing `games.jsonl`, the records and `report.md` (and `elo.png`
-/// for a series of checkpoints) into `cfg.out` as games finish.
+/// Plays the match, writing `games.jsonl`, the records and `report.md` (and `elo.png`,
+/// `elo.svg` for a series of checkpoints) into `cfg.out` as games finish.
 pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     let pairs = check_config(cfg)?;
     let io = |path: &std::path::Path| {
@@ -241,40 +244,53 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
         time_margin: cfg.time_margin,
         hang_timeout: cfg.hang_timeout,
     };
-    let plan =
-        schedule::Schedule { pairs: &pairs, jobs: &jobs, openings: &cfg.openings, rules, concurrency, seed: cfg.seed };
+    let plan = schedule::Schedule {
+        pairs: &pairs,
+        jobs: &jobs,
+        openings: &cfg.openings,
+        rules,
+        concurrency,
+        seed: cfg.seed,
+        stop: None,
+    };
+    let shown = progress::Reporter::shown_if(cfg.progress, "arena", Some(total as u64), "games");
     schedule::play_jobs(&plan, &roster, |job, record, seats| {
         writer.record(&job_row(cfg, job, record, seats))?;
+        shown.inc(1);
+        let (a, b) = pairs[job.pair];
+        let pair = writer.pair_wdl(job.pair);
+        let (first, second) = (&cfg.players[a].name, &cfg.players[b].name);
+        shown.set_message(format!("{first} vs {second} +{} ={} -{}", pair.wins, pair.draws, pair.losses));
         if cfg.progress {
-            progress_line(cfg, writer.games(), total, record, seats);
+            shown.println(&progress_line(cfg, writer.games(), total, record, seats));
         }
-        let Some(t) = cfg.sprt else { return Ok(false) };
-        let r = writer.pair_wdl(job.pair);
-        let decided = t.status(&r) != SprtStatus::Continue;
+        let Some(t) = cfg.sprt else { return Ok::<bool, ArenaError>(false) };
+        let decided = t.status(&pair) != SprtStatus::Continue;
         if decided && cfg.progress {
-            eprintln!("sprt: decided after {} games (LLR {:.2}); stopping", r.games(), t.llr(&r));
+            shown.println(&format!("sprt: decided after {} games (LLR {:.2}); stopping", pair.games(), t.llr(&pair)));
         }
         Ok(decided)
     })?;
+    shown.finish();
     drop(batchers);
     writer.finish(started.elapsed())
 }
 
-/// The line of a finished game on stderr.
-fn progress_line(cfg: &MatchConfig, done: usize, total: usize, r: &GameRecord, seats: [usize; 2]) {
+/// The line of a finished game.
+fn progress_line(cfg: &MatchConfig, done: usize, total: usize, r: &GameRecord, seats: [usize; 2]) -> String {
     let who = |c: Color| cfg.players[seats[c.index()]].name.as_str();
     let res = match r.winner {
         Some(c) => format!("{} wins", who(c)),
         None => "draw".into(),
     };
-    eprintln!(
+    format!(
         "[{done}/{total}] {} (sente) vs {} (gote): {res} by {} after {} plies{}",
         who(Color::Sente),
         who(Color::Gote),
         r.reason,
         r.moves.len(),
         r.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default()
-    );
+    )
 }
 
 fn job_row(cfg: &MatchConfig, job: &schedule::Job, r: &GameRecord, seats: [usize; 2]) -> GameRow {

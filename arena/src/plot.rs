@@ -1,298 +1,262 @@
-//! A PNG plot of Elo against training step, drawn by a tiny rasteriser with a built-in
-//! 5x7 bitmap font (no system fonts, no font library), written with the `png` crate.
+//! Line charts of Elo against training step, PNG or SVG by the file's extension, drawn
+//! with `plotters` in the DejaVu Sans font (embedded by the `dejavu` crate, so that no
+//! system font is needed): the arena's series of checkpoints ([`plot_elo`]) and the
+//! training run's rating on the baseline ladder (the trainer's `elo.png`).
 
-use std::io::BufWriter;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-type Rgb = [u8; 3];
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-const WHITE: Rgb = [255, 255, 255];
-const BLACK: Rgb = [0, 0, 0];
-const GRID: Rgb = [225, 225, 225];
-const BLUE: Rgb = [31, 119, 180];
-const LIGHT_BLUE: Rgb = [150, 190, 225];
-
-/// An RGB image.
-pub struct Canvas {
-    pub width: usize,
-    pub height: usize,
-    pub pixels: Vec<u8>,
+/// A chart: lines of points (with optional error bars) over horizontal reference
+/// levels (the rungs of a ladder).
+#[derive(Clone, Debug, Default)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<Series>,
+    /// (name, y) of horizontal lines drawn behind the series.
+    pub levels: Vec<(String, f64)>,
 }
 
-/// Classic 5x7 font, column-major, bit 0 at the top.
-fn glyph(c: char) -> [u8; 5] {
-    match c.to_ascii_uppercase() {
-        '0' => [0x3E, 0x51, 0x49, 0x45, 0x3E],
-        '1' => [0x00, 0x42, 0x7F, 0x40, 0x00],
-        '2' => [0x42, 0x61, 0x51, 0x49, 0x46],
-        '3' => [0x21, 0x41, 0x45, 0x4B, 0x31],
-        '4' => [0x18, 0x14, 0x12, 0x7F, 0x10],
-        '5' => [0x27, 0x45, 0x45, 0x45, 0x39],
-        '6' => [0x3C, 0x4A, 0x49, 0x49, 0x30],
-        '7' => [0x01, 0x71, 0x09, 0x05, 0x03],
-        '8' => [0x36, 0x49, 0x49, 0x49, 0x36],
-        '9' => [0x06, 0x49, 0x49, 0x29, 0x1E],
-        'A' => [0x7E, 0x11, 0x11, 0x11, 0x7E],
-        'B' => [0x7F, 0x49, 0x49, 0x49, 0x36],
-        'C' => [0x3E, 0x41, 0x41, 0x41, 0x22],
-        'D' => [0x7F, 0x41, 0x41, 0x22, 0x1C],
-        'E' => [0x7F, 0x49, 0x49, 0x49, 0x41],
-        'F' => [0x7F, 0x09, 0x09, 0x09, 0x01],
-        'G' => [0x3E, 0x41, 0x49, 0x49, 0x7A],
-        'H' => [0x7F, 0x08, 0x08, 0x08, 0x7F],
-        'I' => [0x00, 0x41, 0x7F, 0x41, 0x00],
-        'J' => [0x20, 0x40, 0x41, 0x3F, 0x01],
-        'K' => [0x7F, 0x08, 0x14, 0x22, 0x41],
-        'L' => [0x7F, 0x40, 0x40, 0x40, 0x40],
-        'M' => [0x7F, 0x02, 0x0C, 0x02, 0x7F],
-        'N' => [0x7F, 0x04, 0x08, 0x10, 0x7F],
-        'O' => [0x3E, 0x41, 0x41, 0x41, 0x3E],
-        'P' => [0x7F, 0x09, 0x09, 0x09, 0x06],
-        'Q' => [0x3E, 0x41, 0x51, 0x21, 0x5E],
-        'R' => [0x7F, 0x09, 0x19, 0x29, 0x46],
-        'S' => [0x46, 0x49, 0x49, 0x49, 0x31],
-        'T' => [0x01, 0x01, 0x7F, 0x01, 0x01],
-        'U' => [0x3F, 0x40, 0x40, 0x40, 0x3F],
-        'V' => [0x1F, 0x20, 0x40, 0x20, 0x1F],
-        'W' => [0x3F, 0x40, 0x38, 0x40, 0x3F],
-        'X' => [0x63, 0x14, 0x08, 0x14, 0x63],
-        'Y' => [0x07, 0x08, 0x70, 0x08, 0x07],
-        'Z' => [0x61, 0x51, 0x49, 0x45, 0x43],
-        '-' => [0x08, 0x08, 0x08, 0x08, 0x08],
-        '+' => [0x08, 0x08, 0x3E, 0x08, 0x08],
-        '.' => [0x00, 0x60, 0x60, 0x00, 0x00],
-        ',' => [0x00, 0x50, 0x30, 0x00, 0x00],
-        ':' => [0x00, 0x36, 0x36, 0x00, 0x00],
-        '(' => [0x00, 0x1C, 0x22, 0x41, 0x00],
-        ')' => [0x00, 0x41, 0x22, 0x1C, 0x00],
-        '%' => [0x23, 0x13, 0x08, 0x64, 0x62],
-        '/' => [0x20, 0x10, 0x08, 0x04, 0x02],
-        '=' => [0x14, 0x14, 0x14, 0x14, 0x14],
-        _ => [0; 5],
-    }
+/// One line of the chart.
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    /// The legend's text; empty for no legend entry.
+    pub name: String,
+    pub points: Vec<Point>,
 }
 
-impl Canvas {
-    pub fn new(width: usize, height: usize) -> Canvas {
-        Canvas { width, height, pixels: WHITE.repeat(width * height) }
-    }
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    /// May be infinite (a clean sweep): drawn at the edge of the chart.
+    pub y: f64,
+    /// Half-width of the error bar.
+    pub error: Option<f64>,
+}
 
-    pub fn set(&mut self, x: i64, y: i64, c: Rgb) {
-        if x >= 0 && y >= 0 && (x as usize) < self.width && (y as usize) < self.height {
-            let i = 3 * (y as usize * self.width + x as usize);
-            self.pixels[i..i + 3].copy_from_slice(&c);
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error("{path}: a plot is written as .png or .svg")]
+    UnknownFormat { path: PathBuf },
+    #[error("{path}: no points to plot")]
+    NothingToPlot { path: PathBuf },
+    #[error("drawing {path}: {message}")]
+    Draw { path: PathBuf, message: String },
+    #[error("writing {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+const SIZE: (u32, u32) = (900, 540);
+/// Line colours, in order (blue, orange, green, red, purple).
+const SERIES_COLORS: [RGBColor; 5] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+];
+const FONT: &str = "sans-serif";
+
+/// Registers the embedded font with plotters once.
+fn register_font() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        // Both are valid TrueType files shipped inside the crate; a failure would only
+        // leave text undrawn.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// Writes `chart` to `path` (`.png` or `.svg`), atomically.
+pub fn write_chart(chart: &Chart, path: &Path) -> Result<(), PlotError> {
+    if chart.series.iter().all(|s| s.points.is_empty()) {
+        return Err(PlotError::NothingToPlot { path: path.to_path_buf() });
+    }
+    register_font();
+    let draw_error = |message: String| PlotError::Draw { path: path.to_path_buf(), message };
+    let io_error = |source| PlotError::Io { path: path.to_path_buf(), source };
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("svg") => {
+            let mut text = String::new();
+            {
+                let root = SVGBackend::with_string(&mut text, SIZE).into_drawing_area();
+                draw(&root, chart).map_err(|e| draw_error(e.to_string()))?;
+                root.present().map_err(|e| draw_error(e.to_string()))?;
+            }
+            model::util::write_atomic(path, text.as_bytes()).map_err(io_error)
         }
-    }
-
-    pub fn get(&self, x: usize, y: usize) -> Rgb {
-        let i = 3 * (y * self.width + x);
-        [self.pixels[i], self.pixels[i + 1], self.pixels[i + 2]]
-    }
-
-    pub fn rect(&mut self, x0: i64, y0: i64, x1: i64, y1: i64, c: Rgb) {
-        for y in y0.min(y1)..=y0.max(y1) {
-            for x in x0.min(x1)..=x0.max(x1) {
-                self.set(x, y, c);
+        Some("png") => {
+            // plotters encodes by the file name: draw into a `.png` beside it, then rename.
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let partial = path.with_file_name(format!(".{name}.partial.png"));
+            {
+                let root = BitMapBackend::new(&partial, SIZE).into_drawing_area();
+                draw(&root, chart).map_err(|e| draw_error(e.to_string()))?;
+                root.present().map_err(|e| draw_error(e.to_string()))?;
             }
+            std::fs::rename(&partial, path).map_err(io_error)
         }
-    }
-
-    /// A line `width` pixels thick (Bresenham with a square pen).
-    pub fn line(&mut self, (x0, y0): (i64, i64), (x1, y1): (i64, i64), width: i64, c: Rgb) {
-        let (dx, dy) = ((x1 - x0).abs(), -(y1 - y0).abs());
-        let (sx, sy) = (if x0 < x1 { 1 } else { -1 }, if y0 < y1 { 1 } else { -1 });
-        let (mut x, mut y, mut err) = (x0, y0, dx + dy);
-        let h = width / 2;
-        loop {
-            self.rect(x - h, y - h, x - h + width - 1, y - h + width - 1, c);
-            if x == x1 && y == y1 {
-                break;
-            }
-            let e2 = 2 * err;
-            if e2 >= dy {
-                err += dy;
-                x += sx;
-            }
-            if e2 <= dx {
-                err += dx;
-                y += sy;
-            }
-        }
-    }
-
-    pub fn disc(&mut self, cx: i64, cy: i64, r: i64, c: Rgb) {
-        for y in -r..=r {
-            for x in -r..=r {
-                if x * x + y * y <= r * r {
-                    self.set(cx + x, cy + y, c);
-                }
-            }
-        }
-    }
-
-    /// Text at (x, y) (top left), each font pixel `scale` pixels.
-    pub fn text(&mut self, x: i64, y: i64, s: &str, scale: i64, c: Rgb) {
-        for (k, ch) in s.chars().enumerate() {
-            let g = glyph(ch);
-            let ox = x + k as i64 * 6 * scale;
-            for (col, bits) in g.iter().enumerate() {
-                for row in 0..7 {
-                    if bits >> row & 1 == 1 {
-                        self.rect(
-                            ox + col as i64 * scale,
-                            y + row * scale,
-                            ox + (col as i64 + 1) * scale - 1,
-                            y + (row + 1) * scale - 1,
-                            c,
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    pub fn text_width(s: &str, scale: i64) -> i64 {
-        (s.chars().count() as i64 * 6 - 1).max(0) * scale
-    }
-
-    pub fn write_png(&self, path: &Path) -> std::io::Result<()> {
-        let file = std::fs::File::create(path)?;
-        let mut enc = png::Encoder::new(BufWriter::new(file), self.width as u32, self.height as u32);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut w = enc.write_header().map_err(std::io::Error::other)?;
-        w.write_image_data(&self.pixels).map_err(std::io::Error::other)?;
-        w.finish().map_err(std::io::Error::other)
+        _ => Err(PlotError::UnknownFormat { path: path.to_path_buf() }),
     }
 }
 
-/// About five round tick values covering [lo, hi].
-pub fn ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let span = (hi - lo).max(1e-9);
-    let raw = span / 5.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
-    let mut t = (lo / step).ceil() * step;
-    let mut out = Vec::new();
-    while t <= hi + step * 1e-9 {
-        out.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
-        t += step;
+/// The plotted ranges: every finite point with its error bar and every level, padded.
+fn ranges(chart: &Chart) -> ((f64, f64), (f64, f64)) {
+    let points = || chart.series.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
+    for p in points() {
+        (x0, x1) = (x0.min(p.x), x1.max(p.x));
+        if p.y.is_finite() {
+            let e = p.error.filter(|e| e.is_finite()).unwrap_or(0.0);
+            (y0, y1) = (y0.min(p.y - e), y1.max(p.y + e));
+        }
     }
-    out
+    for (_, y) in &chart.levels {
+        (y0, y1) = (y0.min(*y), y1.max(*y));
+    }
+    if !y0.is_finite() {
+        (y0, y1) = (-100.0, 100.0);
+    }
+    let ypad = ((y1 - y0) * 0.08).max(20.0);
+    let xpad = ((x1 - x0) * 0.04).max(1.0);
+    ((x0 - xpad, x1 + xpad), (y0 - ypad, y1 + ypad))
 }
 
-fn tick_label(v: f64) -> String {
-    if v.abs() >= 10_000.0 && (v / 1000.0).fract() == 0.0 {
-        format!("{}K", (v / 1000.0) as i64)
-    } else if v.fract() == 0.0 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v:.1}")
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let ((x0, x1), (y0, y1)) = ranges(chart);
+    let mut area = ChartBuilder::on(root)
+        .caption(&chart.title, (FONT, 24))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x0..x1, y0..y1)?;
+    area.configure_mesh()
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 16))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .light_line_style(WHITE)
+        .bold_line_style(BLACK.mix(0.08))
+        .draw()?;
+
+    // Levels: a grey line each, named at its right end (the legend sits at the left).
+    let grey = RGBColor(110, 110, 110);
+    let level_font = (FONT, 13).into_font().color(&grey).pos(Pos::new(HPos::Right, VPos::Bottom));
+    for (name, y) in &chart.levels {
+        area.draw_series(LineSeries::new([(x0, *y), (x1, *y)], grey.mix(0.6).stroke_width(1)))?;
+        let label = format!("{name} {y:.0}");
+        area.draw_series(std::iter::once(EmptyElement::at((x1, *y)) + Text::new(label, (-6, -3), level_font.clone())))?;
     }
+
+    let clip = |y: f64| y.clamp(y0, y1);
+    let mut legend = false;
+    for (i, series) in chart.series.iter().enumerate() {
+        let color = SERIES_COLORS[i % SERIES_COLORS.len()].to_rgba();
+        let mut points = series.points.clone();
+        points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        area.draw_series(points.iter().filter_map(|p| {
+            let e = p.error.filter(|e| e.is_finite() && p.y.is_finite())?;
+            Some(ErrorBar::new_vertical(p.x, clip(p.y - e), p.y, clip(p.y + e), color.mix(0.45).stroke_width(2), 8))
+        }))?;
+        let line = area.draw_series(LineSeries::new(points.iter().map(|p| (p.x, clip(p.y))), color.stroke_width(2)))?;
+        if !series.name.is_empty() {
+            legend = true;
+            line.label(&series.name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        }
+        area.draw_series(points.iter().map(|p| Circle::new((p.x, clip(p.y)), 4, color.filled())))?;
+    }
+    if legend {
+        area.configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, 14))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()?;
+    }
+    Ok(())
 }
 
-/// Plots (step, elo, error) points, sorted by step, with error bars, to a PNG.
-/// Infinite values are clipped to the plotted range.
-pub fn plot_elo(points: &[(u64, f64, f64)], path: &Path) -> std::io::Result<()> {
-    let (w, h) = (800usize, 500usize);
-    let mut c = Canvas::new(w, h);
-    let (left, right, top, bottom) = (90i64, 30i64, 50i64, 70i64);
-    let (pw, ph) = (w as i64 - left - right, h as i64 - top - bottom);
-    let mut pts: Vec<(u64, f64, f64)> = points.to_vec();
-    pts.sort_by_key(|p| p.0);
-    let finite: Vec<f64> = pts.iter().map(|p| p.1).filter(|e| e.is_finite()).collect();
-    let (mut ymin, mut ymax) =
-        finite.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &e| (a.min(e), b.max(e)));
-    if !ymin.is_finite() {
-        (ymin, ymax) = (-100.0, 100.0);
-    }
-    for p in &pts {
-        if p.1.is_finite() && p.2.is_finite() {
-            ymin = ymin.min(p.1 - p.2);
-            ymax = ymax.max(p.1 + p.2);
-        }
-    }
-    let pad = ((ymax - ymin) * 0.08).max(10.0);
-    let (ymin, ymax) = (ymin - pad, ymax + pad);
-    let xmin = pts.first().map_or(0.0, |p| p.0 as f64);
-    let mut xmax = pts.last().map_or(1.0, |p| p.0 as f64);
-    if xmax <= xmin {
-        xmax = xmin + 1.0;
-    }
-    let xpad = (xmax - xmin) * 0.05;
-    let (xmin, xmax) = (xmin - xpad, xmax + xpad);
-    let px = |x: f64| left + ((x - xmin) / (xmax - xmin) * pw as f64).round() as i64;
-    let py = |y: f64| top + ph - ((y.clamp(ymin, ymax) - ymin) / (ymax - ymin) * ph as f64).round() as i64;
-
-    for t in ticks(ymin, ymax) {
-        let y = py(t);
-        c.line((left, y), (left + pw, y), 1, GRID);
-        let l = tick_label(t);
-        c.text(left - 8 - Canvas::text_width(&l, 2), y - 7, &l, 2, BLACK);
-    }
-    for t in ticks(xmin.max(0.0), xmax) {
-        let x = px(t);
-        c.line((x, top), (x, top + ph), 1, GRID);
-        let l = tick_label(t);
-        c.text(x - Canvas::text_width(&l, 2) / 2, top + ph + 10, &l, 2, BLACK);
-    }
-    c.line((left, top), (left, top + ph), 2, BLACK);
-    c.line((left, top + ph), (left + pw, top + ph), 2, BLACK);
-    let title = "ELO VS TRAINING STEP";
-    c.text(left + pw / 2 - Canvas::text_width(title, 3) / 2, 12, title, 3, BLACK);
-    let xl = "TRAINING STEP";
-    c.text(left + pw / 2 - Canvas::text_width(xl, 2) / 2, h as i64 - 28, xl, 2, BLACK);
-    c.text(10, top - 28, "ELO", 2, BLACK);
-
-    for p in &pts {
-        if p.1.is_finite() && p.2.is_finite() {
-            let x = px(p.0 as f64);
-            c.line((x, py(p.1 - p.2)), (x, py(p.1 + p.2)), 2, LIGHT_BLUE);
-            c.line((x - 5, py(p.1 - p.2)), (x + 5, py(p.1 - p.2)), 2, LIGHT_BLUE);
-            c.line((x - 5, py(p.1 + p.2)), (x + 5, py(p.1 + p.2)), 2, LIGHT_BLUE);
-        }
-    }
-    let y_of = |e: f64| {
-        if e.is_finite() {
-            e
-        } else if e > 0.0 {
-            ymax
-        } else {
-            ymin
-        }
+/// The arena's plot: (step, Elo, 95% half-width) of a series of checkpoints, with error
+/// bars. Infinite values are drawn at the edge of the chart.
+pub fn plot_elo(points: &[(u64, f64, f64)], path: &Path) -> Result<(), PlotError> {
+    let series = Series {
+        name: String::new(),
+        points: points.iter().map(|&(step, elo, error)| Point { x: step as f64, y: elo, error: Some(error) }).collect(),
     };
-    for pair in pts.windows(2) {
-        c.line((px(pair[0].0 as f64), py(y_of(pair[0].1))), (px(pair[1].0 as f64), py(y_of(pair[1].1))), 3, BLUE);
-    }
-    for p in &pts {
-        c.disc(px(p.0 as f64), py(y_of(p.1)), 5, BLUE);
-    }
-    c.write_png(path)
+    let chart = Chart {
+        title: "Elo against training step".into(),
+        x_label: "training step".into(),
+        y_label: "Elo".into(),
+        series: vec![series],
+        levels: Vec::new(),
+    };
+    write_chart(&chart, path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn ticks_are_round() {
-        assert_eq!(ticks(0.0, 100.0), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
-        assert_eq!(ticks(-130.0, 260.0), vec![-100.0, 0.0, 100.0, 200.0]);
+    fn points() -> Vec<(u64, f64, f64)> {
+        vec![(1000, -200.0, 60.0), (2000, 0.0, 50.0), (4000, 150.0, 70.0), (8000, f64::INFINITY, f64::INFINITY)]
     }
 
     #[test]
-    fn plot_writes_a_png() {
+    fn a_png_of_the_chart_size_with_ink_in_it() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("elo.png");
-        plot_elo(
-            &[(1000, -200.0, 60.0), (2000, 0.0, 50.0), (4000, 150.0, 70.0), (8000, f64::INFINITY, f64::INFINITY)],
-            &p,
-        )
-        .unwrap();
+        plot_elo(&points(), &p).unwrap();
         let bytes = std::fs::read(&p).unwrap();
         assert_eq!(&bytes[1..4], b"PNG");
-        let dec = png::Decoder::new(std::fs::File::open(&p).unwrap());
-        let reader = dec.read_info().unwrap();
-        assert_eq!((reader.info().width, reader.info().height), (800, 500));
+        // IHDR: width and height, big-endian, at bytes 16..24.
+        let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+        let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+        assert_eq!((width, height), SIZE);
+        assert!(bytes.len() > 10_000, "a drawn chart, not a blank image: {} bytes", bytes.len());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "no partial file left: {names:?}");
+    }
+
+    #[test]
+    fn an_svg_with_its_labels_as_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("elo.svg");
+        let chart = Chart {
+            title: "rating on the ladder".into(),
+            x_label: "training step".into(),
+            y_label: "Elo".into(),
+            series: vec![Series {
+                name: "network".into(),
+                points: vec![Point { x: 0.0, y: 120.0, error: Some(80.0) }, Point { x: 500.0, y: 300.0, error: None }],
+            }],
+            levels: vec![("random".into(), 0.0), ("greedy".into(), 645.0)],
+        };
+        write_chart(&chart, &p).unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..100.min(svg.len())]);
+        for text in ["rating on the ladder", "training step", "network", "random 0", "greedy 645"] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+    }
+
+    #[test]
+    fn other_formats_and_empty_charts_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(plot_elo(&points(), &dir.path().join("elo.gif")), Err(PlotError::UnknownFormat { .. })));
+        assert!(matches!(plot_elo(&[], &dir.path().join("elo.png")), Err(PlotError::NothingToPlot { .. })));
     }
 }

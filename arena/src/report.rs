@@ -1,7 +1,8 @@
 //! What a match writes: `games.jsonl` (one JSON object per game, as games finish), the
-//! game records (standard shogi: `kif/NNNNN.kif` and all games in `games.csa`; every
+//! game records (standard shogi: `kif/NNNNN.kif` in Shift_JIS and all games in
+//! `games.csa`; every
 //! variant: the USI moves in `games.jsonl`), `report.md` with the tables, and `elo.png`
-//! for a series of checkpoints.
+//! and `elo.svg` for a series of checkpoints.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -9,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rules::records::{self, EndReason, GameEnd, GameInfo, Record, RecordedMove, Start};
+use rules::records::{self, Encoding, EndReason, Format, GameEnd, GameInfo, Record, RecordedMove, Start};
 use rules::{Color, Move, Position, Variant};
 use serde_json::json;
 
@@ -250,8 +251,7 @@ impl Writer {
 
         if let Some(rec) = record_of(row, &self.tc) {
             if let Ok(kif) = records::write_kif(&rec) {
-                let p = self.out.join("kif").join(format!("{:05}.kif", row.number));
-                std::fs::write(&p, kif).map_err(io(&p))?;
+                self.write_kif(row.number, &kif)?;
             }
             if let (Some(f), Ok(csa)) = (self.csa.as_mut(), records::write_csa(&rec)) {
                 let p = self.out.join("games.csa");
@@ -260,6 +260,18 @@ impl Writer {
             }
         }
         Ok(())
+    }
+
+    /// `kif/NNNNN.kif` in Shift_JIS (cp932), the encoding Japanese programs read `.kif`
+    /// files in; a game whose text Shift_JIS cannot hold (a player's name, say) goes to
+    /// `kif/NNNNN.kifu` in UTF-8 instead.
+    fn write_kif(&self, number: usize, text: &str) -> Result<(), ArenaError> {
+        let (bytes, extension) = match records::encode_record(Format::Kif, text, Encoding::ShiftJis) {
+            Ok(bytes) => (bytes, "kif"),
+            Err(_) => (text_with_header(text), "kifu"),
+        };
+        let p = self.out.join("kif").join(format!("{number:05}.{extension}"));
+        model::util::write_atomic(&p, &bytes).map_err(io(&p))
     }
 
     pub(crate) fn finish(self, elapsed: Duration) -> Result<MatchReport, ArenaError> {
@@ -295,8 +307,9 @@ impl Writer {
             })
             .collect();
         if series.len() >= 2 {
+            crate::plot::plot_elo(&series, &self.out.join("elo.svg"))?;
             let p = self.out.join("elo.png");
-            crate::plot::plot_elo(&series, &p).map_err(io(&p))?;
+            crate::plot::plot_elo(&series, &p)?;
             report.plot = Some(p);
         }
         let md = report.markdown(&self.settings, self.command_line.as_deref());
@@ -304,6 +317,11 @@ impl Writer {
         std::fs::write(&p, md).map_err(io(&p))?;
         Ok(report)
     }
+}
+
+/// A KIF text as UTF-8 bytes with the first line that says so.
+fn text_with_header(text: &str) -> Vec<u8> {
+    records::encode_record(Format::Kif, text, Encoding::Utf8).unwrap_or_else(|_| text.as_bytes().to_vec())
 }
 
 fn fmt_elo(e: f64) -> String {

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use rules::{Color, EndRules};
 
-use crate::game::{play_game, GameRecord, GameSettings};
+use crate::game::{play_game_until, GameRecord, GameSettings};
 use crate::openings::Opening;
 use crate::player::{Player, TimeControl};
 use crate::stats::Wdl;
@@ -74,6 +74,15 @@ pub struct Schedule<'a> {
     /// Games at once.
     pub concurrency: usize,
     pub seed: u64,
+    /// Once set (a signal), no game starts and the games being played end before their
+    /// next move as `stopped` (no result).
+    pub stop: Option<&'a AtomicBool>,
+}
+
+impl Schedule<'_> {
+    fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::SeqCst))
+    }
 }
 
 /// Plays the jobs. `on_game` receives every finished game (with the player indices of
@@ -97,6 +106,9 @@ pub fn play_jobs<E: Send>(
                 loop {
                     let k = next.fetch_add(1, Ordering::SeqCst);
                     let Some(&job) = s.jobs.get(k) else { break };
+                    if s.stopped() {
+                        break;
+                    }
                     if stop[job.pair].load(Ordering::SeqCst) {
                         continue;
                     }
@@ -172,7 +184,9 @@ impl Worker<'_> {
         };
         let mut sente = self.cache.remove(&seats[0]).expect("created above");
         let mut gote = self.cache.remove(&seats[1]).expect("created above");
-        let record = play_game([sente.as_mut(), gote.as_mut()], opening, &settings);
+        let never = AtomicBool::new(false);
+        let stop = self.s.stop.unwrap_or(&never);
+        let record = play_game_until([sente.as_mut(), gote.as_mut()], opening, &settings, stop);
         // A player that failed is replaced by a fresh one (its process killed on drop).
         if record.faulty != Some(Color::Sente) {
             self.cache.insert(seats[0], sente);
@@ -202,27 +216,45 @@ impl PairOutcome {
     }
 }
 
-/// Plays `games` games between players 0 and 1 of `roster` (each opening twice, colours
-/// swapped, starting at opening `seed % openings`) and counts them.
-pub fn play_pair(
-    roster: &dyn Roster,
-    games: usize,
-    openings: &[Opening],
-    rules: Rules,
-    concurrency: usize,
-    seed: u64,
-) -> PairOutcome {
+/// How [`play_pair`] plays.
+pub struct PairPlan<'a> {
+    pub games: usize,
+    /// Each opening is played twice, colours swapped, starting at opening `seed % len`.
+    pub openings: &'a [Opening],
+    pub rules: Rules,
+    /// Games at once.
+    pub concurrency: usize,
+    pub seed: u64,
+    /// See [`Schedule::stop`]; stopped games are not counted.
+    pub stop: Option<&'a AtomicBool>,
+}
+
+/// Plays the games of `plan` between players 0 and 1 of `roster` and counts them;
+/// `observe` sees the count after every finished game.
+pub fn play_pair(roster: &dyn Roster, plan: &PairPlan<'_>, observe: &mut dyn FnMut(&PairOutcome)) -> PairOutcome {
     let pairs = [(0, 1)];
-    let jobs = jobs(1, games, openings.len(), seed as usize);
-    let schedule = Schedule { pairs: &pairs, jobs: &jobs, openings, rules, concurrency, seed };
+    let jobs = jobs(1, plan.games, plan.openings.len(), plan.seed as usize);
+    let schedule = Schedule {
+        pairs: &pairs,
+        jobs: &jobs,
+        openings: plan.openings,
+        rules: plan.rules,
+        concurrency: plan.concurrency,
+        seed: plan.seed,
+        stop: plan.stop,
+    };
     let mut out = PairOutcome::default();
     let counted = play_jobs(&schedule, roster, |_, record, seats| {
+        if record.stopped() {
+            return Ok(false);
+        }
         let first = if seats[0] == 0 { Color::Sente } else { Color::Gote };
         out.wdl.count(record.winner, first);
         out.plies += record.moves.len() as u64;
         if let Some(side) = record.faulty {
             out.faults[usize::from(side != first)] += 1;
         }
+        observe(&out);
         Ok::<bool, std::convert::Infallible>(false)
     });
     match counted {

@@ -10,7 +10,8 @@ use crate::BadInput;
 use anyhow::{Context, Result};
 use clap::Args;
 use rules::records::{
-    encode_record, read_games, write_csa_with, write_record, CsaVersion, Encoding, Format, Record, RecordError,
+    encode_record, read_games, write_csa_with, write_record, written_encoding, CsaVersion, Encoding, ErrorKind, Format,
+    Record, RecordError,
 };
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -34,9 +35,12 @@ pub struct ConvertArgs {
     /// for a directory). Standard output when left out.
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Encoding of KIF and KI2 output: utf-8 or sjis (Shift_JIS).
-    #[arg(long, default_value = "utf-8")]
-    encoding: String,
+    /// Encoding of KIF and KI2 output: utf-8 or sjis (Shift_JIS, cp932). Default: as
+    /// other programs expect from the file name: `.kif`/`.ki2` Shift_JIS,
+    /// `.kifu`/`.ki2u` UTF-8 (a directory gets `.kif`/`.ki2` files); standard output
+    /// UTF-8.
+    #[arg(long)]
+    encoding: Option<String>,
     /// CSA version to write: 2.2 or 3.0.
     #[arg(long, default_value = "2.2")]
     csa_version: String,
@@ -104,8 +108,13 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
         return crate::convert_hcpe::convert(to, &args.inputs, args.output.as_deref());
     }
     let from = args.from.as_deref().map(|f| parse_format(f, true)).transpose()?;
-    let encoding = Encoding::from_name(&args.encoding)
-        .ok_or_else(|| BadInput(format!("unknown encoding '{}' (expected utf-8 or sjis)", args.encoding)))?;
+    let encoding = match &args.encoding {
+        Some(name) => Some(
+            Encoding::from_name(name)
+                .ok_or_else(|| BadInput(format!("unknown encoding '{name}' (expected utf-8 or sjis)")))?,
+        ),
+        None => None,
+    };
     let csa_version = match args.csa_version.as_str() {
         "2.2" | "V2.2" => CsaVersion::V22,
         "3.0" | "V3.0" => CsaVersion::V30,
@@ -132,8 +141,6 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
             .ok_or_else(|| BadInput(format!("say --to: cannot tell a format from '{}'", out.display())))?,
         _ => return Err(BadInput("say which format to write with --to".into()).into()),
     };
-    let writer = Writer { to, encoding, csa_version };
-
     let destination = match &args.output {
         None => Destination::Stdout,
         Some(dir) if many || dir.is_dir() => {
@@ -145,6 +152,8 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
         }
         Some(file) => Destination::File(file.clone()),
     };
+    let encoding = encoding.unwrap_or_else(|| destination.default_encoding());
+    let writer = Writer { to, encoding, csa_version };
 
     let mut tally = Tally::default();
     if args.inputs.is_empty() {
@@ -184,6 +193,20 @@ enum Destination {
     Stdout,
     File(PathBuf),
     Directory(PathBuf),
+}
+
+impl Destination {
+    /// The encoding KIF and KI2 text is written in unless `--encoding` says: the one
+    /// Japanese programs expect of the file's extension (`.kifu`/`.ki2u` UTF-8,
+    /// `.kif`/`.ki2` Shift_JIS; files written into a directory are named `.kif`/`.ki2`),
+    /// and UTF-8 on a terminal or pipe.
+    fn default_encoding(&self) -> Encoding {
+        match self {
+            Destination::Stdout => Encoding::Utf8,
+            Destination::File(path) => written_encoding(&extension(path)),
+            Destination::Directory(_) => Encoding::ShiftJis,
+        }
+    }
 }
 
 struct Writer {
@@ -246,7 +269,15 @@ fn convert_one(
     };
     let files = match writer.files(&games) {
         Ok(files) => files,
-        Err(e) => return report(&input.path, e.line, &format!("writing {}: {}", writer.to.name(), e.message()), tally),
+        Err(e) => {
+            let hint = if e.kind == ErrorKind::Unencodable {
+                " (write UTF-8: a .kifu/.ki2u name or --encoding utf-8)"
+            } else {
+                ""
+            };
+            let message = format!("writing {}: {}{hint}", writer.to.name(), e.message());
+            return report(&input.path, e.line, &message, tally);
+        }
     };
     let written = match destination {
         Destination::Stdout => {
@@ -271,14 +302,25 @@ fn write_files(path: &Path, files: &[Vec<u8>]) -> std::io::Result<()> {
         std::fs::create_dir_all(parent)?;
     }
     if let [only] = files {
-        return std::fs::write(path, only);
+        return write_atomic(path, only);
     }
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("game");
     let ext = extension(path);
     for (i, bytes) in files.iter().enumerate() {
-        std::fs::write(path.with_file_name(format!("{stem}-{}.{ext}", i + 1)), bytes)?;
+        write_atomic(&path.with_file_name(format!("{stem}-{}.{ext}", i + 1)), bytes)?;
     }
     Ok(())
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder,
+/// so that a run stopped midway leaves no half-written record.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(".{}.tmp", std::process::id()));
+    let temporary = PathBuf::from(temporary);
+    std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path)).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temporary);
+    })
 }
 
 #[cfg(test)]
@@ -291,7 +333,7 @@ mod tests {
             to: Some(to.to_string()),
             inputs,
             output,
-            encoding: "utf-8".into(),
+            encoding: None,
             csa_version: "2.2".into(),
         }
     }
@@ -307,10 +349,24 @@ mod tests {
         std::fs::write(src.join("notes.md"), "not a record").unwrap();
         let code = convert(args(None, "kif", vec![src.clone()], Some(out.clone()))).unwrap();
         assert_eq!(code, ExitCode::from(2), "a bad file fails the run");
-        let kif = std::fs::read_to_string(out.join("a.kifu")).unwrap();
+        // KIF files in a directory are `.kif`, in Shift_JIS (cp932) as other programs expect.
+        let bytes = std::fs::read(out.join("a.kif")).unwrap();
+        assert!(std::str::from_utf8(&bytes).is_err(), "Shift_JIS, not UTF-8");
+        let (kif, _) = rules::records::decode(&bytes, Some(Encoding::ShiftJis)).unwrap();
         assert!(kif.contains("   2 ３四歩(33)"), "{kif}");
-        assert!(out.join("sub/b-1.kifu").exists() && out.join("sub/b-2.kifu").exists());
-        assert!(!out.join("sub/bad.kifu").exists());
+        assert!(out.join("sub/b-1.kif").exists() && out.join("sub/b-2.kif").exists());
+        assert!(!out.join("sub/bad.kif").exists());
+        // A file named .kifu is UTF-8; --encoding wins over the name.
+        let named = dir.join("named.kifu");
+        assert_eq!(
+            convert(args(None, "kif", vec![src.join("a.csa")], Some(named.clone()))).unwrap(),
+            ExitCode::SUCCESS
+        );
+        assert!(std::fs::read_to_string(&named).unwrap().contains("３四歩"));
+        let mut forced = args(None, "kif", vec![src.join("a.csa")], Some(dir.join("forced.kif")));
+        forced.encoding = Some("utf-8".into());
+        assert_eq!(convert(forced).unwrap(), ExitCode::SUCCESS);
+        assert!(std::fs::read_to_string(dir.join("forced.kif")).unwrap().contains("encoding=UTF-8"));
         // One file to one named file, the format from -o's extension.
         let single = dir.join("a.csa");
         let mut one = args(Some("csa"), "csa", vec![src.join("a.csa")], Some(single.clone()));

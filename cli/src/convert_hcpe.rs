@@ -1,30 +1,18 @@
-//! `koma convert --to hcpe|hcpe3`: training data for dlshogi-style trainers.
-//!
-//! - game records (KIF, KI2, CSA, USI) to `hcpe`: one entry per position before each
-//!   recorded move: that move, the game's result, eval 0 (records carry no engine score);
-//! - koma sample chunks (self-play, `koma gen`) to `hcpe3`: each sample is a one-move game
-//!   from its position, the policy target as candidate visit counts (out of 10000), the
-//!   search value as the eval (dlshogi's logistic scale, 756 per unit) and the result.
-//!
-//! All inputs go into the one output file (`-o FILE`), written atomically.
+//! `koma convert --to hcpe`: game records (KIF, KI2, CSA, USI) to dlshogi's training
+//! positions, one entry per position before each recorded move: that move, the game's
+//! result, eval 0 (records carry no engine score). All inputs go into the one output file
+//! (`-o FILE`), written atomically. Sample chunks go to hcpe3 with `koma convert-samples`
+//! (a network command: reading chunks needs the encoder).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use model::encoding::Encoder;
-use rules::records::hcpe::{self, hcpe3, Entry, GameResult as HcpeResult};
+use koma_cli::{files_under, BadInput};
+use rules::records::hcpe::{self, Entry, GameResult as HcpeResult};
 use rules::records::{read_games, Format, Record};
-use rules::{EndRules, Variant};
-use selfplay::samples::{read_chunk, GameResult, Sample, CHUNK_EXTENSION};
+use rules::EndRules;
 
-use crate::BadInput;
-
-/// Visits the policy of a sample is scaled to.
-const VISITS: f32 = 10000.0;
-/// dlshogi's `eval_coef`: centipawns per logistic unit.
-const EVAL_SCALE: f64 = 756.0;
-
-/// Counts of a conversion to hcpe or hcpe3.
+/// Counts of a conversion to hcpe.
 #[derive(Default, Debug)]
 pub struct HcpeTally {
     pub files: usize,
@@ -37,7 +25,7 @@ pub struct HcpeTally {
 pub fn records_to_hcpe(inputs: &[PathBuf], output: &Path) -> Result<HcpeTally> {
     let mut tally = HcpeTally::default();
     let mut entries = Vec::new();
-    for path in input_files(inputs, |ext| Format::from_extension(ext).is_some_and(|f| f.readable())) {
+    for path in files_under(inputs, |ext| Format::from_extension(ext).is_some_and(|f| f.readable())) {
         tally.files += 1;
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let format = Format::from_extension(ext).filter(|f| f.readable());
@@ -80,110 +68,24 @@ pub fn record_entries(record: &Record) -> Result<Vec<Entry>, String> {
     Ok(out)
 }
 
-/// Sample chunks under `inputs` to one hcpe3 file.
-pub fn chunks_to_hcpe3(inputs: &[PathBuf], output: &Path) -> Result<HcpeTally> {
-    let mut tally = HcpeTally::default();
-    let encoder = Encoder::new(Variant::Shogi);
-    let mut games = Vec::new();
-    for path in input_files(inputs, |ext| ext == CHUNK_EXTENSION) {
-        tally.files += 1;
-        let chunk = match read_chunk(&path) {
-            Ok(c) if c.header.variant == Variant::Shogi => c,
-            Ok(c) => {
-                report(&path, &format!("a {} chunk; hcpe3 holds standard shogi", c.header.variant), &mut tally);
-                continue;
-            }
-            Err(e) => {
-                report(&path, &e.to_string(), &mut tally);
-                continue;
-            }
-        };
-        for (i, s) in chunk.samples.iter().enumerate() {
-            match sample_game(s, &encoder) {
-                Ok(g) => games.push(g),
-                Err(why) => report(&path, &format!("sample {i}: {why}"), &mut tally),
-            }
-        }
-    }
-    tally.games = games.len();
-    tally.entries = games.len();
-    hcpe3::save(output, &games).with_context(|| format!("writing {}", output.display()))?;
-    Ok(tally)
-}
-
-/// One sample as a one-move hcpe3 game.
-pub fn sample_game(s: &Sample, encoder: &Encoder) -> Result<hcpe3::Game, String> {
-    let pos = s.position(Variant::Shogi).map_err(|e| e.to_string())?;
-    let legal = pos.legal_moves();
-    let mut candidates = Vec::with_capacity(s.policy.len());
-    for &(label, p) in &s.policy {
-        let mv = encoder
-            .index_move_among(&pos, label as usize, &legal)
-            .ok_or_else(|| format!("policy label {label} is not a legal move of {}", s.sfen))?;
-        let visits = (p * VISITS).round() as u16;
-        if visits > 0 {
-            candidates.push((mv, visits));
-        }
-    }
-    let mv = candidates.iter().max_by_key(|c| c.1).map(|c| c.0).ok_or("an empty policy target")?;
-    let side = pos.side_to_move();
-    let winner = match s.result.ok_or("the game's result is unknown (hcpe3 has no such result)")? {
-        GameResult::Win => Some(side),
-        GameResult::Loss => Some(side.opponent()),
-        GameResult::Draw => None,
-    };
-    Ok(hcpe3::Game {
-        start: pos,
-        moves: vec![hcpe3::MoveEntry { mv, eval: eval_of(s.root_wdl), candidates }],
-        result: HcpeResult::from_winner(winner),
-        ending: hcpe3::Ending::Unmarked,
-        opponent: hcpe3::Opponent::SelfPlay,
-    })
-}
-
-/// The search value (win - loss as a score in [0, 1]) on dlshogi's eval scale.
-fn eval_of(wdl: [f32; 3]) -> i16 {
-    let p = (wdl[0] as f64 + 0.5 * wdl[1] as f64).clamp(1e-4, 1.0 - 1e-4);
-    (EVAL_SCALE * (p / (1.0 - p)).ln()).round().clamp(-32000.0, 32000.0) as i16
-}
-
 fn report(path: &Path, why: &str, tally: &mut HcpeTally) {
     tally.errors += 1;
     eprintln!("{}: {why}", path.display());
 }
 
-/// Files under `inputs` (folders searched recursively, sorted) whose extension `wanted`.
-fn input_files(inputs: &[PathBuf], wanted: impl Fn(&str) -> bool + Copy) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for p in inputs {
-        if !p.is_dir() {
-            out.push(p.clone());
-            continue;
-        }
-        let Ok(rd) = std::fs::read_dir(p) else { continue };
-        let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        entries.sort();
-        for e in entries {
-            if e.is_dir() {
-                out.extend(input_files(&[e], wanted));
-            } else if wanted(e.extension().and_then(|x| x.to_str()).unwrap_or("")) {
-                out.push(e);
-            }
-        }
-    }
-    out
-}
-
 /// Runs `koma convert --to hcpe|hcpe3`.
 pub fn convert(to: &str, inputs: &[PathBuf], output: Option<&Path>) -> Result<std::process::ExitCode> {
+    if to == "hcpe3" {
+        return Err(BadInput(
+            "hcpe3 is written from sample chunks: `koma convert-samples CHUNKS... -o FILE.hcpe3`".into(),
+        )
+        .into());
+    }
     let output = output.ok_or_else(|| BadInput(format!("--to {to} writes one file: say -o FILE.{to}")))?;
     if inputs.is_empty() {
         return Err(BadInput(format!("--to {to} reads files or folders, not standard input")).into());
     }
-    let tally = match to {
-        "hcpe" => records_to_hcpe(inputs, output)?,
-        _ => chunks_to_hcpe3(inputs, output)?,
-    };
+    let tally = records_to_hcpe(inputs, output)?;
     eprintln!(
         "files {}, games {}, entries {}, errors {} -> {}",
         tally.files,

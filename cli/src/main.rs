@@ -1,20 +1,19 @@
 //! `koma`: the command line of the koma training system.
 //!
-//! Subcommands are thin: each parses its flags and calls into a crate.
-//! Exit status 2 means bad input (a flag, a SFEN, a move), with a message
-//! on stderr that names the problem.
+//! The rules and records commands run here; this binary links no libtorch, so they
+//! start at once (other tools call `koma moves` per position). The network commands
+//! run in the companion binary `koma-net` next to this one (see `lib.rs`).
+//! Exit status 2 means bad input (a flag, a SFEN, a move), with a message on stderr
+//! that names the problem.
 
-mod arena_cmd;
 mod convert_cmd;
 mod convert_hcpe;
-mod gen_cmd;
-mod ladder_cmd;
-mod model_cmds;
 mod rules_cmds;
-mod selfplay_cmd;
-mod train_cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{Arg, CommandFactory, Parser, Subcommand};
+use koma_cli::{finish, network_command, BadInput, COMPANION, NETWORK_COMMANDS};
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -32,93 +31,93 @@ enum Command {
     Moves(rules_cmds::MovesArgs),
     /// Play move lists read from stdin and print how each game stands.
     Outcome(rules_cmds::OutcomeArgs),
-    /// Write a freshly initialised network as a checkpoint.
-    Init(model_cmds::InitArgs),
-    /// Evaluate a position with a checkpoint: WDL and the top moves.
-    Eval(model_cmds::EvalArgs),
     /// Convert game records between KIF, KI2, CSA, USI and Western text.
     Convert(convert_cmd::ConvertArgs),
-    /// Play matches between checkpoints, built-in players and USI/XBoard engines.
-    Arena(arena_cmd::ArenaArgs),
-    /// The ladder of reference players: its rungs, a player's place on it.
-    Ladder(ladder_cmd::LadderArgs),
-    /// Play self-play games and write training sample chunks.
-    Selfplay(selfplay_cmd::SelfplayArgs),
-    /// Benchmarks.
-    Bench(BenchArgs),
-    /// The main job: self-play and learning in one process (runs/<name>/).
-    Train(train_cmd::TrainArgs),
-    /// Teacher data: an engine plays itself; its moves and scores become training samples.
-    Gen(gen_cmd::GenArgs),
-    /// Supervised training from game records, hcpe/hcpe3 files or sample chunks (bootstrap a network).
-    Learn(train_cmd::LearnArgs),
-    /// Play a checkpoint against a baseline (random, greedy), a ladder rung or another checkpoint.
-    Evaluate(train_cmd::EvaluateArgs),
 }
 
-#[derive(clap::Args)]
-struct BenchArgs {
-    #[command(subcommand)]
-    what: BenchCommand,
-}
-
-#[derive(Subcommand)]
-enum BenchCommand {
-    /// Raw network evaluations per second for each batch size.
-    Nn(model_cmds::BenchNnArgs),
-    /// Network evaluations per second inside self-play next to the raw forward pass at
-    /// the same batch size (last line: `... ratio <number>`).
-    Selfplay(selfplay_cmd::BenchSelfplayArgs),
-}
-
-/// Errors that mean "the user gave bad input": exit status 2.
-#[derive(Debug)]
-pub struct BadInput(pub String);
-
-impl std::fmt::Display for BadInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+/// The whole command line: ours, and a pass-through entry for each network command
+/// (its help comes from the companion).
+fn command_line() -> clap::Command {
+    let mut command = Cli::command();
+    for c in NETWORK_COMMANDS {
+        let rest = Arg::new("args").num_args(0..).trailing_var_arg(true).allow_hyphen_values(true);
+        let sub = clap::Command::new(c.name)
+            .about(c.about)
+            .aliases(c.aliases.iter().copied())
+            .disable_help_flag(true)
+            .arg(rest.value_parser(clap::value_parser!(OsString)));
+        command = command.subcommand(sub);
     }
+    command
 }
-impl std::error::Error for BadInput {}
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // `koma help train` shows the companion's help for train.
+    let word = |i: usize| args.get(i).and_then(|a| a.to_str());
+    if word(1).and_then(network_command).is_some()
+        || (word(1) == Some("help") && word(2).and_then(network_command).is_some())
+    {
+        return finish(run_companion(&args[1..]));
+    }
+    let cli: Cli = match koma_cli::parse_or_exit(command_line()) {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+        Err(code) => return code,
     };
-    let result = match cli.command {
+    finish(match cli.command {
         Command::Perft(args) => rules_cmds::perft(args),
         Command::Moves(args) => rules_cmds::moves(args),
         Command::Outcome(args) => rules_cmds::outcome(args),
-        Command::Init(args) => model_cmds::init(args),
-        Command::Eval(args) => model_cmds::eval(args),
         Command::Convert(args) => convert_cmd::convert(args),
-        Command::Arena(args) => arena_cmd::arena(args),
-        Command::Ladder(args) => ladder_cmd::ladder(args),
-        Command::Selfplay(args) => selfplay_cmd::selfplay(args),
-        Command::Train(args) => train_cmd::train(args),
-        Command::Learn(args) => train_cmd::learn(args),
-        Command::Gen(args) => gen_cmd::gen(args),
-        Command::Evaluate(args) => train_cmd::evaluate(args),
-        Command::Bench(args) => match args.what {
-            BenchCommand::Nn(a) => model_cmds::bench_nn(a),
-            BenchCommand::Selfplay(a) => selfplay_cmd::bench_selfplay(a),
-        },
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("koma: error: {e:#}");
-            if e.downcast_ref::<BadInput>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(1)
-            }
+    })
+}
+
+/// The companion binary: next to this one (symbolic links to `koma` resolved).
+fn companion_path() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let dir = exe.parent().ok_or_else(|| anyhow::anyhow!("{}: no folder", exe.display()))?;
+    Ok(dir.join(format!("{COMPANION}{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// Runs the companion with `args` in place of this process (Unix: exec, so the
+/// process id, signals and exit status are the companion's own).
+fn run_companion(args: &[OsString]) -> anyhow::Result<ExitCode> {
+    let path = companion_path()?;
+    if !path.is_file() {
+        let what = args.first().and_then(|a| a.to_str()).unwrap_or("");
+        return Err(anyhow::anyhow!(
+            "`koma {what}` runs in the network binary {}, which is missing; build both with \
+             `cargo build --release -p koma-cli`",
+            path.display()
+        ));
+    }
+    let mut command = std::process::Command::new(&path);
+    command.args(args);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let error = command.arg0("koma").exec();
+        Err(anyhow::Error::new(error).context(format!("running {}", path.display())))
+    }
+    #[cfg(not(unix))]
+    {
+        let status =
+            command.status().map_err(|e| anyhow::Error::new(e).context(format!("running {}", path.display())))?;
+        Ok(ExitCode::from(status.code().map_or(1, |c| c.clamp(0, 255) as u8)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_lists_the_rules_and_the_network_commands() {
+        let help = command_line().render_help().to_string();
+        for name in ["perft", "moves", "outcome", "convert", "train", "analyse", "evaluate", "arena"] {
+            assert!(help.contains(&format!("  {name} ")), "{name} missing from:\n{help}");
         }
+        assert!(!help.contains("  eval "), "the old name is a hidden alias:\n{help}");
     }
 }

@@ -1,10 +1,11 @@
-//! `koma init`, `koma eval`, `koma bench nn`: the network on the command line.
+//! `koma init`, `koma analyse` (old name `koma eval`), `koma export`, `koma bench nn`: the network on the
+//! command line.
 
 use crate::BadInput;
 use anyhow::{Context, Result};
 use clap::Args;
 use model::encoding::Encoder;
-use model::{tch, Evaluator, Expected, NetConfig, Precision, TorchEvaluator};
+use model::{tch, Expected, NetConfig, Network, Precision};
 use rules::{Position, Variant};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -39,12 +40,10 @@ pub struct InitArgs {
 
 pub fn init(args: InitArgs) -> Result<ExitCode> {
     let (variant, config) = load_network_section(&args.config)?;
-    let encoder = Encoder::for_net(variant, &config);
-    let net = model::Net::new(&config, encoder.net_shape(), args.seed, tch::Device::Cpu)
-        .map_err(|e| bad(format!("{}: {e}", args.config.display())))?;
-    let info =
-        model::CheckpointInfo { variant: variant.name().to_string(), encoder_version: Encoder::VERSION, step: 0 };
-    let (paths, meta) = model::save_checkpoint(&net, &args.out, &info)?;
+    let (paths, meta) = model::init_checkpoint(variant, &config, args.seed, &args.out).map_err(|e| match e {
+        model::InitError::Net(e) => bad(format!("{}: {e}", args.config.display())),
+        save => anyhow::Error::new(save),
+    })?;
     println!(
         "wrote {} ({} parameters, {} blocks x {} channels, variant {variant})",
         paths.meta.display(),
@@ -56,8 +55,9 @@ pub fn init(args: InitArgs) -> Result<ExitCode> {
 }
 
 #[derive(Args)]
-pub struct EvalArgs {
-    /// Checkpoint (`.json` or `.safetensors` path, or their common stem).
+pub struct AnalyseArgs {
+    /// Checkpoint (`.json` or `.safetensors` path, or their common stem) or model file
+    /// (`koma export`).
     #[arg(long)]
     checkpoint: PathBuf,
     /// Position to evaluate (default: the variant's start position).
@@ -74,14 +74,12 @@ pub struct EvalArgs {
     device: String,
 }
 
-pub fn eval(args: EvalArgs) -> Result<ExitCode> {
-    let meta = model::read_checkpoint_meta(&args.checkpoint)?;
-    let variant = meta.variant.parse::<Variant>().map_err(|e| bad(format!("checkpoint: {e}")))?;
-    let encoder = Encoder::for_net(variant, &meta.net);
-    let expected = Expected::new(variant.name(), Encoder::VERSION).with_shape(encoder.net_shape());
+pub fn analyse(args: AnalyseArgs) -> Result<ExitCode> {
     let device = device(&args.device)?;
-    let (net, meta) = model::load_checkpoint(&args.checkpoint, &expected, device)?;
-    let evaluator = TorchEvaluator::new(&net, device, Precision::Auto)?;
+    let Network { evaluator, encoder, meta } =
+        Network::load(&args.checkpoint, &Expected::any(), device, Precision::Auto)?;
+    let meta = meta.expect("a loaded network has metadata");
+    let variant = meta.variant;
 
     let mut pos = match &args.sfen {
         Some(s) => Position::from_sfen(variant, s).map_err(|e| bad(format!("bad SFEN '{s}': {e}")))?,
@@ -111,6 +109,34 @@ pub fn eval(args: EvalArgs) -> Result<ExitCode> {
     for (m, p) in moves.iter().take(args.top) {
         println!("{:<10} {p:.4}", m.to_usi());
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// Checkpoint (`<stem>`, `<stem>.json` or `<stem>.safetensors`) or model file.
+    checkpoint: PathBuf,
+    /// The model file to write (safetensors; name it `model-<variant>.safetensors` to put it
+    /// next to `koma-usi` for `ModelFile=auto`).
+    #[arg(short, long)]
+    out: PathBuf,
+}
+
+/// `koma export`: one self-describing file (see data/FORMAT.md, "Model files").
+pub fn export(args: ExportArgs) -> Result<ExitCode> {
+    let exported = model::export_model(&args.checkpoint, &args.out)?;
+    let meta = &exported.meta;
+    println!(
+        "wrote {} ({} bytes): {} network, step {}, {} blocks x {} channels, {} parameters, tensors sha256 {}",
+        exported.path.display(),
+        exported.bytes,
+        meta.variant,
+        meta.step,
+        meta.net.blocks,
+        meta.net.channels,
+        meta.parameters,
+        exported.tensors_sha256
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -114,23 +114,44 @@ pub fn moves(args: MovesArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let variant = parse_variant(&args.position.variant)?;
+    let failed = answer_lines(&mut out, |line| match rules::parse_position_with(variant, line.trim(), notation) {
+        Ok(pos) => Answer::Text(format!("{line}\t{}", sorted_moves(&pos, notation))),
+        Err(e) => Answer::Bad(e.to_string()),
+    })?;
+    out.flush()?;
+    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}
+
+/// Answers standard input line by line. Lines are read as bytes, so that a
+/// line that is not UTF-8 is one bad line rather than the end of the run.
+/// Blank lines are skipped; a bad line is answered `error line <n>: <message>`
+/// (and told on stderr). Returns whether any line was bad.
+fn answer_lines(out: &mut impl Write, mut answer: impl FnMut(&str) -> Answer) -> Result<bool> {
+    let mut input = std::io::stdin().lock();
+    let mut bytes = Vec::new();
     let mut failed = false;
-    for (n, line) in std::io::stdin().lock().lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
+    for n in 1.. {
+        bytes.clear();
+        if input.read_until(b'\n', &mut bytes)? == 0 {
+            break;
         }
-        match rules::parse_position_with(variant, line.trim(), notation) {
-            Ok(pos) => writeln!(out, "{line}\t{}", sorted_moves(&pos, notation))?,
-            Err(e) => {
+        let line = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let reply = match std::str::from_utf8(line) {
+            Ok(text) if text.trim().is_empty() => continue,
+            Ok(text) => answer(text),
+            Err(e) => Answer::Bad(format!("not UTF-8 text ({e})")),
+        };
+        match reply {
+            Answer::Text(t) => writeln!(out, "{t}")?,
+            Answer::Bad(msg) => {
                 failed = true;
-                writeln!(out, "error line {}: {e}", n + 1)?;
-                eprintln!("koma: line {}: {e}", n + 1);
+                writeln!(out, "error line {n}: {msg}")?;
+                eprintln!("koma: line {n}: {msg}");
             }
         }
     }
-    out.flush()?;
-    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(failed)
 }
 
 #[derive(Args)]
@@ -150,7 +171,8 @@ pub struct OutcomeArgs {
     notation: String,
 }
 
-/// One input line of `koma outcome`: either an answer or a bad line.
+/// The answer to one input line of `koma moves` or `koma outcome`: the
+/// text to print, or what is wrong with the line.
 enum Answer {
     Text(String),
     Bad(String),
@@ -206,21 +228,7 @@ pub fn outcome(args: OutcomeArgs) -> Result<ExitCode> {
     };
     let rules = EndRules { impasse, max_plies: args.max_moves };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let mut failed = false;
-    for (n, line) in std::io::stdin().lock().lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        match outcome_line(variant, &rules, notation, &line) {
-            Answer::Text(t) => writeln!(out, "{t}")?,
-            Answer::Bad(msg) => {
-                failed = true;
-                writeln!(out, "error line {}: {msg}", n + 1)?;
-                eprintln!("koma: line {}: {msg}", n + 1);
-            }
-        }
-    }
+    let failed = answer_lines(&mut out, |line| outcome_line(variant, &rules, notation, line))?;
     out.flush()?;
     Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }

@@ -43,9 +43,12 @@ pub struct SelfplayArgs {
     /// Override selfplay.seed.
     #[arg(long)]
     seed: Option<u64>,
-    /// Seconds between progress lines.
+    /// Seconds between updates of the speeds in the progress display.
     #[arg(long, default_value_t = 5.0)]
     progress_secs: f64,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -97,23 +100,14 @@ fn evaluator(cfg: &SelfplayFileConfig, checkpoint: Option<&Path>, uniform: bool)
         return Ok(Arc::new(UniformEvaluator::new(shape)));
     }
     let device = model::parse_device(&cfg.selfplay.device).map_err(|e| bad(e.to_string()))?;
-    let net = match checkpoint {
-        Some(path) => {
-            let meta = model::read_checkpoint_meta(path).map_err(|e| bad(e.to_string()))?;
-            let v: rules::Variant = meta.variant.parse().map_err(|e: rules::UnknownVariant| bad(e.to_string()))?;
-            if v != cfg.variant {
-                return Err(bad(format!(
-                    "checkpoint {} is for variant `{}`, the config plays `{}`",
-                    path.display(),
-                    meta.variant,
-                    cfg.variant
-                )));
-            }
-            let expected = model::Expected::new(meta.variant.clone(), ENCODER_VERSION).with_shape(shape);
-            model::load_checkpoint(path, &expected, device).map_err(|e| bad(e.to_string()))?.0
-        }
-        None => model::Net::new(&cfg.model, shape, cfg.selfplay.seed, device).context("building the network")?,
-    };
+    if let Some(path) = checkpoint {
+        // The workers encode positions for the config's [model]: the checkpoint must read
+        // the same planes.
+        let expected = model::Expected::variant(cfg.variant).with_shape(shape);
+        let network = model::Network::load(path, &expected, device, Precision::Auto).map_err(|e| bad(e.to_string()))?;
+        return Ok(network.evaluator);
+    }
+    let net = model::Net::new(&cfg.model, shape, cfg.selfplay.seed, device).context("building the network")?;
     Ok(Arc::new(TorchEvaluator::new(&net, device, Precision::Auto).context("preparing the network")?))
 }
 
@@ -132,16 +126,14 @@ fn batcher_config(cfg: &SelfplayFileConfig) -> BatcherConfig {
     }
 }
 
-fn progress_line(p: &Progress, games: u64) -> String {
+/// The note after the game count: the speeds so far.
+fn progress_note(p: &Progress) -> String {
     format!(
-        "games {}/{}  positions/s {:.1}  evals/s {:.1}  mean batch {:.1}  mean game length {:.1}  [{:.0} s]",
-        p.games_done,
-        games,
+        "positions/s {:.1}, evals/s {:.1}, mean batch {:.1}, mean game length {:.1}",
         p.positions_per_sec(),
         p.evals_per_sec(),
         p.mean_batch(),
         p.mean_game_length(),
-        p.elapsed.as_secs_f64()
     )
 }
 
@@ -179,7 +171,7 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
         progress_every: Duration::from_secs_f64(args.progress_secs.max(0.1)),
     };
     let stop = opts.stop.clone();
-    let games = args.games;
+    let shown = progress::Reporter::shown_if(!args.quiet, "selfplay", Some(args.games), "games");
     let started = Instant::now();
     let progress = run_selfplay(
         &cfg,
@@ -193,6 +185,7 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
                 None => draws += 1,
             }
             full += g.samples.iter().filter(|s| s.full_search).count() as u64;
+            shown.inc(1);
             if write_error.is_none() {
                 if let Err(e) = writer.extend(g.samples) {
                     write_error = Some(e);
@@ -200,8 +193,9 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
                 }
             }
         },
-        |p| eprintln!("{}", progress_line(p, games)),
+        |p| shown.set_message(progress_note(p)),
     )?;
+    shown.finish();
     if let Some(e) = write_error {
         return Err(e.into());
     }

@@ -22,6 +22,10 @@ pub struct TrainArgs {
     /// Continue the run from its last checkpoint.
     #[arg(long)]
     resume: bool,
+    /// Start the new run from this network (checkpoint or model file from `koma export`)
+    /// instead of fresh weights (its architecture; its input planes must be the config's).
+    #[arg(long, conflicts_with = "resume")]
+    init: Option<PathBuf>,
     /// Stop after this many minutes (overrides train.max_minutes; 0 = no limit).
     #[arg(long)]
     max_minutes: Option<f64>,
@@ -64,6 +68,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         run: run.clone(),
         runs_dir: args.runs_dir.clone(),
         resume: args.resume,
+        init: args.init,
         max_minutes: args.max_minutes,
         max_steps: args.max_steps,
         progress: !args.quiet,
@@ -96,7 +101,7 @@ pub struct LearnArgs {
     /// Passes over the training positions.
     #[arg(long, default_value_t = 1.0)]
     epochs: f64,
-    /// Start from this checkpoint.
+    /// Start from this checkpoint or model file (koma export).
     #[arg(long)]
     init: Option<PathBuf>,
     /// Share of games held out for validation.
@@ -147,12 +152,12 @@ pub fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
 
 #[derive(Args)]
 pub struct EvaluateArgs {
-    /// Checkpoint (<stem>, <stem>.json or <stem>.safetensors).
+    /// Checkpoint (<stem>, <stem>.json or <stem>.safetensors) or model file (koma export).
     #[arg(long)]
     checkpoint: PathBuf,
     /// random, greedy, a rung of the ladder (fsf1, gnushogi1, ...: arena/ladder.toml; the
     /// result is then also a ladder Elo), an arena player NAME=SPEC, or a path to another
-    /// checkpoint.
+    /// checkpoint or model file.
     #[arg(long, default_value = "random")]
     opponent: String,
     /// Games to play, at least 1.
@@ -188,17 +193,17 @@ pub struct EvaluateArgs {
     device: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
 }
 
 pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let device = model::parse_device(&args.device).map_err(|e| BadInput(e.to_string()))?;
     trainer::run::set_torch_threads(0);
-    let meta = model::read_checkpoint_meta(&args.checkpoint).map_err(|e| BadInput(e.to_string()))?;
-    let variant: rules::Variant =
-        meta.variant.parse().map_err(|_| BadInput(format!("checkpoint variant `{}` is unknown", meta.variant)))?;
-    let ours = trainer::eval::load_network(&args.checkpoint, variant, device)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("loading {}", args.checkpoint.display()))?;
+    let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
+    let variant = ours.variant();
+    let ours = arena::builtin::KomaNetwork::from_network(ours);
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
         None if args.engine_search => search::SearchConfig::default(),
@@ -233,9 +238,18 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         openings,
         seed: args.seed,
         workdir: workdir.clone(),
+        stop: Some(trainer::install_signal_handler()),
     };
     let t = std::time::Instant::now();
-    let trainer::MatchOutcome { pair: r, batches } = trainer::play_match(variant, &ours, &opponent, &settings);
+    let label = format!("evaluate vs {}", args.opponent);
+    let games = progress::Reporter::shown_if(!args.quiet, &label, Some(args.games as u64), "games");
+    let trainer::MatchOutcome { pair: r, batches } =
+        trainer::play_match_observed(variant, &ours, &opponent, &settings, &mut |r| {
+            let w = &r.wdl;
+            games.set_message(format!("+{} ={} -{}, score {:.3}", w.wins, w.draws, w.losses, w.score()));
+            games.set_position(w.games() as u64);
+        });
+    games.finish();
     let _ = std::fs::remove_dir_all(&workdir);
     let w = r.wdl;
     let (lo, hi) = w.elo_interval();

@@ -48,7 +48,7 @@ fn train_refuses_bad_configs_with_status_2_and_no_run_folder() {
         ("variant = \"shogi\"\n[trian]\nlr = 0.1\n", &["unknown top-level key `trian`"][..]),
         ("[train]\nlearning_rate = 0.1\n", &["learning_rate"]),
         ("[search]\nc_puct_base = inf\n", &["search.c_puct_base = inf", "[1, 1000000000]"]),
-        ("[search]\ndirichlet_alpha = nan\n", &["search.dirichlet_alpha = NaN", "(0, 100]"]),
+        ("[search]\ndirichlet_alpha_total = nan\n", &["search.dirichlet_alpha_total = NaN", "(0, 1000]"]),
         ("[search]\nvirtual_loss = inf\n", &["search.virtual_loss = inf"]),
         ("[search]\npolicy_softmax_temperature = nan\n", &["search.policy_softmax_temperature = NaN"]),
         ("[selfplay]\ntemperature_start = inf\n", &["selfplay.temperature_start = inf"]),

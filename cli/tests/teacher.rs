@@ -209,7 +209,7 @@ fn convert_chunks_to_hcpe3_keeps_positions_policies_and_results() {
     let gen = dir.join("gen");
     run(&["gen", "--engine", "greedy", "--games", "2", "--concurrency", "1", "--quiet", "--out"], &[&gen]);
     let out = dir.join("samples.hcpe3");
-    run(&["convert", "--to", "hcpe3", "-o"], &[&out, &gen]);
+    run(&["convert-samples", "-o"], &[&out, &gen]);
     let samples = samples_of(&gen);
     let games = hcpe3::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(games.len(), samples.len());

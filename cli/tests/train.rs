@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::KOMA;
+use common::{scratch_with_config, KOMA};
 
 const CONFIG: &str = r#"
 variant = "shogi"
@@ -44,12 +44,7 @@ seed = 9
 "#;
 
 fn setup(name: &str) -> (PathBuf, PathBuf) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("koma-train-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cfg = dir.join("tiny.toml");
-    std::fs::write(&cfg, CONFIG).unwrap();
-    (dir, cfg)
+    scratch_with_config(&format!("koma-train-{name}"), CONFIG)
 }
 
 fn spawn(cfg: &Path, runs: &Path, extra: &[&str]) -> Child {
@@ -94,7 +89,7 @@ fn check_files(runs: &Path) -> (usize, usize) {
         let p = e.unwrap().path();
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         if name.ends_with(".json") {
-            model::load_checkpoint(&p, &model::Expected::any(), model::tch::Device::Cpu)
+            model::load_net(&p, &model::Expected::any(), model::tch::Device::Cpu)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let stem = p.with_extension("");
             let optim = trainer::run::optim_path(&stem);

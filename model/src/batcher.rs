@@ -58,7 +58,14 @@ pub enum BatchError {
     #[error("a request is already pending on this slot")]
     Pending,
     #[error("evaluation failed: {0}")]
-    Eval(#[from] EvalError),
+    Eval(EvalError),
+}
+
+// The cause is in the message; not also `Error::source`, so it prints once.
+impl From<EvalError> for BatchError {
+    fn from(e: EvalError) -> Self {
+        BatchError::Eval(e)
+    }
 }
 
 /// Counters of a [`Batcher`] since it started.

@@ -37,13 +37,33 @@ use crate::shape::{NetShape, ShapeError, WDL_LEN};
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
     #[error("invalid network config: {0}")]
-    Config(#[from] ConfigError),
+    Config(ConfigError),
     #[error("invalid network shape: {0}")]
-    Shape(#[from] ShapeError),
+    Shape(ShapeError),
     #[error("input has {got} values, expected {expected} ({batch} positions x {per_position})")]
     InputLength { got: usize, expected: usize, batch: usize, per_position: usize },
     #[error("torch: {0}")]
-    Torch(#[from] tch::TchError),
+    Torch(tch::TchError),
+}
+
+// Causes are part of the messages above, so they are not also `Error::source` (a report
+// that prints the chain would repeat them).
+impl From<ConfigError> for NetError {
+    fn from(e: ConfigError) -> Self {
+        NetError::Config(e)
+    }
+}
+
+impl From<ShapeError> for NetError {
+    fn from(e: ShapeError) -> Self {
+        NetError::Shape(e)
+    }
+}
+
+impl From<tch::TchError> for NetError {
+    fn from(e: tch::TchError) -> Self {
+        NetError::Torch(e)
+    }
 }
 
 /// A convolution without bias followed by batch norm.

@@ -9,6 +9,8 @@
 //! assert_eq!(pos.to_sfen(), "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2");
 //! ```
 
+mod bitboard;
+mod decimal;
 mod handicap;
 mod movegen;
 mod moves;
@@ -28,7 +30,7 @@ pub use moves::{Move, UsiMove, UsiMoveError};
 pub use outcome::{EndRules, ImpasseRule, Outcome, Reason};
 pub use perft::{divide, perft};
 pub use position::{Position, Undo};
-pub use sfen::{piece_code, Setup, SfenError};
+pub use sfen::{piece_code, Setup, SfenError, MAX_MOVE_NUMBER};
 pub use types::{rank_letter, Color, Kind, Piece, Square, MAX_SIZE};
 pub use usi::{parse_position_command, MoveError, PositionCommandError};
 pub use variant::{KindSpec, Leg, LionPower, Movement, PromotionRule, RoyalRule, UnknownVariant, Variant, VariantSpec};

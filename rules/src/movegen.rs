@@ -1,190 +1,452 @@
-//! Legal move generation for every variant.
+//! Legal move generation for every variant, over sets of squares.
 //!
-//! Where the check rule applies, legality is decided without making moves:
-//! pins and checkers are found once from the royal, royal moves look at
-//! the target square with the royal lifted off the board, and evasions must
-//! capture the single checker or block its line. Only the pawn-drop-mate
-//! test (uchifuzume) and dai's repetition ban play moves on a scratch copy.
+//! One generator reads each variant's tables (how every piece code moves,
+//! [`crate::variant::CodeMoves`], and the board's [`Geometry`]) at the bit
+//! width of its board. Where the check rule applies, legality is decided
+//! without making moves: checkers and pins are found once from the royal,
+//! royal moves look at the target square with the royal lifted off the
+//! board, other moves must land on the check mask (capture the single
+//! checker or block its line) and stay on their pin line. Only the
+//! pawn-drop-mate test (uchifuzume) and dai's repetition ban play moves on a
+//! scratch copy.
+//!
+//! The same walk either lists the moves or only counts them
+//! ([`Position::count_legal`], perft's last ply): a piece's moves are a set
+//! of target squares, so counting them is a population count.
 
+use crate::bitboard::{Bits, Geometry, PerSquare, U256};
 use crate::moves::Move;
 use crate::position::Position;
-use crate::types::{Color, Kind, Square, EMPTY, GOTE_BIT, WALL};
-use crate::variant::{has, mailbox_offset, LionPower, PromotionRule, DIRS};
+use crate::types::{Color, Kind, Piece, Square, EMPTY, GOTE_BIT, STRIDE};
+use crate::variant::{has, mailbox_offset, CodeMoves, LionPower, DIRS};
 
-/// Opposite of each direction index in [`DIRS`].
-const OPPOSITE: [u8; 8] = [5, 7, 6, 4, 3, 0, 2, 1];
-
-/// Does `to` lie on the line through `from` in direction `d` (either way)?
-fn on_line(from: Square, to: Square, d: u8) -> bool {
-    let (dx, dy) = DIRS[d as usize];
-    let (cx, cy) = (to.col() as i32 - from.col() as i32, to.row() as i32 - from.row() as i32);
-    // Cross product zero: collinear with the pin direction.
-    cx * dy as i32 - cy * dx as i32 == 0
+/// Where generated moves go: a list, or a running count.
+trait Sink {
+    fn push(&mut self, mv: Move);
+    /// Moves of the piece on dense square `from`: promoting to the squares
+    /// of `promote`, not promoting to those of `plain`.
+    fn board_moves<B: Bits>(&mut self, squares: &PerSquare<Square>, from: usize, promote: B, plain: B);
+    fn drops<B: Bits>(&mut self, squares: &PerSquare<Square>, kind: Kind, to: B);
 }
 
-/// Squares that answer a single check: the checker and the squares between.
-#[derive(Default)]
-struct Targets {
-    sq: [Square; 16],
-    n: usize,
+impl Sink for Vec<Move> {
+    #[inline(always)]
+    fn push(&mut self, mv: Move) {
+        Vec::push(self, mv);
+    }
+
+    #[inline(always)]
+    fn board_moves<B: Bits>(&mut self, squares: &PerSquare<Square>, from: usize, promote: B, plain: B) {
+        let from = squares[from];
+        if promote.is_empty() {
+            plain.for_each(|i| Vec::push(self, Move::Normal { from, to: squares[i], promote: false }));
+            return;
+        }
+        (promote | plain).for_each(|i| {
+            let to = squares[i];
+            if promote.has(i) {
+                Vec::push(self, Move::Normal { from, to, promote: true });
+            }
+            if plain.has(i) {
+                Vec::push(self, Move::Normal { from, to, promote: false });
+            }
+        });
+    }
+
+    #[inline(always)]
+    fn drops<B: Bits>(&mut self, squares: &PerSquare<Square>, kind: Kind, to: B) {
+        to.for_each(|i| Vec::push(self, Move::Drop { kind, to: squares[i] }));
+    }
 }
 
-impl Targets {
-    fn push(&mut self, s: Square) {
-        if self.n < self.sq.len() {
-            self.sq[self.n] = s;
-            self.n += 1;
+/// Counts moves without listing them. `FAST_POPCOUNT`: the CPU counts bits
+/// in one instruction, cheaper than testing a set for emptiness first.
+struct Count<const FAST_POPCOUNT: bool>(u64);
+
+impl<const FAST_POPCOUNT: bool> Count<FAST_POPCOUNT> {
+    #[inline(always)]
+    fn add<B: Bits>(&mut self, set: B) {
+        // In software a count costs dozens of instructions and most sets are
+        // empty.
+        if FAST_POPCOUNT || !set.is_empty() {
+            self.0 += set.count() as u64;
         }
     }
-    #[inline]
-    fn contains(&self, s: Square) -> bool {
-        self.sq[..self.n].contains(&s)
+}
+
+impl<const FAST_POPCOUNT: bool> Sink for Count<FAST_POPCOUNT> {
+    #[inline(always)]
+    fn push(&mut self, _: Move) {
+        self.0 += 1;
+    }
+
+    #[inline(always)]
+    fn board_moves<B: Bits>(&mut self, _: &PerSquare<Square>, _: usize, promote: B, plain: B) {
+        self.add(plain);
+        self.add(promote);
+    }
+
+    #[inline(always)]
+    fn drops<B: Bits>(&mut self, _: &PerSquare<Square>, _: Kind, to: B) {
+        self.add(to);
     }
 }
 
-impl Default for Square {
-    fn default() -> Square {
-        Square(0)
-    }
-}
-
-/// Pins and checks around the royal the check rule protects.
-struct KingSafety {
-    royal: Square,
-    checkers: usize,
-    /// For a single check: the checker and the squares between.
-    targets: Targets,
-    /// Pinned pieces with the direction (king to pinner) they may move along.
-    pins: [(Square, u8); 8],
+/// What the check rule asks of the side to move's moves.
+struct Safety<B> {
+    /// Dense square of the royal the rule protects (`usize::MAX`: no rule).
+    royal: usize,
+    checkers: u32,
+    /// Squares a non-royal move must end on: the whole board without check,
+    /// the checker and the squares between for one checker, none for two.
+    check_mask: B,
+    pinned: B,
+    /// Pinned pieces, as (pinned piece, pinner, direction from the royal).
+    pins: [(u16, u16, u8); 8],
     npins: usize,
 }
 
-impl KingSafety {
+impl<B: Bits> Safety<B> {
+    #[inline(always)]
+    fn unconstrained(board: B) -> Safety<B> {
+        Safety { royal: usize::MAX, checkers: 0, check_mask: board, pinned: B::ZERO, pins: [(0, 0, 0); 8], npins: 0 }
+    }
+
+    /// The squares a pinned piece on `sq` may move to: its line up to and
+    /// including the pinner.
     #[inline]
-    fn pin_dir(&self, sq: Square) -> Option<u8> {
-        self.pins[..self.npins].iter().find(|p| p.0 == sq).map(|p| p.1)
+    fn pin_line(&self, g: &Geometry<B>, sq: usize) -> B {
+        match self.pins[..self.npins].iter().find(|p| p.0 as usize == sq) {
+            Some(&(_, pinner, d)) => g.rays[self.royal][d as usize] ^ g.rays[pinner as usize][d as usize],
+            None => B::ZERO,
+        }
     }
 }
 
 impl Position {
-    fn king_safety(&self, royal: Square) -> KingSafety {
+    /// Checkers and pins around `royal_sq` (the royal of the side to move).
+    #[inline(always)]
+    fn safety<B: Bits>(&self, g: &Geometry<B>, royal_sq: Square, occupied: B, enemy: B) -> Safety<B> {
         let t = self.t;
         let them = self.side.opponent().index();
-        let mut ks =
-            KingSafety { royal, checkers: 0, targets: Targets::default(), pins: [(Square(0), 0); 8], npins: 0 };
-        for d in 0..8 {
-            let off = mailbox_offset(DIRS[d].0, DIRS[d].1) as isize;
-            let mut s = royal.offset(off);
-            let mut dist = 1;
-            let mut pinned: Option<Square> = None;
-            loop {
-                let code = self.code(s);
-                if code == WALL {
-                    break;
+        let royal = t.dense(royal_sq);
+        let mut s = Safety { royal, ..Safety::unconstrained(B::ZERO) };
+        // Only line pieces check or pin from afar: look along the lines
+        // that hold one.
+        let line_pieces = B::load(self.line_pieces[them]);
+        if !(g.lines[royal] & line_pieces).is_empty() {
+            for d in 0..8 {
+                if !(g.rays[royal][d] & line_pieces).is_empty() {
+                    self.line_safety(g, &mut s, d, occupied);
                 }
-                if code == EMPTY {
-                    s = s.offset(off);
-                    dist += 1;
-                    continue;
-                }
-                if !self.is_enemy(code) {
-                    if pinned.is_some() {
-                        break;
-                    }
-                    pinned = Some(s);
-                    s = s.offset(off);
-                    dist += 1;
-                    continue;
-                }
-                let slides = has(t.attack_slide[them][d], code);
-                let attacks = slides
-                    || (dist == 1 && has(t.attack_step[them][d], code))
-                    || (dist == 2 && has(t.attack_range2[them][d], code));
-                if attacks {
-                    match pinned {
-                        Some(p) => {
-                            ks.pins[ks.npins] = (p, d as u8);
-                            ks.npins += 1;
-                        }
-                        None => {
-                            ks.checkers += 1;
-                            let mut b = royal.offset(off);
-                            while b != s {
-                                ks.targets.push(b);
-                                b = b.offset(off);
-                            }
-                            ks.targets.push(s);
-                        }
-                    }
-                }
-                break;
+            }
+        }
+        if !(g.near[royal] & enemy).is_empty() {
+            self.near_checks(&mut s, royal_sq);
+        }
+        s.check_mask = match s.checkers {
+            0 => g.board,
+            1 => s.check_mask,
+            _ => B::ZERO,
+        };
+        s
+    }
+
+    /// Checks and pins along direction `d` from the royal.
+    #[inline(always)]
+    fn line_safety<B: Bits>(&self, g: &Geometry<B>, s: &mut Safety<B>, d: usize, occupied: B) {
+        let t = self.t;
+        let them = self.side.opponent().index();
+        let royal = s.royal;
+        let ray = g.rays[royal][d];
+        let blockers = ray & occupied;
+        if blockers.is_empty() {
+            return;
+        }
+        let first = Geometry::nearest(blockers, d);
+        let code = self.dense_board[first & 255];
+        let at = |n: isize, sq: usize| sq as isize == royal as isize + n * g.delta[d];
+        if self.is_enemy(code) {
+            // Line pieces attack from next door too (steps of other
+            // pieces are [`Position::near_checks`]'s business).
+            let attacks = t.moves[code as usize].ray
+                && (has(t.attack_slide[them][d], code)
+                    || (at(1, first) && has(t.attack_step[them][d], code))
+                    || (at(2, first) && has(t.attack_range2[them][d], code)));
+            if attacks {
+                s.checkers += 1;
+                s.check_mask |= ray ^ g.rays[first][d];
+            }
+            return;
+        }
+        let beyond = g.rays[first][d] & occupied;
+        if beyond.is_empty() {
+            return;
+        }
+        let pinner = Geometry::nearest(beyond, d);
+        let code = self.dense_board[pinner & 255];
+        let pins = self.is_enemy(code)
+            && (has(t.attack_slide[them][d], code) || (at(2, pinner) && has(t.attack_range2[them][d], code)));
+        if pins {
+            s.pinned |= B::bit(first);
+            s.pins[s.npins] = (first as u16, pinner as u16, d as u8);
+            s.npins += 1;
+        }
+    }
+
+    /// Checks by pieces next to the royal that do not move along lines, and
+    /// by jumps.
+    fn near_checks<B: Bits>(&self, s: &mut Safety<B>, royal_sq: Square) {
+        let t = self.t;
+        let them = self.side.opponent().index();
+        for (d, &(dx, dy)) in DIRS.iter().enumerate() {
+            let sq = royal_sq.offset(mailbox_offset(dx, dy) as isize);
+            let code = self.code(sq);
+            if self.is_enemy(code) && !t.moves[code as usize].ray && has(t.attack_step[them][d], code) {
+                s.checkers += 1;
+                s.check_mask |= B::bit(t.dense(sq));
             }
         }
         for &(off, mask) in &t.attack_jump[them] {
-            let s = royal.offset(off as isize);
-            if has(mask, self.code(s)) {
-                ks.checkers += 1;
-                ks.targets.push(s);
+            let sq = royal_sq.offset(off as isize);
+            if has(mask, self.code(sq)) {
+                s.checkers += 1;
+                s.check_mask |= B::bit(t.dense(sq));
             }
         }
-        ks
     }
 
-    /// Pushes a board move with the promotion choices the rules give.
+    /// Does colour `by` attack the dense square `sq` over `occupied`? For a
+    /// royal's step, with the royal taken off `occupied`.
     #[inline(always)]
-    fn push_board_move(&self, out: &mut Vec<Move>, code: u8, from: Square, to: Square, capture: bool) {
-        if self.t.can_promote[code as usize] {
-            self.push_promotion_choices(out, code, from, to, capture);
-        } else {
-            out.push(Move::Normal { from, to, promote: false });
-        }
-    }
-
-    #[inline(always)]
-    fn push_promotion_choices(&self, out: &mut Vec<Move>, code: u8, from: Square, to: Square, capture: bool) {
+    fn attacked_over<B: Bits>(&self, g: &Geometry<B>, sq: usize, by: Color, occupied: B) -> bool {
         let t = self.t;
-        let c = self.side.index();
-        let mask = crate::types::BOARD_LEN - 1;
-        let (zf, zt) = (t.zone_cell[c][from.index() & mask], t.zone_cell[c][to.index() & mask]);
-        let can = match t.spec.promotion_rule {
-            PromotionRule::StartOrEnd => zf || zt,
-            PromotionRule::EnterOrCapture => (capture && (zf || zt)) || (!zf && zt),
-        };
-        let must = t.ahead_cell[c][to.index() & mask] < t.dead_ranks[code as usize];
-        if can {
-            out.push(Move::Normal { from, to, promote: true });
+        let c = by.index();
+        let theirs = B::load(self.occupied[c]);
+        let line_pieces = B::load(self.line_pieces[c]) & g.lines[sq];
+        if !line_pieces.is_empty() {
+            for d in 0..8 {
+                if (g.rays[sq][d] & line_pieces).is_empty() {
+                    continue;
+                }
+                let first = Geometry::nearest(g.rays[sq][d] & occupied, d);
+                let code = self.dense_board[first & 255];
+                if !theirs.has(first) || !t.moves[code as usize].ray {
+                    continue;
+                }
+                let at = |n: isize| first as isize == sq as isize + n * g.delta[d];
+                if has(t.attack_slide[c][d], code)
+                    || (at(1) && has(t.attack_step[c][d], code))
+                    || (at(2) && has(t.attack_range2[c][d], code))
+                {
+                    return true;
+                }
+            }
         }
+        if (g.near[sq] & theirs).is_empty() {
+            return false;
+        }
+        let square = t.square_of_dense[sq];
+        for (d, &(dx, dy)) in DIRS.iter().enumerate() {
+            let code = self.code(square.offset(mailbox_offset(dx, dy) as isize));
+            if has(t.attack_step[c][d], code) && !t.moves[code as usize].ray {
+                return true;
+            }
+        }
+        t.attack_jump[c].iter().any(|&(off, mask)| has(mask, self.code(square.offset(off as isize))))
+    }
+
+    /// Squares the piece of `moves` on `from` attacks (own pieces included).
+    #[inline(always)]
+    fn reach<B: Bits>(g: &Geometry<B>, moves: &CodeMoves, from: usize, occupied: B) -> B {
+        let mut set = g.steps(moves.steps as usize, from);
+        let mut dirs = moves.slides;
+        while dirs != 0 {
+            let d = dirs.trailing_zeros() as usize;
+            dirs &= dirs - 1;
+            set |= g.slide(from, d, occupied);
+        }
+        let mut dirs = moves.near;
+        while dirs != 0 {
+            let d = dirs.trailing_zeros() as usize;
+            dirs &= dirs - 1;
+            set |= g.slide_near(from, d, occupied);
+        }
+        set
+    }
+
+    /// The squares of `targets` where a move from `from` may promote.
+    #[inline(always)]
+    fn promotions<B: Bits>(&self, g: &Geometry<B>, from: usize, targets: B, enemy: B) -> B {
+        let c = self.side.index();
+        targets & (g.promote_any[c][from] | (enemy & g.promote_capture[c][from]))
+    }
+
+    /// Sends the moves to `legal` (with promotions to `promote`) of the
+    /// piece of `moves` on `from`.
+    #[inline(always)]
+    fn piece_moves<B: Bits, S: Sink>(
+        &self,
+        g: &Geometry<B>,
+        sink: &mut S,
+        moves: &CodeMoves,
+        from: usize,
+        legal: B,
+        promote: B,
+    ) {
         // A piece must promote where it could never move again only when
         // promotion is on offer: under EnterOrCapture a non-capture inside
         // the zone may still go to the last rank unpromoted (HaChu agrees).
-        if !must || !can {
-            out.push(Move::Normal { from, to, promote: false });
+        if promote.is_empty() {
+            sink.board_moves(&self.t.square_of_dense, from, B::ZERO, legal);
+            return;
+        }
+        let plain = legal & !(g.dead[self.side.index()][moves.dead as usize] & promote);
+        sink.board_moves(&self.t.square_of_dense, from, promote, plain);
+    }
+
+    /// The generator: every legal move but dai's repetition ban.
+    #[inline(always)]
+    fn generate<B: Bits, S: Sink>(&self, sink: &mut S) {
+        let t = self.t;
+        let g = B::geometry(t);
+        let us = self.side;
+        let own = B::load(self.occupied[us.index()]);
+        let enemy = B::load(self.occupied[us.opponent().index()]);
+        let occupied = own | enemy;
+        let checked = self.checked_royal(us);
+        let safety = match checked {
+            Some(royal) => self.safety(g, royal, occupied, enemy),
+            None => Safety::unconstrained(g.board),
+        };
+        // Neither check nor pins: every piece but the royal moves freely.
+        let constrained = safety.checkers != 0 || safety.npins != 0;
+        let mut pass_done = false;
+        // Word by word: 64-bit bit scans are cheaper than wider ones.
+        for w in 0..B::WORDS {
+            let mut word = own.word(w);
+            while word != 0 {
+                let from = 64 * w + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let code = self.dense_board[from & 255];
+                let moves = &t.moves[code as usize];
+                let reach = Self::reach(g, moves, from, occupied) & !own;
+                if from == safety.royal {
+                    self.royal_moves(g, sink, moves, from, reach, enemy);
+                    continue;
+                }
+                if moves.lion && checked.is_none() {
+                    self.lion_moves(sink, t.square_of_dense[from], code, &mut pass_done);
+                }
+                let mut legal = reach;
+                let mut pinned = false;
+                if constrained {
+                    legal &= safety.check_mask;
+                    pinned = safety.pinned.has(from);
+                    if pinned {
+                        legal &= safety.pin_line(g, from);
+                    }
+                }
+                if !moves.promotes {
+                    sink.board_moves(&t.square_of_dense, from, B::ZERO, legal);
+                    continue;
+                }
+                // Promoting leaves two royals, so the check rule no longer
+                // binds that move: every promotion is legal (sho shogi).
+                let royal_promotion = moves.promotes_to_royal && (pinned || safety.checkers > 0);
+                let promote = self.promotions(g, from, if royal_promotion { reach } else { legal }, enemy);
+                self.piece_moves(g, sink, moves, from, legal, promote);
+            }
+        }
+        if t.spec.drops && safety.checkers < 2 {
+            self.drop_moves(g, sink, occupied, safety.check_mask);
         }
     }
 
-    /// Board moves of the piece on `from` (not lion double moves).
-    #[inline]
-    fn piece_moves(&self, out: &mut Vec<Move>, from: Square, code: u8) {
-        for leg in &self.t.legs[code as usize] {
-            let off = leg.offset as isize;
-            let mut to = from;
-            for _ in 0..leg.range {
-                to = to.offset(off);
-                let target = self.code(to);
-                if target == EMPTY {
-                    self.push_board_move(out, code, from, to, false);
-                    continue;
-                }
-                if self.is_enemy(target) {
-                    self.push_board_move(out, code, from, to, true);
-                }
-                break;
+    /// Moves of the protected royal: to squares the enemy does not attack
+    /// once the royal has left its square.
+    fn royal_moves<B: Bits, S: Sink>(
+        &self,
+        g: &Geometry<B>,
+        sink: &mut S,
+        moves: &CodeMoves,
+        from: usize,
+        reach: B,
+        enemy: B,
+    ) {
+        let them = self.side.opponent();
+        let occupied = (B::load(self.occupied[0]) | B::load(self.occupied[1])) & !B::bit(from);
+        let mut safe = B::ZERO;
+        let mut targets = reach;
+        while !targets.is_empty() {
+            let to = targets.pop_lsb();
+            if !self.attacked_over(g, to, them, occupied) {
+                safe |= B::bit(to);
             }
         }
+        let promote = if moves.promotes { self.promotions(g, from, safe, enemy) } else { B::ZERO };
+        self.piece_moves(g, sink, moves, from, safe, promote);
+    }
+
+    /// Drops of every kind in hand, on empty squares of `mask`.
+    fn drop_moves<B: Bits, S: Sink>(&self, g: &Geometry<B>, sink: &mut S, occupied: B, mask: B) {
+        let us = self.side;
+        let empty = g.board & !occupied & mask;
+        if empty.is_empty() {
+            return;
+        }
+        let hand = &self.hands[us.index()];
+        for kind in Kind::HAND {
+            if hand[kind as usize] == 0 {
+                continue;
+            }
+            let dead = self.t.moves[Piece::new(us, kind, false).code() as usize].dead;
+            let mut to = empty & !g.dead[us.index()][dead as usize];
+            if kind == Kind::Pawn {
+                to = self.pawn_drop_squares(g, to);
+            }
+            sink.drops(&self.t.square_of_dense, kind, to);
+        }
+    }
+
+    /// The squares of `to` where a pawn may be dropped: not on a file with
+    /// an unpromoted pawn of the same side, not giving pawn-drop mate.
+    fn pawn_drop_squares<B: Bits>(&self, g: &Geometry<B>, mut to: B) -> B {
+        to &= !g.files(self.pawn_files[self.side.index()]);
+        // Only a pawn right in front of a royal can give mate.
+        let them = self.side.opponent();
+        if self.checked_royal(them).is_none() {
+            return to;
+        }
+        let behind = if self.side == Color::Sente { STRIDE as isize } else { -(STRIDE as isize) };
+        for &royal in self.royal_squares(them) {
+            let sq = royal.offset(behind);
+            if self.code(sq) != EMPTY {
+                continue;
+            }
+            let i = self.t.dense(sq);
+            if to.has(i) && self.is_pawn_drop_mate(sq) {
+                to &= !B::bit(i);
+            }
+        }
+        to
+    }
+
+    /// Uchifuzume: would a pawn dropped on `to` checkmate?
+    fn is_pawn_drop_mate(&self, to: Square) -> bool {
+        let them = self.side.opponent();
+        let forward = if self.side == Color::Sente { -1 } else { 1 };
+        let front = to.offset(forward * STRIDE as isize);
+        if !self.royal_squares(them).contains(&front) || self.checked_royal(them).is_none() {
+            return false;
+        }
+        let mut scratch = self.scratch();
+        scratch.make(Move::Drop { kind: Kind::Pawn, to });
+        !scratch.has_legal_move()
     }
 
     /// Lion double moves (first step captures) and one pass per position.
-    fn lion_moves(&self, out: &mut Vec<Move>, from: Square, code: u8, pass_done: &mut bool) {
+    fn lion_moves<S: Sink>(&self, out: &mut S, from: Square, code: u8, pass_done: &mut bool) {
         let sign: i8 = if code & GOTE_BIT == 0 { 1 } else { -1 };
         let lines: &[(i8, i8)] = match self.t.lion[code as usize] {
             LionPower::None => return,
@@ -223,164 +485,20 @@ impl Position {
         }
     }
 
-    /// Calls `f` for each of the side to move's pieces, from the
-    /// occupancy bits.
-    #[inline(always)]
-    fn for_each_own(&self, mut f: impl FnMut(Square, u8)) {
-        let t = self.t;
-        let words = (t.spec.size * t.spec.size).div_ceil(64);
-        for w in 0..words {
-            let mut bits = self.occupied[self.side.index()][w];
-            while bits != 0 {
-                let sq = t.square_of_dense[w * 64 + bits.trailing_zeros() as usize];
-                bits &= bits - 1;
-                f(sq, self.code(sq));
-            }
-        }
-    }
-
-    /// All moves ignoring the check rule (and dai's repetition ban).
-    fn pseudo_legal(&self, out: &mut Vec<Move>) {
-        let mut pass_done = false;
-        self.for_each_own(|from, code| {
-            self.piece_moves(out, from, code);
-            self.lion_moves(out, from, code, &mut pass_done);
-        });
-        self.drops(out, None);
-    }
-
-    /// Drops of every kind in hand, on `only` squares if given.
-    fn drops(&self, out: &mut Vec<Move>, only: Option<&[Square]>) {
-        if !self.t.spec.drops {
-            return;
-        }
-        let us = self.side;
-        let hand = &self.hands[us.index()];
-        let kinds: Vec<Kind> = Kind::HAND.iter().copied().filter(|&k| hand[k as usize] > 0).collect();
-        if kinds.is_empty() {
-            return;
-        }
-        let size = self.t.spec.size;
-        let mut drop_on = |to: Square| {
-            if self.code(to) != EMPTY {
-                return;
-            }
-            let ahead = self.t.spec.rows_ahead(us, to.row()) as u8;
-            for &kind in &kinds {
-                let dead = self.t.kind_spec[kind as usize].map_or(0, |k| k.dead_ranks);
-                if ahead < dead {
-                    continue;
-                }
-                if kind == Kind::Pawn
-                    && (self.pawn_files[us.index()] & (1 << to.col()) != 0 || self.is_pawn_drop_mate(to))
-                {
-                    continue;
-                }
-                out.push(Move::Drop { kind, to });
-            }
-        };
-        match only {
-            Some(squares) => squares.iter().for_each(|&s| drop_on(s)),
-            None => {
-                for row in 0..size {
-                    for col in 0..size {
-                        drop_on(Square::from_col_row(col, row));
-                    }
-                }
-            }
-        }
-    }
-
-    /// Uchifuzume: would a pawn dropped on `to` checkmate?
-    fn is_pawn_drop_mate(&self, to: Square) -> bool {
-        let them = self.side.opponent();
-        let forward = if self.side == Color::Sente { -1 } else { 1 };
-        let front = to.offset(forward * crate::types::STRIDE as isize);
-        if !self.royal_squares(them).contains(&front) || self.checked_royal(them).is_none() {
-            return false;
-        }
-        let mut scratch = self.scratch();
-        scratch.make(Move::Drop { kind: Kind::Pawn, to });
-        !scratch.has_legal_move()
-    }
-
     /// A copy without history, for trying moves.
     pub(crate) fn scratch(&self) -> Position {
         // Every field but the history is Copy.
         Position { history: Vec::new(), ..*self }
     }
 
-    /// Legal moves under the check rule for `royal`.
-    fn checked_moves(&self, out: &mut Vec<Move>, royal: Square) {
-        let ks = self.king_safety(royal);
-        let them = self.side.opponent();
-        self.for_each_own(|from, code| {
-            if from == ks.royal {
-                for leg in &self.t.legs[code as usize] {
-                    let to = from.offset(leg.offset as isize);
-                    let target = self.code(to);
-                    if (target == EMPTY || self.is_enemy(target)) && !self.attacked_ignoring(to, them, from) {
-                        out.push(Move::Normal { from, to, promote: false });
-                    }
-                }
-                return;
-            }
-            let pin = ks.pin_dir(from);
-            if self.may_promote_to_royal(code) && (pin.is_some() || ks.checkers > 0) {
-                // Promoting leaves two royals, so the check rule no longer
-                // binds that move: every promotion is legal (sho shogi).
-                let mut all = Vec::new();
-                self.piece_moves(&mut all, from, code);
-                for m in all {
-                    let to = m.to();
-                    let pin_ok = pin.map_or(true, |d| on_line(from, to, d));
-                    let check_ok = ks.checkers == 0 || (ks.checkers == 1 && ks.targets.contains(to));
-                    if m.is_promotion() || (pin_ok && check_ok) {
-                        out.push(m);
-                    }
-                }
-                return;
-            }
-            if ks.checkers >= 2 {
-                return;
-            }
-            for leg in &self.t.legs[code as usize] {
-                if let Some(d) = pin {
-                    if leg.dir != d && leg.dir != OPPOSITE[d as usize] {
-                        continue;
-                    }
-                }
-                let off = leg.offset as isize;
-                let mut to = from;
-                for _ in 0..leg.range {
-                    to = to.offset(off);
-                    let target = self.code(to);
-                    if target != EMPTY && !self.is_enemy(target) {
-                        break;
-                    }
-                    if ks.checkers == 0 || ks.targets.contains(to) {
-                        self.push_board_move(out, code, from, to, target != EMPTY);
-                    }
-                    if target != EMPTY {
-                        break;
-                    }
-                }
-            }
-        });
-        match ks.checkers {
-            0 => self.drops(out, None),
-            1 => {
-                // The last target is the checker itself; drops can only block.
-                let between = &ks.targets.sq[..ks.targets.n - 1];
-                self.drops(out, Some(between));
-            }
-            _ => {}
+    /// Runs the generator at the bit width of the board.
+    #[inline(always)]
+    fn generate_into<S: Sink>(&self, sink: &mut S) {
+        if self.t.narrow.is_some() {
+            self.generate::<u128, S>(sink);
+        } else {
+            self.generate::<U256, S>(sink);
         }
-    }
-
-    #[inline]
-    fn may_promote_to_royal(&self, code: u8) -> bool {
-        code & 1 == 0 && self.t.royal_code[(code | 1) as usize] && !self.t.royal_code[code as usize]
     }
 
     /// Every legal move, in generation order.
@@ -393,13 +511,47 @@ impl Position {
     /// Clears `out` and fills it with the legal moves.
     pub fn generate_legal(&self, out: &mut Vec<Move>) {
         out.clear();
-        match self.checked_royal(self.side) {
-            Some(royal) => self.checked_moves(out, royal),
-            None => self.pseudo_legal(out),
-        }
-        if self.repetition_illegal && !self.history.is_empty() {
+        self.generate_into(out);
+        if self.bans_repetitions() {
             self.remove_repetitions(out);
         }
+    }
+
+    /// The number of legal moves, counted without listing them (perft's
+    /// last ply) unless dai's repetition ban must look at each.
+    pub fn count_legal(&self) -> u64 {
+        if self.bans_repetitions() {
+            let mut out = Vec::new();
+            self.generate_legal(&mut out);
+            return out.len() as u64;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the instructions the function is built for.
+            return unsafe { self.count_with_popcnt() };
+        }
+        self.count_moves()
+    }
+
+    /// Counting is mostly population counts: where the CPU has an
+    /// instruction for them, use a copy of the generator built with it
+    /// (the default x86-64 target has none and counts bits in software).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    unsafe fn count_with_popcnt(&self) -> u64 {
+        let mut count = Count::<true>(0);
+        self.generate_into(&mut count);
+        count.0
+    }
+
+    fn count_moves(&self) -> u64 {
+        let mut count = Count::<false>(0);
+        self.generate_into(&mut count);
+        count.0
+    }
+
+    fn bans_repetitions(&self) -> bool {
+        self.repetition_illegal && !self.history.is_empty()
     }
 
     /// Dai shogi's ban on moves that recreate an earlier position.
@@ -415,13 +567,74 @@ impl Position {
 
     /// Is there at least one legal move?
     pub fn has_legal_move(&self) -> bool {
-        let mut out = Vec::with_capacity(64);
-        self.generate_legal(&mut out);
-        !out.is_empty()
+        self.count_legal() > 0
     }
 
     /// Is `mv` legal here?
     pub fn is_legal(&self, mv: Move) -> bool {
         self.legal_moves().contains(&mv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Variant;
+
+    /// Positions from pseudo-random games (a fixed LCG, so the same every run).
+    fn playout_positions(variant: Variant, games: usize, plies: usize) -> Vec<Position> {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut out = Vec::new();
+        for _ in 0..games {
+            let mut pos = Position::startpos(variant);
+            for _ in 0..plies {
+                let moves = pos.legal_moves();
+                if moves.is_empty() || pos.royal_squares(pos.side_to_move()).is_empty() {
+                    break;
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                pos.play(moves[(seed >> 33) as usize % moves.len()]);
+                out.push(pos.scratch());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn counting_agrees_with_listing() {
+        for variant in Variant::ALL {
+            for pos in playout_positions(variant, 6, 120) {
+                let listed = pos.legal_moves().len() as u64;
+                assert_eq!(pos.count_legal(), listed, "{variant} {}", pos.to_sfen());
+                assert_eq!(pos.count_moves(), listed, "portable count, {variant} {}", pos.to_sfen());
+            }
+        }
+    }
+
+    #[test]
+    fn listed_moves_are_distinct() {
+        for variant in Variant::ALL {
+            for pos in playout_positions(variant, 3, 80) {
+                let moves = pos.legal_moves();
+                let distinct: std::collections::HashSet<_> = moves.iter().collect();
+                assert_eq!(distinct.len(), moves.len(), "{variant} {}", pos.to_sfen());
+            }
+        }
+    }
+
+    #[test]
+    fn pins_and_checks_restrict_moves() {
+        // The gote bishop on 2f checks the king on 5i along 3g-4h; the
+        // silver on 5g could block on 4h but is pinned by the rook on 5e.
+        let pos = Position::from_sfen(Variant::Shogi, "4k4/9/9/9/4r4/7b1/4S4/9/4K4 b - 1").unwrap();
+        let moves = pos.legal_moves();
+        assert!(!moves.is_empty());
+        for mv in moves {
+            assert_eq!(mv.from(), Some(Square::new(5, 9)), "{mv}");
+        }
+        // Without the check, the pinned silver may only go straight ahead.
+        let pos = Position::from_sfen(Variant::Shogi, "4k4/9/9/9/4r4/9/4S4/9/4K4 b - 1").unwrap();
+        let silver: Vec<_> = pos.legal_moves().into_iter().filter(|m| m.from() == Some(Square::new(5, 7))).collect();
+        assert_eq!(silver, vec![Move::Normal { from: Square::new(5, 7), to: Square::new(5, 6), promote: false }]);
     }
 }

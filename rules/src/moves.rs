@@ -104,7 +104,8 @@ fn parse_square(s: &[u8], i: &mut usize) -> Option<Square> {
     while *i < s.len() && s[*i].is_ascii_digit() {
         *i += 1;
     }
-    if *i == start || *i - start > 2 {
+    // One or two digits, no leading zero: `07g7f` is not `7g7f`.
+    if *i == start || *i - start > 2 || s[start] == b'0' {
         return None;
     }
     let file: usize = std::str::from_utf8(&s[start..*i]).ok()?.parse().ok()?;
@@ -173,7 +174,9 @@ mod tests {
 
     #[test]
     fn bad_usi_text_is_rejected() {
-        for text in ["", "7g", "7g7", "0a1a", "7g7f=", "K*5e", "P*", "7g7f++", "16a1a", "7G7F"] {
+        for text in
+            ["", "7g", "7g7", "0a1a", "07g7f", "P*05e", "7g07f", "7g7f=", "K*5e", "P*", "7g7f++", "16a1a", "7G7F"]
+        {
             assert!(UsiMove::parse(text).is_err(), "{text}");
         }
     }

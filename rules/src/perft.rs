@@ -14,11 +14,12 @@ fn perft_with(pos: &mut Position, depth: u32, buffers: &mut [Vec<Move>]) -> u64 
     if depth == 0 {
         return 1;
     }
+    if depth == 1 {
+        // Bulk counting: the last ply's moves are counted, not made.
+        return pos.count_legal();
+    }
     let (moves, rest) = buffers.split_first_mut().expect("one buffer per ply");
     pos.generate_legal(moves);
-    if depth == 1 {
-        return moves.len() as u64;
-    }
     let mut nodes = 0;
     for &mv in moves.iter() {
         let undo = pos.make(mv);

@@ -1,6 +1,7 @@
 //! A validated position: board, hands, side to move, Zobrist hash and the
 //! game history that repetition needs. Moves are made and unmade in place.
 
+use crate::bitboard::{Bits, U256};
 use crate::moves::Move;
 use crate::types::{Color, Kind, Piece, Square, BOARD_LEN, EMPTY, GOTE_BIT, KIND_SLOTS, WALL};
 use crate::variant::{has, RoyalRule, Tables, Variant, DIRS};
@@ -49,7 +50,8 @@ pub struct Undo {
     hash: u64,
     royals: [Royals; 2],
     pawn_files: [u16; 2],
-    occupied: [[u64; 4]; 2],
+    occupied: [U256; 2],
+    line_pieces: [U256; 2],
 }
 
 /// One ply of the game history.
@@ -73,6 +75,9 @@ impl HistoryEntry {
 pub struct Position {
     pub(crate) t: &'static Tables,
     pub(crate) board: [u8; BOARD_LEN],
+    /// The board again by dense square (`row * size + col`), so that the
+    /// generator reads a piece's code straight from its occupancy bit.
+    pub(crate) dense_board: [u8; 256],
     pub(crate) hands: [[u8; KIND_SLOTS]; 2],
     pub(crate) side: Color,
     /// SFEN move number of the position the game started from.
@@ -82,8 +87,11 @@ pub struct Position {
     pub(crate) pawn_files: [u16; 2],
     pub(crate) hash: u64,
     /// Occupied squares per colour as bits of dense indices
-    /// (`row * size + col`), so generation visits pieces, not squares.
-    pub(crate) occupied: [[u64; 4]; 2],
+    /// (`row * size + col`): the move generator works on these sets.
+    pub(crate) occupied: [U256; 2],
+    /// The pieces of `occupied` that move along lines (slides, range-2
+    /// legs): the only ones that can attack from beyond the next squares.
+    pub(crate) line_pieces: [U256; 2],
     /// A move that recreates an earlier position is illegal (dai shogi's
     /// default, as HaChu plays); otherwise the fourth occurrence ends the
     /// game. Starts as the variant's default; see
@@ -124,13 +132,15 @@ impl Position {
         Position {
             t,
             board,
+            dense_board: [EMPTY; 256],
             hands: [[0; KIND_SLOTS]; 2],
             side: Color::Sente,
             start_move_number: 1,
             royals: [Royals::NONE; 2],
             pawn_files: [0; 2],
             hash: 0,
-            occupied: [[0; 4]; 2],
+            occupied: [U256::ZERO; 2],
+            line_pieces: [U256::ZERO; 2],
             repetition_illegal: t.spec.repetition_illegal,
             history: Vec::new(),
         }
@@ -138,21 +148,33 @@ impl Position {
 
     /// Rebuilds the occupancy bits from the board (after a setup).
     pub(crate) fn recompute_occupancy(&mut self) {
-        self.occupied = [[0; 4]; 2];
+        self.occupied = [U256::ZERO; 2];
+        self.line_pieces = [U256::ZERO; 2];
+        self.dense_board = [EMPTY; 256];
         for i in 0..self.t.spec.size * self.t.spec.size {
             let code = self.board[self.t.square_of_dense[i].index()];
+            self.dense_board[i] = code;
             if code != EMPTY {
-                let c = Piece(code).color().index();
-                self.occupied[c][i / 64] |= 1 << (i % 64);
+                self.toggle_occupied(self.t.square_of_dense[i], code);
             }
         }
     }
 
+    /// Sets the code of a square on both boards.
+    #[inline]
+    fn set_code(&mut self, sq: Square, code: u8) {
+        self.board[sq.index()] = code;
+        self.dense_board[self.t.dense(sq) & 255] = code;
+    }
+
     #[inline]
     fn toggle_occupied(&mut self, sq: Square, code: u8) {
-        let i = self.t.dense_of[sq.index()] as usize;
+        let bit = U256::bit(self.t.dense(sq));
         let c = ((code & GOTE_BIT) >> 6) as usize;
-        self.occupied[c][i / 64] ^= 1 << (i % 64);
+        self.occupied[c] ^= bit;
+        if self.t.moves[code as usize].ray {
+            self.line_pieces[c] ^= bit;
+        }
     }
 
     /// Chooses the repetition rule: `true` bans any move that recreates an
@@ -343,7 +365,7 @@ impl Position {
 
     #[inline]
     fn put(&mut self, sq: Square, code: u8) {
-        self.board[sq.index()] = code;
+        self.set_code(sq, code);
         self.toggle_occupied(sq, code);
         self.hash ^= KEYS.board[sq.index()][code as usize];
     }
@@ -351,7 +373,7 @@ impl Position {
     #[inline]
     fn take(&mut self, sq: Square) -> u8 {
         let code = self.board[sq.index()];
-        self.board[sq.index()] = EMPTY;
+        self.set_code(sq, EMPTY);
         self.hash ^= KEYS.board[sq.index()][code as usize];
         self.toggle_occupied(sq, code);
         code
@@ -388,6 +410,7 @@ impl Position {
             royals: self.royals,
             pawn_files: self.pawn_files,
             occupied: self.occupied,
+            line_pieces: self.line_pieces,
         };
         let mut undo = undo;
         let us = self.side;
@@ -443,7 +466,7 @@ impl Position {
         self.side = us;
         let them = us.opponent();
         let restore = |pos: &mut Position, sq: Square, code: u8| {
-            pos.board[sq.index()] = code;
+            pos.set_code(sq, code);
             if code != EMPTY && pos.t.spec.drops {
                 let kind = Piece(code).kind() as usize;
                 pos.hands[us.index()][kind] -= 1;
@@ -452,17 +475,17 @@ impl Position {
         match mv {
             Move::Normal { from, to, promote } => {
                 let code = self.board[to.index()];
-                self.board[from.index()] = if promote { code & !1 } else { code };
+                self.set_code(from, if promote { code & !1 } else { code });
                 restore(self, to, undo.captured);
             }
             Move::Drop { kind, to } => {
-                self.board[to.index()] = EMPTY;
+                self.set_code(to, EMPTY);
                 self.hands[us.index()][kind as usize] += 1;
             }
             Move::Lion { from, mid, to } => {
                 if to != from {
                     let code = self.board[to.index()];
-                    self.board[from.index()] = code;
+                    self.set_code(from, code);
                     restore(self, to, undo.captured);
                 }
                 restore(self, mid, undo.captured_mid);
@@ -473,6 +496,7 @@ impl Position {
         self.royals = undo.royals;
         self.pawn_files = undo.pawn_files;
         self.occupied = undo.occupied;
+        self.line_pieces = undo.line_pieces;
     }
 
     /// Plays a legal move and records it in the game history (for

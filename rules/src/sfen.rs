@@ -4,11 +4,16 @@
 //! Piece codes come from the variant's tables: one letter bare (`P`, `+R`),
 //! longer codes in brackets (`[GB]`, `+[LN]`), upper case for sente.
 
+use crate::decimal::{decimal_at_most, digit_run};
 use crate::position::Position;
 use crate::types::{Color, Kind, Piece, Square, KIND_SLOTS};
 use crate::variant::{PromotionRule, RoyalRule, Variant};
 use crate::zobrist::MAX_HAND;
 use std::fmt::Write;
+
+/// The largest move number a SFEN may give: beyond any real game, and low
+/// enough that counting the moves played after it cannot overflow.
+pub const MAX_MOVE_NUMBER: u32 = 1_000_000_000;
 
 /// Why a SFEN string is not a position. Each variant names the rule broken.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -41,8 +46,16 @@ pub enum SfenError {
     NotDroppable(String),
     #[error("this variant has no drops, but the hand field is '{0}'")]
     HandWithoutDrops(String),
-    #[error("bad move number '{0}'")]
+    #[error("bad move number '{0}' (expected digits)")]
     BadMoveNumber(String),
+    #[error("move number {text} is out of range (1 to {max})")]
+    MoveNumberOutOfRange { text: String, max: u32 },
+    #[error("rank {rank}: '{run}' is not a number of empty squares (1 to {files}, no leading zero)")]
+    EmptyRun { rank: usize, run: String, files: usize },
+    #[error("{count}{piece} in hand: a count in hand is 1 to {max}")]
+    HandCount { count: String, piece: char, max: usize },
+    #[error("the board has {found} squares; a {size}x{size} board has {expected}", expected = .size * .size)]
+    BoardSize { found: usize, size: usize },
     #[error("the side not to move is in check (its king could be captured)")]
     OpponentInCheck,
 }
@@ -96,6 +109,110 @@ fn hand_kind(letter: char) -> Option<(Color, Kind)> {
     Some((color, Kind::from_hand_letter(letter.to_ascii_uppercase())?))
 }
 
+/// The squares of one rank, from the highest file down: `row` is 0 for
+/// the first rank.
+fn parse_rank(variant: Variant, row: usize, rank: &str) -> Result<Vec<Option<Piece>>, SfenError> {
+    let size = variant.size();
+    let mut squares = Vec::with_capacity(size);
+    let mut rest = rank;
+    while !rest.is_empty() {
+        let digits = digit_run(rest);
+        if digits > 0 {
+            let run = &rest[..digits];
+            // Checked: a run longer than the rank is refused before it can
+            // wrap around and make pieces vanish.
+            let empty = Some(run)
+                .filter(|r| !r.starts_with('0'))
+                .and_then(|r| decimal_at_most(r, size as u64))
+                .ok_or_else(|| SfenError::EmptyRun { rank: row + 1, run: run.to_string(), files: size })?;
+            squares.extend(std::iter::repeat_n(None, empty as usize));
+            rest = &rest[digits..];
+            continue;
+        }
+        let (piece, used) = piece_at_start(variant, rest)?;
+        squares.push(Some(piece));
+        rest = &rest[used..];
+    }
+    if squares.len() != size {
+        return Err(SfenError::RankLength { rank: row + 1, found: squares.len(), expected: size });
+    }
+    Ok(squares)
+}
+
+/// The piece written at the start of `text` (`P`, `+r`, `[GB]`, `+[ln]`)
+/// and the bytes it takes.
+fn piece_at_start(variant: Variant, text: &str) -> Result<(Piece, usize), SfenError> {
+    let promoted = text.starts_with('+');
+    let body = &text[usize::from(promoted)..];
+    let (token, used) = match body.chars().next() {
+        Some('[') => {
+            let close = body.find(']').ok_or_else(|| SfenError::UnknownPiece(body.to_string()))?;
+            let token = &body[1..close];
+            // Brackets are for codes of more than one letter only.
+            if token.len() < 2 {
+                return Err(SfenError::UnknownPiece(body[..=close].to_string()));
+            }
+            (token, close + 1)
+        }
+        Some(c) if c.is_ascii_alphabetic() => (&body[..1], 1),
+        Some(c) => return Err(SfenError::UnknownPiece(c.to_string())),
+        None => return Err(SfenError::UnknownPiece("+".into())),
+    };
+    Ok((piece_token(variant, token, promoted)?, usize::from(promoted) + used))
+}
+
+/// The hand field: `-`, or counts and letters (`2RGPb10p`), upper case for
+/// sente; a count is 1 to the most a hand can hold.
+fn parse_hands(variant: Variant, field: &str) -> Result<[[u8; KIND_SLOTS]; 2], SfenError> {
+    let mut hands = [[0u8; KIND_SLOTS]; 2];
+    if field == "-" {
+        return Ok(hands);
+    }
+    if !variant.spec().drops {
+        return Err(SfenError::HandWithoutDrops(field.to_string()));
+    }
+    let max = MAX_HAND - 1;
+    let mut rest = field;
+    while !rest.is_empty() {
+        let digits = digit_run(rest);
+        let letter = rest[digits..].chars().next().ok_or_else(|| SfenError::BadHand(field.to_string()))?;
+        let count_text = &rest[..digits];
+        rest = &rest[digits + letter.len_utf8()..];
+        let (color, kind) = hand_kind(letter).ok_or_else(|| {
+            if letter.is_ascii_alphabetic() {
+                SfenError::NotDroppable(letter.to_string())
+            } else {
+                SfenError::BadHand(field.to_string())
+            }
+        })?;
+        let too_many = |count: String| SfenError::HandCount { count, piece: letter, max };
+        let count = match digits {
+            0 => 1,
+            _ => decimal_at_most(count_text, max as u64)
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| too_many(count_text.to_string()))? as usize,
+        };
+        let slot = &mut hands[color.index()][kind as usize];
+        let total = usize::from(*slot) + count;
+        if total > max {
+            return Err(too_many(total.to_string()));
+        }
+        *slot = total as u8;
+    }
+    Ok(hands)
+}
+
+/// The move number field: digits, 1 to [`MAX_MOVE_NUMBER`].
+fn parse_move_number(text: &str) -> Result<u32, SfenError> {
+    if digit_run(text) != text.len() || text.is_empty() {
+        return Err(SfenError::BadMoveNumber(text.to_string()));
+    }
+    decimal_at_most(text, u64::from(MAX_MOVE_NUMBER))
+        .filter(|&n| n >= 1)
+        .map(|n| n as u32)
+        .ok_or_else(|| SfenError::MoveNumberOutOfRange { text: text.to_string(), max: MAX_MOVE_NUMBER })
+}
+
 impl Setup {
     /// Parses the four SFEN fields. A missing move number is taken as 1.
     pub fn parse(variant: Variant, text: &str) -> Result<Setup, SfenError> {
@@ -110,53 +227,10 @@ impl Setup {
             return Err(SfenError::RankCount { found: ranks.len(), expected: size });
         }
         for (row, rank) in ranks.iter().enumerate() {
-            let mut col = size as isize - 1; // SFEN starts at the highest file
-            let mut placed = 0usize;
-            let chars: Vec<char> = rank.chars().collect();
-            let mut i = 0;
-            while i < chars.len() {
-                let c = chars[i];
-                if c.is_ascii_digit() {
-                    let mut n = 0usize;
-                    while i < chars.len() && chars[i].is_ascii_digit() {
-                        n = n * 10 + chars[i].to_digit(10).unwrap() as usize;
-                        i += 1;
-                    }
-                    if n == 0 {
-                        return Err(SfenError::UnknownPiece("0".into()));
-                    }
-                    placed += n;
-                    col -= n as isize;
-                    continue;
-                }
-                let promoted = c == '+';
-                if promoted {
-                    i += 1;
-                }
-                let token: String = match chars.get(i) {
-                    Some('[') => {
-                        let close = chars[i..].iter().position(|&c| c == ']').map(|p| p + i);
-                        let close = close.ok_or_else(|| SfenError::UnknownPiece(chars[i..].iter().collect()))?;
-                        let t: String = chars[i + 1..close].iter().collect();
-                        i = close + 1;
-                        t
-                    }
-                    Some(&c) if c.is_ascii_alphabetic() => {
-                        i += 1;
-                        c.to_string()
-                    }
-                    Some(&c) => return Err(SfenError::UnknownPiece(c.to_string())),
-                    None => return Err(SfenError::UnknownPiece("+".into())),
-                };
-                let piece = piece_token(variant, &token, promoted)?;
-                placed += 1;
-                if col >= 0 && (col as usize) < size {
-                    board[row * size + col as usize] = Some(piece);
-                }
-                col -= 1;
-            }
-            if placed != size {
-                return Err(SfenError::RankLength { rank: row + 1, found: placed, expected: size });
+            // SFEN starts each rank at the highest file.
+            let squares = parse_rank(variant, row, rank)?;
+            for (i, square) in squares.into_iter().enumerate() {
+                board[row * size + size - 1 - i] = square;
             }
         }
         let side = match fields[1] {
@@ -164,51 +238,41 @@ impl Setup {
             "w" => Color::Gote,
             other => return Err(SfenError::BadSide(other.to_string())),
         };
-        let mut hands = [[0u8; KIND_SLOTS]; 2];
-        if fields[2] != "-" {
-            if !variant.spec().drops {
-                return Err(SfenError::HandWithoutDrops(fields[2].to_string()));
-            }
-            let mut count: Option<usize> = None;
-            for c in fields[2].chars() {
-                if let Some(d) = c.to_digit(10) {
-                    let n = count.unwrap_or(0) * 10 + d as usize;
-                    if n >= MAX_HAND {
-                        return Err(SfenError::BadHand(fields[2].to_string()));
+        let hands = parse_hands(variant, fields[2])?;
+        let move_number = fields.get(3).map_or(Ok(1), |text| parse_move_number(text))?;
+        Ok(Setup { variant, board, hands, side, move_number })
+    }
+
+    /// What [`Setup::parse`] guarantees, for setups built in memory (record
+    /// readers): the board's size, the move number's range, and hands that
+    /// hold only pieces that can be dropped.
+    fn check_fields(&self) -> Result<(), SfenError> {
+        let size = self.variant.size();
+        if self.board.len() != size * size {
+            return Err(SfenError::BoardSize { found: self.board.len(), size });
+        }
+        if !(1..=MAX_MOVE_NUMBER).contains(&self.move_number) {
+            let text = self.move_number.to_string();
+            return Err(SfenError::MoveNumberOutOfRange { text, max: MAX_MOVE_NUMBER });
+        }
+        for hand in &self.hands {
+            for (slot, &n) in hand.iter().enumerate() {
+                let kind = Kind::from_u8(slot as u8);
+                let name = kind.map_or_else(|| format!("kind slot {slot}"), |k| k.code().to_string());
+                match kind.and_then(Kind::hand_letter) {
+                    _ if n == 0 => {}
+                    None => return Err(SfenError::NotDroppable(name)),
+                    Some(_) if !self.variant.spec().drops => {
+                        return Err(SfenError::HandWithoutDrops(format!("{n}{name}")))
                     }
-                    count = Some(n);
-                    continue;
-                }
-                let (color, kind) = hand_kind(c).ok_or_else(|| {
-                    if c.is_ascii_alphabetic() {
-                        SfenError::NotDroppable(c.to_string())
-                    } else {
-                        SfenError::BadHand(fields[2].to_string())
+                    Some(letter) if usize::from(n) >= MAX_HAND => {
+                        return Err(SfenError::HandCount { count: n.to_string(), piece: letter, max: MAX_HAND - 1 })
                     }
-                })?;
-                let n = count.take().unwrap_or(1);
-                if n == 0 {
-                    return Err(SfenError::BadHand(fields[2].to_string()));
+                    Some(_) => {}
                 }
-                let slot = &mut hands[color.index()][kind as usize];
-                let total = *slot as usize + n;
-                if total >= MAX_HAND {
-                    return Err(SfenError::BadHand(fields[2].to_string()));
-                }
-                *slot = total as u8;
-            }
-            if count.is_some() {
-                return Err(SfenError::BadHand(fields[2].to_string()));
             }
         }
-        let move_number = match fields.get(3) {
-            None => 1,
-            Some(s) => match s.parse::<u32>() {
-                Ok(n) if n >= 1 => n,
-                _ => return Err(SfenError::BadMoveNumber(s.to_string())),
-            },
-        };
-        Ok(Setup { variant, board, hands, side, move_number })
+        Ok(())
     }
 
     fn piece_counts(&self) -> [usize; KIND_SLOTS] {
@@ -236,6 +300,7 @@ impl Position {
         let variant = setup.variant;
         let spec = variant.spec();
         let size = spec.size;
+        setup.check_fields()?;
         // Most pieces of a kind: what both sides start with. Promoted pieces
         // count as their base kind (shogi's fixed set of pieces).
         let start = Setup::parse(variant, spec.start_sfen).expect("start position parses");
@@ -393,9 +458,55 @@ mod tests {
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL x - 1"), BadSide(_)));
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b 2 1"), BadHand(_)));
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b K 1"), NotDroppable(_)));
-        assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 0"), BadMoveNumber(_)));
+        assert!(matches!(
+            err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 0"),
+            MoveNumberOutOfRange { .. }
+        ));
         assert!(matches!(err("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - x"), BadMoveNumber(_)));
         assert!(matches!(err("4k4/9/4R4/9/9/9/9/9/4K4 b - 1"), OpponentInCheck));
+    }
+
+    #[test]
+    fn digit_runs_and_counts_are_checked_not_wrapped() {
+        use SfenError::*;
+        // u64::MAX + 10 wraps to 9: unchecked, this rank read as empty.
+        assert!(matches!(err("k8/9/9/9/18446744073709551625/9/9/9/8K b - 1"), EmptyRun { rank: 5, .. }));
+        // A run of -1 (wrapped) made the gold vanish under the silver.
+        assert!(matches!(err("k8/9/9/9/4G18446744073709551615S4/9/9/9/8K b - 1"), EmptyRun { rank: 5, .. }));
+        for rank in ["08K", "0K8", "10K", "K08"] {
+            assert!(matches!(err(&format!("k8/9/9/9/9/9/9/9/{rank} b - 1")), EmptyRun { rank: 9, .. }), "{rank}");
+        }
+        assert!(matches!(err("k8/9/9/9/9/9/9/9/[K]8 b - 1"), UnknownPiece(_)), "one letter needs no brackets");
+        let hand = |h: &str| Position::from_sfen(Variant::Shogi, &format!("k8/9/9/9/9/9/9/9/8K b {h} 1"));
+        assert_eq!(hand("18P").unwrap().hand(Color::Sente, Kind::Pawn), 18);
+        for h in ["19P", "0P", "9P10P", "18446744073709551617P", "184467440737095516160P"] {
+            assert!(matches!(hand(h), Err(HandCount { piece: 'P', max: 18, .. })), "{h}: {:?}", hand(h));
+        }
+        let number = |n: &str| Position::from_sfen(Variant::Shogi, &format!("k8/9/9/9/9/9/9/9/8K b - {n}"));
+        assert_eq!(number("1000000000").unwrap().move_number(), MAX_MOVE_NUMBER);
+        for n in ["0", "1000000001", "4294967297", "18446744073709551617"] {
+            assert!(matches!(number(n), Err(MoveNumberOutOfRange { .. })), "{n}");
+        }
+        for n in ["+5", "-1", "1e3", "５"] {
+            assert!(matches!(number(n), Err(BadMoveNumber(_))), "{n}");
+        }
+    }
+
+    #[test]
+    fn setups_built_in_memory_are_checked_like_parsed_ones() {
+        let good = Setup::parse(Variant::Shogi, "k8/9/9/9/9/9/9/9/8K b P 1").unwrap();
+        let mut s = good.clone();
+        s.board.pop();
+        assert!(matches!(Position::from_setup(s), Err(SfenError::BoardSize { found: 80, size: 9 })));
+        let mut s = good.clone();
+        s.move_number = u32::MAX;
+        assert!(matches!(Position::from_setup(s), Err(SfenError::MoveNumberOutOfRange { .. })));
+        let mut s = good.clone();
+        s.hands[0][Kind::King as usize] = 1;
+        assert!(matches!(Position::from_setup(s), Err(SfenError::NotDroppable(_))));
+        let mut s = good;
+        s.hands[1][Kind::Pawn as usize] = 200;
+        assert!(matches!(Position::from_setup(s), Err(SfenError::HandCount { .. })));
     }
 
     #[test]

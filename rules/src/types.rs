@@ -61,7 +61,7 @@ pub const MAX_SIZE: usize = 15;
 /// A square of the padded mailbox. Column 0 is file 1 (sente's right), row 0
 /// is rank `a` (gote's side), so a square's index does not depend on the
 /// board size.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Square(pub(crate) u16);
 
 impl Square {

@@ -2,7 +2,8 @@
 //! promotion, drops, royals and the start position. One move generator reads
 //! these tables for every variant.
 
-use crate::types::{Color, Kind, Piece, Square, CODES, KIND_SLOTS, STRIDE};
+use crate::bitboard::{Geometry, PerSquare, StepPattern, Zones, U256};
+use crate::types::{Color, Kind, Piece, Square, BOARD_LEN, CODES, KIND_SLOTS, STRIDE};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::OnceLock;
@@ -456,16 +457,6 @@ static DAI: VariantSpec = VariantSpec {
     start_sfen: "ln[st]icsgkgsci[st]nl/[rc]1[cs]1[fl]1tet1[fl]1[cs]1[rc]/1o1[ab]1[ew]f[ln][kr][ew]1[ab]1o1/r[fd][sm][vm]bhd[fk]dhb[vm][sm][fd]r/ppppppppppppppp/4[gb]5[gb]4/15/15/15/4[GB]5[GB]4/PPPPPPPPPPPPPPP/R[FD][SM][VM]BHD[FK]DHB[VM][SM][FD]R/1O1[AB]1[EW][KR][LN]F[EW]1[AB]1O1/[RC]1[CS]1[FL]1TET1[FL]1[CS]1[RC]/LN[ST]ICSGKGSCI[ST]NL b - 1",
 };
 
-/// A movement compiled for the padded mailbox.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct CompiledLeg {
-    pub offset: i16,
-    pub range: u8,
-    /// Index of the unit direction (0..8) for non-jump legs, used by pins;
-    /// `u8::MAX` for a jump.
-    pub dir: u8,
-}
-
 /// The eight unit directions on the mailbox, as (dx, dy) from sente's view.
 pub(crate) const DIRS: [(i8, i8); 8] = [(0, -1), (1, -1), (-1, -1), (1, 0), (-1, 0), (0, 1), (1, 1), (-1, 1)];
 
@@ -480,12 +471,34 @@ pub(crate) fn dir_index(dx: i8, dy: i8) -> Option<u8> {
     DIRS.iter().position(|&d| d == (dx, dy)).map(|i| i as u8)
 }
 
+/// How the pieces of one code move, compiled for the bit-set generator
+/// (directions already turned for gote).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CodeMoves {
+    /// Slot of its step and jump targets in [`Geometry::steps`].
+    pub steps: u16,
+    /// Directions (bits of [`DIRS`] indices) it slides along without limit.
+    pub slides: u8,
+    /// Directions of its range-2 legs.
+    pub near: u8,
+    /// Dead ranks of the unpromoted piece (see [`KindSpec::dead_ranks`]).
+    pub dead: u8,
+    /// Unpromoted and promotable: its moves may offer a promotion.
+    pub promotes: bool,
+    /// Promoting makes it royal (the drunk elephant).
+    pub promotes_to_royal: bool,
+    /// Has lion power (double moves).
+    pub lion: bool,
+    /// Moves along lines (slides or range-2 legs): can attack from afar.
+    pub ray: bool,
+}
+
 /// Per-variant tables indexed by piece code, built once.
 pub(crate) struct Tables {
     pub spec: &'static VariantSpec,
-    /// Legs per piece code (offsets already turned for gote).
-    pub legs: Vec<Vec<CompiledLeg>>,
-    /// Lion first-step directions per code, as (offset, line-only).
+    /// Movement per piece code.
+    pub moves: [CodeMoves; 256],
+    /// Lion power per code.
     pub lion: Vec<LionPower>,
     pub kind_spec: [Option<&'static KindSpec>; KIND_SLOTS],
     pub royal_code: [bool; CODES],
@@ -499,39 +512,102 @@ pub(crate) struct Tables {
     /// Jump attacks: (offset from the attacked square, codes) per colour.
     pub attack_jump: [Vec<(i16, u128)>; 2],
     /// Mailbox cell of each dense square index (`row * size + col`).
-    pub square_of_dense: Vec<Square>,
+    pub square_of_dense: PerSquare<Square>,
     /// Dense index of each mailbox cell (0 off the board).
-    pub dense_of: Vec<u16>,
-    /// Unpromoted, promotable pieces: the only codes whose moves may offer
-    /// a promotion.
-    pub can_promote: [bool; CODES],
-    /// `dead_ranks` by code.
-    pub dead_ranks: [u8; CODES],
-    /// Per colour and mailbox cell: inside that colour's promotion zone.
-    pub zone_cell: [Vec<bool>; 2],
-    /// Per colour and mailbox cell: ranks left ahead (0 on the last rank).
-    pub ahead_cell: [Vec<u8>; 2],
+    dense_of: Box<[u16; BOARD_LEN]>,
+    /// Bit-set geometry for boards of up to 128 squares.
+    pub narrow: Option<Geometry<u128>>,
+    /// Bit-set geometry for larger boards (dai).
+    pub wide: Option<Geometry<U256>>,
 }
 
-#[inline]
+/// Is `code` in the set of codes `mask`? `WALL` (0xFF) never is: bit 127
+/// is no piece's code.
+#[inline(always)]
 pub(crate) fn has(mask: u128, code: u8) -> bool {
-    mask.checked_shr(code as u32).unwrap_or(0) & 1 != 0
+    // One 64-bit word and shift: a u128 shift by a variable costs more.
+    let word = if code & 64 != 0 { (mask >> 64) as u64 } else { mask as u64 };
+    (word >> (code & 63)) & 1 != 0
+}
+
+/// Attack masks by code, seen from the attacked square.
+struct Attacks {
+    step: [[u128; 8]; 2],
+    slide: [[u128; 8]; 2],
+    range2: [[u128; 8]; 2],
+    jump: [Vec<(i16, u128)>; 2],
+}
+
+impl Attacks {
+    fn new() -> Attacks {
+        Attacks { step: [[0; 8]; 2], slide: [[0; 8]; 2], range2: [[0; 8]; 2], jump: [Vec::new(), Vec::new()] }
+    }
+
+    /// Records that `code` of colour `c` attacks along `leg` (turned for its colour).
+    fn add(&mut self, c: usize, code: u8, leg: &Leg, (dx, dy): (i8, i8)) {
+        let bit = 1u128 << code;
+        if leg.jump {
+            // Seen from the attacked square the attacker sits at -offset.
+            let off = -mailbox_offset(dx, dy);
+            match self.jump[c].iter_mut().find(|(o, _)| *o == off) {
+                Some((_, m)) => *m |= bit,
+                None => self.jump[c].push((off, bit)),
+            }
+            return;
+        }
+        // The attacker sits in direction -d from the target.
+        let back = dir_index(-dx, -dy).expect("unit direction") as usize;
+        self.step[c][back] |= bit;
+        if leg.range == u8::MAX {
+            self.slide[c][back] |= bit;
+        } else if leg.range == 2 {
+            self.range2[c][back] |= bit;
+        }
+    }
+}
+
+/// Compiles the legs of one code: slide and range-2 directions into
+/// `moves`, steps and jumps into a pattern (deduplicated into `patterns`).
+fn compile_legs(legs: &[Leg], sign: i8, moves: &mut CodeMoves, patterns: &mut Vec<StepPattern>) {
+    let mut pattern = StepPattern::new();
+    for leg in legs {
+        let (dx, dy) = (leg.dx * sign, leg.dy * sign);
+        match leg.range {
+            1 => pattern.push((dx, dy)),
+            2 => moves.near |= 1 << dir_index(dx, dy).expect("range-2 legs are unit steps"),
+            u8::MAX => moves.slides |= 1 << dir_index(dx, dy).expect("slides are unit steps"),
+            r => panic!("legs of range {r} are not supported"),
+        }
+    }
+    pattern.sort_unstable();
+    moves.steps = match patterns.iter().position(|p| *p == pattern) {
+        Some(slot) => slot as u16,
+        None => {
+            patterns.push(pattern);
+            (patterns.len() - 1) as u16
+        }
+    };
 }
 
 impl Tables {
+    /// The dense index (`row * size + col`) of a board square.
+    #[inline(always)]
+    pub fn dense(&self, sq: Square) -> usize {
+        self.dense_of[sq.index() & (BOARD_LEN - 1)] as usize
+    }
+
     fn build(variant: Variant) -> Tables {
         let spec = variant.spec();
         let mut kind_spec = [None; KIND_SLOTS];
         for k in spec.kinds {
             kind_spec[k.kind as usize] = Some(k);
         }
-        let mut legs = vec![Vec::new(); CODES];
+        let mut moves = [CodeMoves::default(); 256];
+        // Slot 0 is the empty pattern (pure sliders).
+        let mut patterns: Vec<StepPattern> = vec![Vec::new()];
         let mut lion = vec![LionPower::None; CODES];
         let mut royal_code = [false; CODES];
-        let mut attack_step = [[0u128; 8]; 2];
-        let mut attack_slide = [[0u128; 8]; 2];
-        let mut attack_range2 = [[0u128; 8]; 2];
-        let mut jumps: [Vec<(i16, u128)>; 2] = [Vec::new(), Vec::new()];
+        let mut attacks = Attacks::new();
         for k in spec.kinds {
             for promoted in [false, true] {
                 let movement = match (promoted, k.promotion) {
@@ -544,72 +620,51 @@ impl Tables {
                     royal_code[code as usize] = if promoted { k.promoted_royal } else { k.royal };
                     let sign: i8 = if color == Color::Sente { 1 } else { -1 };
                     lion[code as usize] = movement.lion;
-                    let bit = 1u128 << code;
+                    let m = &mut moves[code as usize];
+                    compile_legs(movement.legs, sign, m, &mut patterns);
+                    m.lion = movement.lion != LionPower::None;
+                    m.ray = m.slides != 0 || m.near != 0;
+                    if !promoted {
+                        m.dead = k.dead_ranks;
+                        m.promotes = k.promotion.is_some();
+                        m.promotes_to_royal = k.promoted_royal && !k.royal;
+                    }
                     for leg in movement.legs {
-                        let (dx, dy) = (leg.dx * sign, leg.dy * sign);
-                        let dir = if leg.jump { u8::MAX } else { dir_index(dx, dy).expect("unit direction") };
-                        legs[code as usize].push(CompiledLeg { offset: mailbox_offset(dx, dy), range: leg.range, dir });
-                        let c = color as usize;
-                        if leg.jump {
-                            // Seen from the attacked square the attacker sits at -offset.
-                            let off = -mailbox_offset(dx, dy);
-                            match jumps[c].iter_mut().find(|(o, _)| *o == off) {
-                                Some((_, m)) => *m |= bit,
-                                None => jumps[c].push((off, bit)),
-                            }
-                        } else {
-                            // The attacker sits in direction -d from the target.
-                            let back = dir_index(-dx, -dy).unwrap() as usize;
-                            attack_step[c][back] |= bit;
-                            if leg.range == u8::MAX {
-                                attack_slide[c][back] |= bit;
-                            } else if leg.range == 2 {
-                                attack_range2[c][back] |= bit;
-                            }
-                        }
+                        attacks.add(color.index(), code, leg, (leg.dx * sign, leg.dy * sign));
                     }
                 }
             }
         }
         let size = spec.size;
-        let square_of_dense: Vec<Square> = (0..size * size).map(|i| Square::from_dense(i, size)).collect();
-        let mut dense_of = vec![0u16; crate::types::CELLS];
-        for (i, s) in square_of_dense.iter().enumerate() {
-            dense_of[s.index()] = i as u16;
+        let square_of_dense = PerSquare::new(size * size, Square::default(), |i| Square::from_dense(i, size));
+        let mut dense_of = Box::new([0u16; BOARD_LEN]);
+        for i in 0..size * size {
+            dense_of[square_of_dense[i].index()] = i as u16;
         }
-        let mut can_promote = [false; CODES];
-        let mut dead_ranks = [0u8; CODES];
-        for k in spec.kinds {
-            for color in Color::BOTH {
-                let code = Piece::new(color, k.kind, false).code() as usize;
-                can_promote[code] = k.promotion.is_some();
-                dead_ranks[code] = k.dead_ranks;
-            }
-        }
-        let mut zone_cell = [vec![false; crate::types::BOARD_LEN], vec![false; crate::types::BOARD_LEN]];
-        let mut ahead_cell = [vec![0u8; crate::types::BOARD_LEN], vec![0u8; crate::types::BOARD_LEN]];
-        for s in &square_of_dense {
-            for color in Color::BOTH {
-                zone_cell[color.index()][s.index()] = spec.in_zone(color, s.row());
-                ahead_cell[color.index()][s.index()] = spec.rows_ahead(color, s.row()) as u8;
-            }
-        }
+        let zones = Zones {
+            in_zone: &|c, row| spec.in_zone(c, row),
+            rows_ahead: &|c, row| spec.rows_ahead(c, row),
+            captures_promote_inside: spec.promotion_rule == PromotionRule::EnterOrCapture,
+        };
+        let (narrow, wide) = if size * size <= 128 {
+            (Some(Geometry::build(size, &patterns, &zones)), None)
+        } else {
+            (None, Some(Geometry::build(size, &patterns, &zones)))
+        };
         Tables {
-            zone_cell,
-            ahead_cell,
             square_of_dense,
             dense_of,
-            can_promote,
-            dead_ranks,
             spec,
-            legs,
+            moves,
             lion,
             kind_spec,
             royal_code,
-            attack_step,
-            attack_slide,
-            attack_range2,
-            attack_jump: jumps,
+            attack_step: attacks.step,
+            attack_slide: attacks.slide,
+            attack_range2: attacks.range2,
+            attack_jump: attacks.jump,
+            narrow,
+            wide,
         }
     }
 }

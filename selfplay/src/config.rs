@@ -211,7 +211,8 @@ impl SelfplayFileConfig {
         self.search.validate().map_err(|e| e.to_string())?;
         self.selfplay.validate().map_err(|e| e.to_string())?;
         let sp = &self.selfplay;
-        if self.search.gumbel && (sp.temperature_start, sp.temperature_end, sp.temperature_plies) != (None, None, None) {
+        if self.search.gumbel && (sp.temperature_start, sp.temperature_end, sp.temperature_plies) != (None, None, None)
+        {
             return Err("selfplay.temperature_start, temperature_end and temperature_plies are not used with \
                         search.gumbel = true (the Gumbel root samples its move by sequential halving): remove them"
                 .into());
@@ -300,7 +301,7 @@ lr = 0.1
     fn out_of_range_values_name_field_value_and_range() {
         for (text, expected) in [
             ("[search]\nc_puct_base = inf\n", "search.c_puct_base = inf is out of range (valid: [1, 1000000000])"),
-            ("[search]\ndirichlet_alpha = nan\n", "search.dirichlet_alpha = NaN is out of range (valid: (0, 100])"),
+            ("[search]\ndirichlet_alpha_total = nan\n", "search.dirichlet_alpha_total = NaN is out of range (valid: (0, 1000])"),
             ("[search]\nvirtual_loss = -inf\n", "search.virtual_loss = -inf is out of range"),
             ("[search]\npolicy_softmax_temperature = 1e-30\n", "search.policy_softmax_temperature = 0.000000000000000000000000000001 is out of range (valid: [0.01, 100])"),
             ("[selfplay]\ntemperature_start = inf\n", "selfplay.temperature_start = inf"),

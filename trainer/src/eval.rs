@@ -16,19 +16,20 @@
 //! `mean_length`, and `elo_low`, `elo_high`, `los`, `simulations`, `seconds`,
 //! `faults` (games lost by a fault of ours, of theirs), `mean_batch` (positions per
 //! forward pass of our network), and for a rung `opponent_ladder_elo`, `ladder_elo`, `ladder_elo_low`,
-//! `ladder_elo_high`; infinite bounds are null), then, when a rung was played, one line
-//! without `opponent`: `step`, `elapsed_seconds`, `ladder_elo`, `ladder_elo_low`,
-//! `ladder_elo_high`, `ladder_rungs`. TensorBoard: `eval/score_vs_NAME`,
-//! `eval/elo_vs_NAME`, `eval/ladder_elo` (finite).
+//! `ladder_elo_high`; infinite bounds are null). TensorBoard: `eval/score_vs_NAME`,
+//! `eval/elo_vs_NAME`, and `eval/ladder_elo`: the placement over every rung played
+//! (finite; `crate::elo_plot` draws the same from `eval.jsonl`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arena::builtin::{KomaConfig, KomaNetwork, KomaPlayer};
 use arena::ladder::{finite_rating, place, Ladder, Placement};
 use arena::player::Player;
-use arena::schedule::{play_pair, PairOutcome, Roster, Rules};
+use arena::schedule::{play_pair, PairOutcome, PairPlan, Roster, Rules};
 use arena::{Opening, PlayerSpec, TimeControl, Wdl};
 use model::tch::Device;
 use model::BatcherStats;
@@ -75,7 +76,7 @@ pub struct MatchSettings {
     pub simulations: u32,
     /// Leaves per network evaluation of one game's search (virtual loss between them).
     pub batch_size: usize,
-    /// Games at once; 0 = all of them.
+    /// Games at once; 0 = all of them, at most [`MAX_CONCURRENCY`].
     pub concurrency: usize,
     pub max_plies: u32,
     pub search: SearchConfig,
@@ -84,6 +85,9 @@ pub struct MatchSettings {
     pub seed: u64,
     /// Working directory of engine processes.
     pub workdir: PathBuf,
+    /// When set (a signal), the match stops within a move, returning the games finished
+    /// so far.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// `pairs` openings of `plies` uniformly random plies from the start position (each
@@ -166,9 +170,24 @@ const ENGINE_TIMEOUT: Duration = Duration::from_secs(120);
 /// of CPU instead of 25.3.
 const BATCH_WAIT: Duration = Duration::from_millis(1);
 
+/// Games at once when the settings say "all": each is a thread with a search tree, and
+/// 64 games of 8 leaves fill forward passes of 512 positions.
+pub const MAX_CONCURRENCY: usize = 64;
+
 /// Plays `s.games` games of `ours` against `opponent`.
 pub fn play_match(variant: Variant, ours: &KomaNetwork, opponent: &Opponent, s: &MatchSettings) -> MatchOutcome {
-    let concurrency = if s.concurrency == 0 { s.games } else { s.concurrency }.max(1);
+    play_match_observed(variant, ours, opponent, s, &mut |_| {})
+}
+
+/// [`play_match`] that shows `observe` the result after every finished game.
+pub fn play_match_observed(
+    variant: Variant,
+    ours: &KomaNetwork,
+    opponent: &Opponent,
+    s: &MatchSettings,
+    observe: &mut dyn FnMut(&PairOutcome),
+) -> MatchOutcome {
+    let concurrency = if s.concurrency == 0 { s.games.min(MAX_CONCURRENCY) } else { s.concurrency }.max(1);
     let max_batch = concurrency * s.batch_size.max(1);
     // One batching service per network, shared by the games (dropped after the match).
     let (ours_service, ours) = ours.batched(max_batch, BATCH_WAIT, "koma-eval");
@@ -192,7 +211,9 @@ pub fn play_match(variant: Variant, ours: &KomaNetwork, opponent: &Opponent, s: 
         time_margin: Duration::from_secs(1),
         hang_timeout: ENGINE_TIMEOUT,
     };
-    let pair = play_pair(&roster, s.games, &s.openings, rules, concurrency, s.seed);
+    let plan =
+        PairPlan { games: s.games, openings: &s.openings, rules, concurrency, seed: s.seed, stop: s.stop.as_deref() };
+    let pair = play_pair(&roster, &plan, observe);
     drop(theirs_service);
     let batches = ours_service.map(|b| b.shutdown()).unwrap_or_default();
     MatchOutcome { pair, batches }
@@ -259,6 +280,8 @@ pub struct EvalReport {
     pub results: Vec<OpponentResult>,
     /// Placement over every rung played, with a finite rating for plots.
     pub ladder: Option<(Placement, f64)>,
+    /// A signal stopped the evaluation: a partial match is no measurement.
+    pub stopped: bool,
 }
 
 impl TrainingEval {
@@ -304,6 +327,7 @@ impl TrainingEval {
             openings,
             seed: 0,
             workdir: workdir.to_path_buf(),
+            stop: None,
         };
         Ok((TrainingEval { variant, opponents, settings, random_plies: tcfg.eval_random_plies }, warnings))
     }
@@ -313,9 +337,20 @@ impl TrainingEval {
         self.opponents.iter().any(|o| o.player.is_none())
     }
 
-    /// Plays every opponent (`previous` only when given).
-    pub fn run(&self, ours: &KomaNetwork, previous: Option<&KomaNetwork>, step: u64, seed: u64) -> EvalReport {
-        let mut settings = MatchSettings { seed, ..self.settings.clone() };
+    /// Plays every opponent (`previous` only when given), showing a progress bar per
+    /// match when `show`. A set `stop` (a signal) ends the evaluation within a move; the
+    /// report then says `stopped` and holds no measurement.
+    pub fn run(
+        &self,
+        ours: &KomaNetwork,
+        previous: Option<&KomaNetwork>,
+        step: u64,
+        seed: u64,
+        stop: Option<Arc<AtomicBool>>,
+        show: bool,
+    ) -> EvalReport {
+        let stopped = || stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
+        let mut settings = MatchSettings { seed, stop: stop.clone(), ..self.settings.clone() };
         if settings.openings.is_empty() {
             settings.openings = random_openings(self.variant, settings.games.div_ceil(2), self.random_plies, seed);
         }
@@ -327,7 +362,17 @@ impl TrainingEval {
                 (None, None) => continue,
             };
             let started = Instant::now();
-            let MatchOutcome { pair: outcome, batches } = play_match(self.variant, ours, &opponent, &settings);
+            let label = format!("eval @{step} vs {}", o.name);
+            let bar = progress::Reporter::shown_if(show, &label, Some(settings.games as u64), "games");
+            let MatchOutcome { pair: outcome, batches } =
+                play_match_observed(self.variant, ours, &opponent, &settings, &mut |r| {
+                    bar.set_message(format!("+{} ={} -{}", r.wdl.wins, r.wdl.draws, r.wdl.losses));
+                    bar.set_position(r.wdl.games() as u64);
+                });
+            bar.finish();
+            if stopped() {
+                return EvalReport { step, simulations: settings.simulations, results, ladder: None, stopped: true };
+            }
             let ladder = o.ladder_elo.map(|e| Placement::against(e, &outcome.wdl));
             let seconds = started.elapsed().as_secs_f64();
             results.push(OpponentResult {
@@ -342,7 +387,7 @@ impl TrainingEval {
         let rungs: Vec<(f64, Wdl)> =
             results.iter().filter_map(|r| r.opponent_ladder_elo.map(|e| (e, r.outcome.wdl))).collect();
         let ladder = place(&rungs).zip(finite_rating(&rungs));
-        EvalReport { step, simulations: settings.simulations, results, ladder }
+        EvalReport { step, simulations: settings.simulations, results, ladder, stopped: false }
     }
 }
 
@@ -402,14 +447,8 @@ impl EvalReport {
             }
             lines.push(rec);
         }
-        if let Some((p, finite)) = &self.ladder {
+        if let Some((_, finite)) = &self.ladder {
             tb.scalar("eval/ladder_elo", *finite, self.step);
-            let rungs: Vec<&str> =
-                self.results.iter().filter(|r| r.ladder.is_some()).map(|r| r.name.as_str()).collect();
-            lines.push(serde_json::json!({
-                "step": self.step, "elapsed_seconds": elapsed_seconds, "ladder_elo": num(p.elo),
-                "ladder_elo_low": num(p.low), "ladder_elo_high": num(p.high), "ladder_rungs": rungs,
-            }));
         }
         tb.flush();
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(jsonl)?;
@@ -424,8 +463,6 @@ impl EvalReport {
 mod tests {
     use super::*;
     use model::encoding::Encoder;
-    use model::UniformEvaluator;
-    use std::sync::Arc;
 
     fn settings(games: usize, simulations: u32, batch_size: usize) -> MatchSettings {
         MatchSettings {
@@ -438,12 +475,12 @@ mod tests {
             openings: random_openings(Variant::Shogi, games.div_ceil(2), 2, 3),
             seed: 3,
             workdir: std::env::temp_dir(),
+            stop: None,
         }
     }
 
     fn uniform() -> KomaNetwork {
-        let enc = Encoder::new(Variant::Shogi);
-        KomaNetwork::direct(Arc::new(UniformEvaluator::new(enc.net_shape())), enc, 0)
+        KomaNetwork::from_network(model::Network::uniform(Variant::Shogi))
     }
 
     #[test]
@@ -492,7 +529,7 @@ mod tests {
     /// wait on the synchronisation of torch's thread pool otherwise (50x slower on a
     /// loaded 2-core machine).
     fn torch(attack_planes: bool) -> KomaNetwork {
-        use model::{NetConfig, Precision, TorchEvaluator};
+        use model::{NetConfig, Precision};
         model::tch::set_num_threads(1);
         let cfg = NetConfig {
             blocks: 1,
@@ -502,10 +539,9 @@ mod tests {
             attack_planes,
             ..Default::default()
         };
-        let encoder = Encoder::for_net(Variant::Shogi, &cfg);
-        let net = model::Net::new(&cfg, encoder.net_shape(), 1, Device::Cpu).unwrap();
-        let ev = TorchEvaluator::new(&net, Device::Cpu, Precision::F32).unwrap();
-        KomaNetwork::direct(Arc::new(ev), encoder, 7)
+        let shape = Encoder::for_net(Variant::Shogi, &cfg).net_shape();
+        let net = model::Net::new(&cfg, shape, 1, Device::Cpu).unwrap();
+        KomaNetwork::from_network(model::Network::of_net(&net, Variant::Shogi, Device::Cpu, Precision::F32).unwrap())
     }
 
     #[test]
@@ -534,7 +570,8 @@ mod tests {
             TrainingEval::new(&tcfg, &SearchConfig::default(), Variant::Shogi, &dir.path().join("engines")).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         assert!(plan.wants_previous());
-        let report = plan.run(&torch(true), Some(&torch(false)), 100, 5);
+        let report = plan.run(&torch(true), Some(&torch(false)), 100, 5, None, false);
+        assert!(!report.stopped);
         let names: Vec<&str> = report.results.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["random", "greedy", "previous"]);
         assert!(report.results.iter().all(|r| r.outcome.wdl.games() == 4));
@@ -550,15 +587,17 @@ mod tests {
         report.write(&mut tb, &jsonl, 12.0).unwrap();
         let rows: Vec<serde_json::Value> =
             std::fs::read_to_string(&jsonl).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        assert_eq!(rows.len(), 4);
+        assert_eq!(rows.len(), 3);
         assert_eq!(rows[1]["opponent"], "greedy");
         assert_eq!(rows[1]["opponent_ladder_elo"], 645.0);
         assert_eq!(rows[1]["wins"].as_u64().unwrap() as u32, greedy.outcome.wdl.wins);
         assert!(rows[1]["elo"].is_number() && rows[1]["simulations"] == 8);
         assert!(rows[2].get("ladder_elo").is_none(), "previous is no rung: {}", rows[2]);
-        assert!(rows[3].get("opponent").is_none());
-        assert_eq!(rows[3]["ladder_rungs"], serde_json::json!(["random", "greedy"]));
         // Without the previous network, `previous` is skipped.
-        assert_eq!(plan.run(&torch(true), None, 200, 6).results.len(), 2);
+        assert_eq!(plan.run(&torch(true), None, 200, 6, None, false).results.len(), 2);
+        // A set stop flag ends the evaluation at once, with no measurement.
+        let stop = Arc::new(AtomicBool::new(true));
+        let stopped = plan.run(&torch(true), None, 300, 7, Some(stop), false);
+        assert!(stopped.stopped && stopped.results.is_empty());
     }
 }

@@ -14,10 +14,10 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use model::encoding::{Encoder, ENCODER_VERSION};
-use model::{load_checkpoint, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
+use model::{load_net, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
+use progress::Reporter;
 use rules::records::{read_games, EndReason, Format, Record};
 use rules::{Color, EndRules, Variant};
 use search::Rng;
@@ -128,9 +128,18 @@ pub fn record_samples(record: &Record, encoder: &Encoder) -> Result<Vec<Sample>,
 
 /// Reads the records of `paths`: (samples per game, problems).
 pub fn read_record_samples(paths: &[PathBuf], encoder: &Encoder) -> (Vec<Vec<Sample>>, Vec<String>) {
+    read_record_samples_shown(paths, encoder, false)
+}
+
+/// [`read_record_samples`] with a progress bar over the files when `show`.
+pub fn read_record_samples_shown(paths: &[PathBuf], encoder: &Encoder, show: bool) -> (Vec<Vec<Sample>>, Vec<String>) {
     let mut games = Vec::new();
     let mut problems = Vec::new();
-    for f in record_files(paths) {
+    let files = record_files(paths);
+    let reading = Reporter::shown_if(show, "learn: reading records", Some(files.len() as u64), "files");
+    for f in files {
+        reading.inc(1);
+        reading.set_message(format!("{} games", games.len()));
         let ext = f.extension().and_then(|x| x.to_str()).unwrap_or("");
         let Some(format) = Format::from_extension(ext).filter(|f| f.readable()) else {
             problems.push(format!("{}: unknown record format (use .usi, .sfen, .kif, .kifu, .ki2, .csa)", f.display()));
@@ -156,6 +165,8 @@ pub fn read_record_samples(paths: &[PathBuf], encoder: &Encoder) -> (Vec<Vec<Sam
             Err(e) => problems.push(format!("{}: {e}", f.display())),
         }
     }
+    reading.set_message(format!("{} games", games.len()));
+    reading.finish();
     (games, problems)
 }
 
@@ -215,7 +226,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     set_torch_threads(cfg.base.selfplay.torch_threads);
     let shape = encoder.net_shape();
     let net = match &opts.init {
-        Some(p) => load_checkpoint(p, &Expected::new(variant.name(), ENCODER_VERSION).with_shape(shape), device)?.0,
+        Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,
         None => Net::new(&cfg.base.model, shape, seed, device)?,
     };
     let mut learner = Learner::new(net, tcfg, 0);
@@ -229,7 +240,6 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     let mut pos = perm.len();
     let mut acc = StepStats::default();
     let mut acc_n = 0;
-    let t0 = Instant::now();
     let validate = |learner: &Learner| -> Option<StepStats> {
         if val.is_empty() {
             return None;
@@ -255,6 +265,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
         Ok(stem)
     };
     let mut last = None;
+    let training = Reporter::shown_if(opts.progress, "learn: training", Some(steps), "steps");
     while learner.step < steps && !stop.load(Ordering::SeqCst) {
         let mut batch = Vec::with_capacity(bs);
         for _ in 0..bs.min(train.len()) {
@@ -278,16 +289,10 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
         if step % tcfg.log_interval == 0 || step == steps {
             let m = acc.scaled(1.0 / acc_n as f64);
             tb.step_stats(&m, step);
-            if opts.progress {
-                eprintln!(
-                    "learn: step {step}/{steps} loss {:.3} (policy {:.3}, value {:.3}) accuracy {:.3} | {:.0} s",
-                    m.loss,
-                    m.policy_loss,
-                    m.value_loss,
-                    m.policy_accuracy,
-                    t0.elapsed().as_secs_f64()
-                );
-            }
+            training.set_message(format!(
+                "loss {:.3} (policy {:.3}, value {:.3}) accuracy {:.3}",
+                m.loss, m.policy_loss, m.value_loss, m.policy_accuracy
+            ));
             acc = StepStats::default();
             acc_n = 0;
         }
@@ -300,7 +305,9 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
             last = Some(save(&learner)?);
             tb.flush();
         }
+        training.set_position(step);
     }
+    training.finish();
     let v = validate(&learner);
     if let Some(v) = &v {
         tb.scalar("val/loss_policy", v.policy_loss, learner.step);

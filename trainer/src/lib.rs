@@ -10,11 +10,14 @@
 //! - [`eval`]: evaluation games through the arena's harness against built-in players,
 //!   ladder rungs (engines), or an earlier checkpoint: W/D/L, Elo, ladder Elo.
 //! - [`tb`]: TensorBoard scalars (`tensorboard-rs`).
+//! - [`elo_plot`]: the run's rating on the baseline ladder over its steps (`elo.png`,
+//!   `elo.svg`, from `eval.jsonl`).
 //! - [`run`]: `koma train`, self-play and learning in one process with checkpoints,
 //!   resume and signal handling; [`learn`]: `koma learn` from game records.
 
 pub mod config;
 pub mod datasets;
+pub mod elo_plot;
 pub mod eval;
 pub mod learn;
 pub mod learner;
@@ -25,7 +28,7 @@ pub mod tb;
 pub mod teacher;
 
 pub use config::{OptimizerKind, TrainConfig, TrainFileConfig};
-pub use eval::{play_match, MatchOutcome, MatchSettings, Opponent, TrainingEval};
+pub use eval::{play_match, play_match_observed, MatchOutcome, MatchSettings, Opponent, TrainingEval};
 pub use learn::{learn, LearnOptions, LearnSummary};
 pub use learner::{Learner, NonFiniteLoss, StepStats};
 pub use replay::{Batch, Loader, Replay};

@@ -15,17 +15,29 @@ use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 use crate::config::{OptimizerKind, TrainConfig};
 
-/// Version of the optimiser state file.
-pub const OPTIM_FORMAT_VERSION: u32 = 1;
+/// Version of the optimiser state file. Version 2 records a digest of the tensors
+/// (`tensors_sha256`, [`model::tensor_digest`]); version 1 files (no digest) still load.
+pub const OPTIM_FORMAT_VERSION: u32 = 2;
 
+// Causes are part of the messages, not also `Error::source`, so that they print once.
 #[derive(Debug, thiserror::Error)]
 pub enum OptimError {
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {cause}")]
+    Io { path: PathBuf, cause: std::io::Error },
     #[error("{path}: optimiser state is damaged or of another network: {reason}")]
     Corrupt { path: PathBuf, reason: String },
+    #[error("{path}: optimiser state does not match its checksum (corrupt or replaced)")]
+    ChecksumMismatch { path: PathBuf },
+    #[error("{path}: optimiser state tensor `{name}` holds {value}: not finite (a diverged run?)")]
+    NonFinite { path: PathBuf, name: String, value: f32 },
     #[error("torch: {0}")]
-    Torch(#[from] tch::TchError),
+    Torch(tch::TchError),
+}
+
+impl From<tch::TchError> for OptimError {
+    fn from(e: tch::TchError) -> Self {
+        OptimError::Torch(e)
+    }
 }
 
 /// The optimiser of a network's trainable parameters.
@@ -213,38 +225,45 @@ impl Optimizer {
             .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.as_str(), v)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(corrupt)?;
+        let digest = model::tensor_digest(host.iter().map(|(n, s, b)| (n.as_str(), s.as_slice(), b.as_slice())));
         let meta: HashMap<String, String> = [
             ("format".to_string(), "koma-optimizer".to_string()),
             ("format_version".to_string(), OPTIM_FORMAT_VERSION.to_string()),
             ("optimizer".to_string(), self.kind_name().to_string()),
             ("updates".to_string(), self.updates.to_string()),
+            ("tensors_sha256".to_string(), digest),
         ]
         .into_iter()
         .collect();
         let bytes = safetensors::serialize(views, &Some(meta)).map_err(corrupt)?;
-        model::util::write_atomic(path, &bytes).map_err(|source| OptimError::Io { path: path.to_path_buf(), source })
+        model::util::write_atomic(path, &bytes).map_err(|cause| OptimError::Io { path: path.to_path_buf(), cause })
     }
 
     /// Reads the state written by [`Optimizer::save`]. Every tensor must be present with
-    /// its shape; the optimiser kind must match (else the state is left at zero and
-    /// `Ok(false)` is returned: switching optimisers on resume starts their state fresh).
+    /// its shape, match the file's checksum and hold finite values; the optimiser kind must
+    /// match (else the state is left at zero and `Ok(false)` is returned: switching
+    /// optimisers on resume starts their state fresh).
     pub fn load(&mut self, path: &Path) -> Result<bool, OptimError> {
-        let bytes = std::fs::read(path).map_err(|source| OptimError::Io { path: path.to_path_buf(), source })?;
+        let bytes = std::fs::read(path).map_err(|cause| OptimError::Io { path: path.to_path_buf(), cause })?;
         let bad = |reason: String| OptimError::Corrupt { path: path.to_path_buf(), reason };
         let (_, header) = SafeTensors::read_metadata(&bytes).map_err(|e| bad(e.to_string()))?;
         let meta = header.metadata().clone().unwrap_or_default();
         if meta.get("format").map(String::as_str) != Some("koma-optimizer") {
             return Err(bad("not a koma optimiser state file".into()));
         }
-        if meta.get("format_version").map(String::as_str) != Some(&OPTIM_FORMAT_VERSION.to_string()) {
+        let version = meta.get("format_version").and_then(|v| v.parse::<u32>().ok());
+        if !matches!(version, Some(1..=OPTIM_FORMAT_VERSION)) {
             return Err(bad(format!("unsupported format version {:?}", meta.get("format_version"))));
+        }
+        let st = SafeTensors::deserialize(&bytes).map_err(|e| bad(e.to_string()))?;
+        if version != Some(1) && meta.get("tensors_sha256") != Some(&model::tensors_sha256(&st)) {
+            return Err(OptimError::ChecksumMismatch { path: path.to_path_buf() });
         }
         if meta.get("optimizer").map(String::as_str) != Some(self.kind_name()) {
             return Ok(false);
         }
         let updates: u64 =
             meta.get("updates").and_then(|s| s.parse().ok()).ok_or_else(|| bad("no update count".into()))?;
-        let st = SafeTensors::deserialize(&bytes).map_err(|e| bad(e.to_string()))?;
         let expected: usize = self.state().len();
         if st.len() != expected {
             return Err(bad(format!("{} tensors, expected {expected}", st.len())));
@@ -258,6 +277,9 @@ impl Optimizer {
             }
             let data: Vec<f32> =
                 view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            if let Some(&value) = data.iter().find(|x| !x.is_finite()) {
+                return Err(OptimError::NonFinite { path: path.to_path_buf(), name, value });
+            }
             let src = Tensor::from_slice(&data).view(shape.as_slice());
             let mut dst = dst;
             tch::no_grad(|| dst.f_copy_(&src))?;

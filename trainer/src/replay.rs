@@ -390,7 +390,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let mut w = ChunkWriter::new(dir.path(), "t", Variant::Shogi, &enc, 4).unwrap();
-            w.extend((0..20).map(sample)).unwrap();
+            // Chunks are checked when read: the labels must be legal moves of the position.
+            let legal = enc.legal_move_indices(&Position::startpos(Variant::Shogi));
+            w.extend((0..20).map(|i| Sample { policy: vec![(legal[i as usize] as u32, 1.0)], ..sample(i) })).unwrap();
         }
         // Damage the newest chunk: the window takes one more older file instead.
         let files = list_chunks(dir.path()).unwrap();
@@ -404,7 +406,8 @@ mod tests {
         assert_eq!((loaded, total, problems.len()), (6, 16, 1), "{problems:?}");
         // Files 3 and 2 (samples 8..16) were read; the window keeps the newest 6.
         let labels: Vec<u32> = r.samples.iter().map(|s| s.policy[0].0).collect();
-        assert_eq!(labels, vec![10, 11, 12, 13, 14, 15]);
+        let legal = enc.legal_move_indices(&Position::startpos(Variant::Shogi));
+        assert_eq!(labels, legal[10..16].iter().map(|&l| l as u32).collect::<Vec<_>>());
     }
 
     #[test]

@@ -25,8 +25,8 @@ use model::encoding::{Encoder, ENCODER_VERSION};
 use model::tch::{self, Device};
 use model::util::write_atomic;
 use model::{
-    load_checkpoint, parse_device, save_checkpoint, Batcher, BatcherConfig, CheckpointInfo, Evaluator, Expected, Net,
-    Precision, TorchEvaluator,
+    load_net, parse_device, save_checkpoint, Batcher, BatcherConfig, CheckpointInfo, Expected, Net, Network, Precision,
+    TorchEvaluator,
 };
 use selfplay::samples::ChunkWriter;
 use selfplay::{run_selfplay, Openings, Progress, RunOptions};
@@ -108,6 +108,8 @@ pub struct TrainOptions {
     pub run: String,
     pub runs_dir: PathBuf,
     pub resume: bool,
+    /// A new run starts from this network (checkpoint or model file) instead of fresh weights.
+    pub init: Option<PathBuf>,
     /// Override `train.max_minutes` / `train.max_steps`.
     pub max_minutes: Option<f64>,
     pub max_steps: Option<u64>,
@@ -187,6 +189,44 @@ pub fn read_state(run_dir: &Path) -> Result<Option<RunState>, TrainError> {
         Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| TrainError::Run(format!("{}: {e}", p.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(TrainError::Io { path: p, source: e }),
+    }
+}
+
+/// The newest checkpoint stem (`checkpoints/ckpt-<step>`) whose metadata is in `run_dir`.
+fn newest_checkpoint(run_dir: &Path) -> Option<String> {
+    let rd = std::fs::read_dir(run_dir.join("checkpoints")).ok()?;
+    rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".json").map(str::to_string))
+        .filter(|stem| checkpoint_name_is_valid(&format!("checkpoints/{stem}")))
+        .max()
+        .map(|stem| format!("checkpoints/{stem}"))
+}
+
+/// A checkpoint named by `state.json` must be `checkpoints/ckpt-<digits>`: a file of this run.
+fn checkpoint_name_is_valid(name: &str) -> bool {
+    name.strip_prefix("checkpoints/ckpt-").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A run never writes over checkpoints it did not record: a folder with checkpoints but
+/// no `state.json` is refused (new run or resume alike), and `state.json` may only name
+/// a checkpoint of this run.
+fn refuse_to_overwrite(run_dir: &Path, prior: Option<&RunState>) -> Result<(), TrainError> {
+    match prior {
+        Some(s) if !checkpoint_name_is_valid(&s.checkpoint) => Err(TrainError::Run(format!(
+            "{}: state.json names checkpoint `{}`; only checkpoints/ckpt-<step> of this run can be resumed",
+            run_dir.display(),
+            s.checkpoint
+        ))),
+        Some(_) => Ok(()),
+        None => match newest_checkpoint(run_dir) {
+            Some(newest) => Err(TrainError::Run(format!(
+                "{} holds checkpoints (newest {newest}) but no state.json, so its counters are lost; \
+                 nothing was overwritten. Start a new run from it: koma train --run NEW --init {}",
+                run_dir.display(),
+                run_dir.join(&newest).display()
+            ))),
+            None => Ok(()),
+        },
     }
 }
 
@@ -284,6 +324,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     if opts.resume && prior.is_none() && !run_dir.exists() {
         return Err(TrainError::Run(format!("--resume: no run `{}` in {}", opts.run, opts.runs_dir.display())));
     }
+    refuse_to_overwrite(&run_dir, prior.as_ref())?;
     let ckpt_dir = run_dir.join("checkpoints");
     let samples_dir = run_dir.join("samples");
     for d in [&run_dir, &ckpt_dir, &samples_dir] {
@@ -343,12 +384,14 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     }
     let session_seed = state.learner_seed ^ (state.resumes as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut learner = if fresh {
-        let net = Net::new(&cfg.base.model, shape, state.learner_seed, device)?;
+        let net = match &opts.init {
+            Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,
+            None => Net::new(&cfg.base.model, shape, state.learner_seed, device)?,
+        };
         Learner::new(net, &tcfg, 0)
     } else {
         let stem = run_dir.join(&state.checkpoint);
-        let expected = Expected::new(variant.name(), ENCODER_VERSION).with_shape(shape);
-        let (net, meta) = load_checkpoint(&stem, &expected, device)?;
+        let (net, meta) = load_net(&stem, &Expected::variant(variant).with_shape(shape), device)?;
         if meta.net != cfg.base.model {
             display.println(&format!(
                 "koma train: note: the config's [model] differs from the checkpoint's; keeping the checkpoint's ({} blocks x {} channels)",
@@ -470,7 +513,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     };
 
     let mut loader =
-        Loader::spawn(replay.clone(), encoder.clone(), tcfg.batch_size, tcfg.prefetch, tcfg.q_mix as f32, session_seed);
+        Loader::spawn(replay.clone(), encoder, tcfg.batch_size, tcfg.prefetch, tcfg.q_mix as f32, session_seed);
 
     let base_generated = state.samples_generated;
     let base_games = state.games;
@@ -498,8 +541,9 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
                     last_eval: &mut Vec<(String, u64, Wdl)>,
                     elapsed: f64|
      -> Result<(), TrainError> {
-        let ours = TorchEvaluator::new(&learner.net, learner.device(), Precision::Auto)?;
-        let ours = arena::builtin::KomaNetwork::direct(Arc::new(ours), encoder.clone(), learner.step);
+        let ours = Network::of_net(&learner.net, variant, learner.device(), Precision::Auto)?;
+        let ours =
+            arena::builtin::KomaNetwork { step: learner.step, ..arena::builtin::KomaNetwork::from_network(ours) };
         let previous = match &state.eval_checkpoint {
             Some(prev) if eval_plan.wants_previous() => {
                 match crate::eval::load_network(&run_dir.join(prev), variant, learner.device()) {
@@ -513,11 +557,20 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
             _ => None,
         };
         let seed = session_seed ^ learner.step.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        let report = eval_plan.run(&ours, previous.as_ref(), learner.step, seed);
+        let report = eval_plan.run(&ours, previous.as_ref(), learner.step, seed, Some(stop.clone()), display.enabled);
+        if report.stopped {
+            // Stopped by a signal: a partial match is no measurement.
+            display.println(&format!("eval @{}: stopped by a signal", learner.step));
+            return Ok(());
+        }
         if let Err(e) = report.write(tb, &run_dir.join("eval.jsonl"), elapsed) {
             display.println(&format!("koma train: writing eval.jsonl: {e}"));
         }
         display.println(&report.line());
+        match crate::elo_plot::plot_run(&run_dir) {
+            Ok(_) | Err(crate::elo_plot::RunPlotError::NoLadderGames { .. }) => {}
+            Err(e) => display.println(&format!("koma train: plot: {e}")),
+        }
         for r in &report.results {
             last_eval.retain(|(o, ..)| *o != r.name);
             last_eval.push((r.name.clone(), learner.step, r.outcome.wdl));
@@ -728,19 +781,4 @@ fn prune_checkpoints(dir: &Path, keep: usize, protect: Option<&str>) {
         let _ = std::fs::remove_file(dir.join(format!("{s}.safetensors")));
         let _ = std::fs::remove_file(dir.join(format!("{s}.optim.safetensors")));
     }
-}
-
-/// Loads a checkpoint's network for play (the `koma evaluate` command).
-pub fn load_for_play(path: &Path, device: Device) -> Result<(Net, model::CheckpointMeta), TrainError> {
-    let (net, meta) = load_checkpoint(path, &Expected::any(), device)?;
-    Ok((net, meta))
-}
-
-/// An evaluator of a checkpoint.
-pub fn checkpoint_evaluator(
-    path: &Path,
-    device: Device,
-) -> Result<(Arc<dyn Evaluator>, model::CheckpointMeta), TrainError> {
-    let (net, meta) = load_for_play(path, device)?;
-    Ok((Arc::new(TorchEvaluator::new(&net, device, Precision::Auto)?), meta))
 }

@@ -77,7 +77,7 @@ fn optimiser_state_round_trips() {
             step: 3,
         };
         model::save_checkpoint(&a.net, &wpath, &info).unwrap();
-        let (net_b, _) = model::load_checkpoint(&wpath, &model::Expected::any(), Device::Cpu).unwrap();
+        let (net_b, _) = model::load_net(&wpath, &model::Expected::any(), Device::Cpu).unwrap();
         let mut b = Learner::new(net_b, &cfg, 3);
         assert!(b.opt.load(&p).unwrap());
         assert_eq!(b.opt.updates(), 3);

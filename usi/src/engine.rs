@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use model::checkpoint::CheckpointPaths;
-use model::encoding::{Encoder, ENCODER_VERSION};
-use model::{Evaluator, Precision, TorchEvaluator, UniformEvaluator};
+use model::{CheckpointError, Expected, Precision};
 use rules::{ImpasseRule, Position, Variant};
 
 use crate::options::{Effect, Options, UNIFORM};
@@ -17,8 +15,9 @@ use crate::tree::{Proof, Tree};
 
 /// Where `ModelFile=auto` looks, in order (the first that exists wins):
 /// 1. the path in the environment variable `KOMA_MODEL`;
-/// 2. `model-<variant>.json` next to the `koma-usi` binary (`model-shogi.json`,
-///    `model-sho.json`, `model-dai.json`), then `model.json` there;
+/// 2. next to the `koma-usi` binary: `model-<variant>.safetensors` (a file written by
+///    `koma export`, or the weights of a checkpoint pair), `model-<variant>.json` (a
+///    checkpoint pair), then `model.safetensors` and `model.json` there;
 /// 3. the newest `runs/*/checkpoints/ckpt-*.json` under the working directory (by
 ///    modification time).
 pub fn auto_model_candidates(variant: Variant) -> (Vec<PathBuf>, String) {
@@ -31,7 +30,13 @@ pub fn auto_model_candidates(variant: Variant) -> (Vec<PathBuf>, String) {
         }
     }
     if let Some(dir) = exe_dir() {
-        for name in [format!("model-{}.json", variant.name()), "model.json".to_string()] {
+        let v = variant.name();
+        for name in [
+            format!("model-{v}.safetensors"),
+            format!("model-{v}.json"),
+            "model.safetensors".into(),
+            "model.json".into(),
+        ] {
             let p = dir.join(&name);
             looked.push(p.display().to_string());
             list.push(p);
@@ -67,33 +72,33 @@ fn newest_run_checkpoint(runs: &Path) -> Option<PathBuf> {
     best.map(|(_, p)| p)
 }
 
-/// The checkpoint that `ModelFile` names (its metadata file).
+/// The network that `ModelFile` names (a checkpoint by any of its names, or a model file).
 pub fn resolve_model(spec: &str, variant: Variant) -> Result<PathBuf, String> {
-    let exists = |p: &Path| CheckpointPaths::new(p).meta.is_file();
+    let exists = |p: &Path| model::locate_model(p).is_ok();
     if spec.eq_ignore_ascii_case("auto") {
         let (list, looked) = auto_model_candidates(variant);
-        return list.into_iter().find(|p| exists(p)).map(|p| CheckpointPaths::new(p).meta).ok_or_else(|| {
+        return list.into_iter().find(|p| exists(p)).ok_or_else(|| {
             format!(
                 "no network found for ModelFile=auto (looked at {looked}); set the ModelFile option to a \
-                 checkpoint (<stem>.json with its .safetensors), or to {UNIFORM} for the uniform evaluator"
+                 model file (koma export) or a checkpoint (<stem>.json with its .safetensors), or to {UNIFORM} \
+                 for the uniform evaluator"
             )
         });
     }
     let p = PathBuf::from(spec);
-    if exists(&p) {
-        return Ok(CheckpointPaths::new(p).meta);
-    }
+    let why = match model::locate_model(&p) {
+        Ok(_) => return Ok(p),
+        Err(e) => e,
+    };
     if p.is_relative() {
-        if let Some(dir) = exe_dir() {
-            if exists(&dir.join(&p)) {
-                return Ok(CheckpointPaths::new(dir.join(p)).meta);
-            }
+        if let Some(next_to_binary) = exe_dir().map(|d| d.join(&p)).filter(|q| exists(q)) {
+            return Ok(next_to_binary);
         }
     }
+    let what = if matches!(why, CheckpointError::NotFound { .. }) { "not found" } else { "unusable" };
     Err(format!(
-        "ModelFile '{spec}' not found (no {}); set ModelFile to a checkpoint (<stem>.json with its \
-         .safetensors) or to {UNIFORM}",
-        CheckpointPaths::new(&p).meta.display()
+        "ModelFile '{spec}' {what}: {why}; set ModelFile to a model file (koma export), a checkpoint \
+         (<stem>.json with its .safetensors) or to {UNIFORM}"
     ))
 }
 
@@ -108,8 +113,7 @@ struct NetKey {
 }
 
 struct Network {
-    evaluator: Arc<dyn Evaluator>,
-    encoder: Encoder,
+    network: model::Network,
     key: NetKey,
     description: String,
     cuda: bool,
@@ -300,8 +304,8 @@ impl Core {
         };
         let control = Arc::new(Control::new());
         let tree = self.tree.clone();
-        let evaluator = net.evaluator.clone();
-        let encoder = net.encoder.clone();
+        let evaluator = net.network.evaluator.clone();
+        let encoder = net.network.encoder.clone();
         let ctl = control.clone();
         let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let fin = finished.clone();
@@ -355,50 +359,38 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 fn load(key: &NetKey) -> Result<Network, String> {
     let batch = key.batch;
     if key.model.as_os_str() == UNIFORM {
-        let encoder = Encoder::new(key.variant);
         return Ok(Network {
-            evaluator: Arc::new(UniformEvaluator::new(encoder.net_shape())),
-            encoder,
+            network: model::Network::uniform(key.variant),
             key: key.clone(),
             description: format!("uniform evaluator ({})", key.variant),
             cuda: false,
         });
     }
     let path = &key.model;
-    let meta = model::read_checkpoint_meta(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let v: Variant = meta.variant.parse().map_err(|e: rules::UnknownVariant| format!("{}: {e}", path.display()))?;
-    if v != key.variant {
-        return Err(format!(
-            "{} is a network for {}, but UCI_Variant is {} (set UCI_Variant or ModelFile)",
-            path.display(),
-            v,
-            key.variant
-        ));
-    }
-    // The network's input options (attack planes or not) come with its checkpoint.
-    let encoder = Encoder::for_net(key.variant, &meta.net);
-    let shape = encoder.net_shape();
     if key.torch_threads > 0 {
         model::tch::set_num_threads(key.torch_threads as i32);
     }
     let device = model::parse_device(&key.device).map_err(|e| format!("option Device: {e}"))?;
-    let expected = model::Expected::new(meta.variant.clone(), ENCODER_VERSION).with_shape(shape);
-    let (net, meta) =
-        model::load_checkpoint(path, &expected, device).map_err(|e| format!("cannot load {}: {e}", path.display()))?;
-    let ev =
-        TorchEvaluator::new(&net, device, Precision::Auto).map_err(|e| format!("cannot prepare the network: {e}"))?;
+    // The network brings the encoder its input planes were trained with.
+    let network =
+        model::Network::load(path, &Expected::variant(key.variant), device, Precision::Auto).map_err(|e| {
+            let hint =
+                if matches!(e, CheckpointError::WrongVariant { .. }) { " (set UCI_Variant or ModelFile)" } else { "" };
+            format!("cannot load the network: {e}{hint}")
+        })?;
     // Warm-up: the first forward passes are slow (allocation, cuDNN autotuning).
-    let zeros = vec![0.0f32; batch * shape.input_len()];
+    let zeros = vec![0.0f32; batch * network.encoder.input_len()];
     for _ in 0..2 {
-        ev.evaluate(&zeros, batch).map_err(|e| format!("the network fails to evaluate: {e}"))?;
+        network.evaluator.evaluate(&zeros, batch).map_err(|e| format!("the network fails to evaluate: {e}"))?;
     }
+    let meta = network.meta.as_ref().expect("a loaded network has metadata");
     let description = format!(
         "{} (step {}, {} blocks x {} channels) on {}",
         path.display(),
         meta.step,
         meta.net.blocks,
         meta.net.channels,
-        ev.describe()
+        network.evaluator.describe()
     );
-    Ok(Network { evaluator: Arc::new(ev), encoder, key: key.clone(), description, cuda: device.is_cuda() })
+    Ok(Network { network, key: key.clone(), description, cuda: device.is_cuda() })
 }

@@ -3,48 +3,71 @@
 //!
 //! `koma-usi --init-model STEM [--variant shogi|sho|dai] [--blocks N] [--channels N]
 //! [--seed N]` writes a freshly initialised (untrained) network as a checkpoint, for
-//! tests and smoke runs (`STEM.json` + `STEM.safetensors`).
+//! tests and smoke runs (`STEM.json` + `STEM.safetensors`), by the same code as
+//! `koma init`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Parser;
 use usi::input::{read_line, Line};
 use usi::Out;
 
-const HELP: &str = "koma-usi: koma's shogi engine (USI; XBoard for sho and dai shogi)
-
-usage:
-  koma-usi                 USI on stdin/stdout (a first command `xboard` switches to XBoard)
-  koma-usi --xboard        XBoard protocol 2
-  koma-usi --init-model STEM [--variant shogi|sho|dai] [--blocks N] [--channels N] [--seed N]
-                           write an untrained network checkpoint (STEM.json, STEM.safetensors)
-  koma-usi --help | --version
-
-Options are set through the protocol (USI setoption, XBoard option); see the README
-section \"Playing in a GUI\".";
+#[derive(Parser)]
+#[command(
+    name = "koma-usi",
+    about = "koma's shogi engine: USI on stdin/stdout (standard, sho and dai shogi); XBoard protocol 2 \
+             for sho and dai shogi",
+    after_help = "Engine options are set through the protocol (USI setoption, XBoard option); see the \
+                  README section \"Playing in a GUI\".",
+    disable_version_flag = true
+)]
+struct Args {
+    /// Talk XBoard protocol 2 (without it, a first command `xboard` also switches).
+    #[arg(long, conflicts_with_all = ["usi", "init_model"])]
+    xboard: bool,
+    /// Talk USI (the default).
+    #[arg(long, conflicts_with = "init_model")]
+    usi: bool,
+    /// Write an untrained network checkpoint (STEM.json, STEM.safetensors) and exit.
+    #[arg(long, value_name = "STEM")]
+    init_model: Option<PathBuf>,
+    /// Variant of the network --init-model writes: shogi, sho or dai.
+    #[arg(long, default_value = "shogi", requires = "init_model")]
+    variant: rules::Variant,
+    /// Residual blocks of the network --init-model writes.
+    #[arg(long, default_value_t = 1, requires = "init_model")]
+    blocks: usize,
+    /// Channels of the network --init-model writes.
+    #[arg(long, default_value_t = 16, requires = "init_model")]
+    channels: usize,
+    /// Seed of the weights --init-model writes.
+    #[arg(long, default_value_t = 1, requires = "init_model")]
+    seed: u64,
+    /// Print the engine's name and version.
+    #[arg(short = 'V', long)]
+    version: bool,
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        None => {}
-        Some("--xboard") if args.len() == 1 => {
-            let stdin = std::io::stdin();
-            usi::xboard::Xboard::new(Out::stdout()).run(stdin.lock());
-            return ExitCode::SUCCESS;
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
-        Some("--usi") if args.len() == 1 => {}
-        Some("--init-model") => return init_model(&args[1..]),
-        Some("--help") | Some("-h") => {
-            println!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
-        Some("--version") | Some("-V") => {
-            println!("{}", usi::usi::ENGINE_NAME);
-            return ExitCode::SUCCESS;
-        }
-        Some(other) => {
-            eprintln!("koma-usi: unknown argument '{other}'\n\n{HELP}");
-            return ExitCode::from(2);
-        }
+    };
+    if args.version {
+        println!("{}", usi::usi::ENGINE_NAME);
+        return ExitCode::SUCCESS;
+    }
+    if let Some(stem) = &args.init_model {
+        return init_model(stem, &args);
+    }
+    if args.xboard {
+        let stdin = std::io::stdin();
+        usi::xboard::Xboard::new(Out::stdout()).run(stdin.lock());
+        return ExitCode::SUCCESS;
     }
     // Protocol detection: the first non-empty command. Lines that are not text before
     // it get USI's error line (an XBoard GUI starts with `xboard`).
@@ -72,77 +95,24 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn init_model(args: &[String]) -> ExitCode {
-    let mut stem = None;
-    let mut variant = rules::Variant::Shogi;
-    let mut config =
-        model::NetConfig { blocks: 1, channels: 16, value_channels: 4, value_hidden: 16, ..Default::default() };
-    let mut seed = 1u64;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut val = || it.next().cloned().unwrap_or_default();
-        let bad = |what: &str, v: &str| {
-            eprintln!("koma-usi --init-model: bad {what} '{v}'");
-            ExitCode::from(2)
-        };
-        match a.as_str() {
-            "--variant" => {
-                let v = val();
-                match v.parse() {
-                    Ok(x) => variant = x,
-                    Err(_) => return bad("variant", &v),
-                }
-            }
-            "--blocks" => {
-                let v = val();
-                match v.parse() {
-                    Ok(x) => config.blocks = x,
-                    Err(_) => return bad("block count", &v),
-                }
-            }
-            "--channels" => {
-                let v = val();
-                match v.parse() {
-                    Ok(x) => config.channels = x,
-                    Err(_) => return bad("channel count", &v),
-                }
-            }
-            "--seed" => {
-                let v = val();
-                match v.parse() {
-                    Ok(x) => seed = x,
-                    Err(_) => return bad("seed", &v),
-                }
-            }
-            s if !s.starts_with("--") && stem.is_none() => stem = Some(s.to_string()),
-            other => return bad("argument", other),
-        }
-    }
-    let Some(stem) = stem else {
-        eprintln!("koma-usi --init-model: give the checkpoint path (STEM)");
-        return ExitCode::from(2);
+/// A small untrained network (one block of 16 channels unless told), written by
+/// `model::init_checkpoint` as `koma init` writes its networks.
+fn init_model(stem: &std::path::Path, args: &Args) -> ExitCode {
+    let config = model::NetConfig {
+        blocks: args.blocks,
+        channels: args.channels,
+        value_channels: 4,
+        value_hidden: 16,
+        ..Default::default()
     };
-    let shape = model::encoding::Encoder::new(variant).net_shape();
-    let net = match model::Net::new(&config, shape, seed, model::tch::Device::Cpu) {
-        Ok(n) => n,
-        Err(e) => {
-            eprintln!("koma-usi --init-model: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let info = model::CheckpointInfo {
-        variant: variant.name().to_string(),
-        encoder_version: model::encoding::ENCODER_VERSION,
-        step: 0,
-    };
-    match model::save_checkpoint(&net, &stem, &info) {
+    match model::init_checkpoint(args.variant, &config, args.seed, stem) {
         Ok((paths, _)) => {
             println!("{}", paths.meta.display());
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("koma-usi --init-model: {e}");
-            ExitCode::from(1)
+            ExitCode::from(if matches!(e, model::InitError::Net(_)) { 2 } else { 1 })
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Real GUI-style matches through cshogi (scripts/usi-match.sh): koma-usi against gpsusi
-//! with a short byoyomi; every game completes, every move legal, no time loss.
+//! with a short byoyomi; every game completes, every move legal, no time loss. koma plays
+//! from a model file written by `koma export` (the form a user shares).
 
 mod common;
 
@@ -21,11 +22,15 @@ fn match_against_gpsusi_through_cshogi() {
     {
         return;
     }
+    let dir = tempfile::tempdir().unwrap();
+    let model_file = dir.path().join("model-shogi.safetensors");
+    model::export_model(tiny_checkpoint("shogi"), &model_file).unwrap();
     // 500 ms, as the acceptance match: a shorter byoyomi measures the machine's
     // load (a 2-core CI box shared with other tests) more than the engine's clock.
     let st = Command::new("bash")
         .arg(root.join("scripts/usi-match.sh"))
-        .args(["--no-build", "--games", "2", "--byoyomi", "500", "--opponent", opponent])
+        .args(["--no-build", "--games", "2", "--byoyomi", "500", "--opponent", opponent, "--model"])
+        .arg(&model_file)
         .env("KOMA_USI", exe())
         .current_dir(&root)
         .status()

@@ -24,3 +24,14 @@ pub fn koma(args: &[&str], stdin: &str) -> Output {
 pub fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
+
+/// A fresh folder for one test under Cargo's test scratch space, with `config` written to
+/// `tiny.toml` in it: (folder, config path).
+pub fn scratch_with_config(name: &str, config: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("tiny.toml");
+    std::fs::write(&cfg, config).unwrap();
+    (dir, cfg)
+}

@@ -55,20 +55,11 @@ impl Encoder {
         }
     }
 
-    /// The encoder a network of this architecture reads (its input options).
+    /// The encoder a network of this architecture reads (its input options): the one
+    /// place an encoder is made from a [`crate::NetConfig`]. A loaded network carries its
+    /// encoder ([`crate::Network`]); callers never rebuild one from a file's metadata.
     pub fn for_net(variant: Variant, net: &crate::NetConfig) -> Encoder {
         Encoder::with_options(variant, net.encoder_options())
-    }
-
-    /// The encoder whose input planes match `shape` (of an evaluator whose config is not
-    /// at hand): the options change the plane count, so at most one matches. Falls back
-    /// to the default options.
-    pub fn for_shape(variant: Variant, shape: &NetShape) -> Encoder {
-        [true, false]
-            .into_iter()
-            .map(|attack_planes| Encoder::with_options(variant, EncoderOptions { attack_planes }))
-            .find(|e| e.net_shape() == *shape)
-            .unwrap_or_else(|| Encoder::new(variant))
     }
 
     pub fn variant(&self) -> Variant {
@@ -197,14 +188,13 @@ mod tests {
     }
 
     #[test]
-    fn the_network_config_and_shape_choose_the_encoder() {
+    fn the_network_config_chooses_the_encoder() {
         for v in Variant::ALL {
             let with = crate::NetConfig { attack_planes: true, ..Default::default() };
             let attack = Encoder::for_net(v, &with);
             let plain = Encoder::for_net(v, &crate::NetConfig::default());
             assert!(attack.options().attack_planes && !plain.options().attack_planes);
-            assert_eq!(Encoder::for_shape(v, &attack.net_shape()).options(), attack.options(), "{v}");
-            assert_eq!(Encoder::for_shape(v, &plain.net_shape()).options(), plain.options(), "{v}");
+            assert_ne!(attack.net_shape(), plain.net_shape(), "{v}");
         }
     }
 

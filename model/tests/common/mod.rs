@@ -54,3 +54,92 @@ pub fn train_bn_stats(net: &koma_model::Net, seed: u64) {
         });
     }
 }
+
+/// The shape of the standard shogi encoder (default options): what [`tiny_config`]
+/// networks have in the loader tests, which check the shape against the encoder.
+pub fn shogi_shape() -> NetShape {
+    koma_model::encoding::Encoder::new(rules::Variant::Shogi).net_shape()
+}
+
+pub fn shogi_info(step: u64) -> koma_model::CheckpointInfo {
+    koma_model::CheckpointInfo { variant: "shogi".into(), encoder_version: koma_model::encoding::ENCODER_VERSION, step }
+}
+
+/// A tiny standard shogi network with trained batch norm statistics, saved as a
+/// checkpoint pair at `stem`.
+pub fn save_shogi_checkpoint(
+    stem: &std::path::Path,
+    seed: u64,
+    step: u64,
+) -> (koma_model::Net, koma_model::CheckpointPaths) {
+    let net = koma_model::Net::new(&tiny_config(), shogi_shape(), seed, tch::Device::Cpu).unwrap();
+    train_bn_stats(&net, 77 + seed);
+    let (paths, meta) = koma_model::save_checkpoint(&net, stem, &shogi_info(step)).unwrap();
+    assert_eq!(meta.step, step);
+    (net, paths)
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn edit_meta(paths: &koma_model::CheckpointPaths, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&paths.meta).unwrap()).unwrap();
+    edit(&mut meta);
+    std::fs::write(&paths.meta, serde_json::to_vec(&meta).unwrap()).unwrap();
+}
+
+/// A safetensors file's tensors (name, shape, bytes) and header metadata.
+pub type Tensors = Vec<(String, Vec<usize>, Vec<u8>)>;
+
+pub fn read_tensors(path: &std::path::Path) -> (Tensors, Option<std::collections::HashMap<String, String>>) {
+    use safetensors::tensor::SafeTensors;
+    let bytes = std::fs::read(path).unwrap();
+    let (_, header) = SafeTensors::read_metadata(&bytes).unwrap();
+    let st = SafeTensors::deserialize(&bytes).unwrap();
+    let tensors = st.tensors().into_iter().map(|(n, v)| (n, v.shape().to_vec(), v.data().to_vec())).collect();
+    (tensors, header.metadata().clone())
+}
+
+pub fn write_tensors(
+    path: &std::path::Path,
+    tensors: &Tensors,
+    metadata: &Option<std::collections::HashMap<String, String>>,
+) -> Vec<u8> {
+    use safetensors::tensor::{Dtype, TensorView};
+    let views: Vec<_> =
+        tensors.iter().map(|(n, s, d)| (n.clone(), TensorView::new(Dtype::F32, s.clone(), d).unwrap())).collect();
+    let out = safetensors::serialize(views, metadata).unwrap();
+    std::fs::write(path, &out).unwrap();
+    out
+}
+
+/// Rewrites a checkpoint's weights file with `edit` applied to its tensors, and fixes the
+/// metadata's size and checksum so that only the tensor-level checks can catch the change.
+pub fn rewrite_weights(paths: &koma_model::CheckpointPaths, edit: impl FnOnce(&mut Tensors)) {
+    let (mut tensors, metadata) = read_tensors(&paths.weights);
+    edit(&mut tensors);
+    let out = write_tensors(&paths.weights, &tensors, &metadata);
+    edit_meta(paths, |m| {
+        m["weights_bytes"] = out.len().into();
+        m["weights_sha256"] = sha256_hex(&out).into();
+    });
+}
+
+/// An error and its sources joined by ": ", as `anyhow` prints them with `{:#}`.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text += &format!(": {c}");
+        cause = c.source();
+    }
+    text
+}
+
+/// Both networks give bit-identical outputs on one pseudo-random position.
+pub fn assert_same_outputs(a: &koma_model::Net, b: &koma_model::Net, seed: u64) {
+    let x = random_inputs(a.shape().input_len(), seed);
+    assert_eq!(a.forward_host(&x, 1).unwrap(), b.forward_host(&x, 1).unwrap());
+}

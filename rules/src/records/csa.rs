@@ -18,7 +18,10 @@
 //! share a line, separated by commas; a file may hold several games
 //! separated by `/`.
 
-use super::{seconds, EndReason, ErrorKind, GameEnd, GameInfo, Record, RecordError, RecordedMove, Start};
+use super::{
+    check_times, decimal_seconds, EndReason, ErrorKind, GameEnd, GameInfo, Record, RecordError, RecordedMove, Start,
+    MAX_MOVE_TIME,
+};
 use crate::types::KIND_SLOTS;
 use crate::{Color, Kind, Move, Piece, Position, Setup, Square, Variant};
 use std::time::Duration;
@@ -137,7 +140,7 @@ impl BoardBuilder {
         }
         self.given = true;
         let rest = &stmt[2..];
-        if rest.len() % 4 != 0 {
+        if rest.len() % 4 != 0 || !rest.is_ascii() {
             return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "PI removals are XYKK, as in PI82HI22KA"));
         }
         for item in rest.as_bytes().chunks(4) {
@@ -207,7 +210,8 @@ impl BoardBuilder {
                 if promoted || kind == Kind::King {
                     return Err(bad("only unpromoted pieces other than the king go in hand"));
                 }
-                self.hands[color.index()][kind as usize] += 1;
+                let held = &mut self.hands[color.index()][kind as usize];
+                *held = held.checked_add(1).ok_or_else(|| bad("more pieces in hand than the game has"))?;
             } else {
                 let sq = parse_square(&item[..2]).ok_or_else(|| bad("bad square"))?;
                 self.set(sq, Some(Piece::new(color, kind, promoted)));
@@ -229,11 +233,14 @@ impl BoardBuilder {
             // The standard set: what the even position holds.
             let even = Position::startpos(Variant::Shogi);
             for kind in Kind::HAND {
-                let total = even.pieces().filter(|(_, p)| p.kind() == kind).count() as u8;
-                let placed = self.board.iter().flatten().filter(|p| p.kind() == kind).count() as u8
-                    + self.hands[0][kind as usize]
-                    + self.hands[1][kind as usize];
-                self.hands[color.index()][kind as usize] += total.saturating_sub(placed);
+                let total = even.pieces().filter(|(_, p)| p.kind() == kind).count();
+                let placed = self.board.iter().flatten().filter(|p| p.kind() == kind).count()
+                    + usize::from(self.hands[0][kind as usize])
+                    + usize::from(self.hands[1][kind as usize]);
+                // The rest is at most the whole set (18 pawns): it fits.
+                let rest = total.saturating_sub(placed) as u8;
+                let held = &mut self.hands[color.index()][kind as usize];
+                *held = held.saturating_add(rest);
             }
         }
         let setup = Setup { variant: Variant::Shogi, board: self.board, hands: self.hands, side, move_number: 1 };
@@ -272,11 +279,12 @@ impl GameReader {
                 "V2" | "V2.1" | "V2.2" | "V3.0" => Ok(()),
                 _ => Err(RecordError::at_line(ErrorKind::UnknownHeader, n, stmt, "unknown CSA version")),
             },
-            b'N' if stmt.len() >= 2 => {
-                let name = stmt[2..].to_string();
-                match bytes[1] {
-                    b'+' => self.record.info.sente = Some(name),
-                    b'-' => self.record.info.gote = Some(name),
+            b'N' => {
+                // The sign first: slicing after a multi-byte character would panic.
+                let name = || stmt[2..].to_string();
+                match bytes.get(1) {
+                    Some(b'+') => self.record.info.sente = Some(name()),
+                    Some(b'-') => self.record.info.gote = Some(name()),
                     _ => return Err(RecordError::at_line(ErrorKind::UnknownHeader, n, stmt, "N+ or N- expected")),
                 }
                 Ok(())
@@ -300,17 +308,22 @@ impl GameReader {
             }
             b'+' | b'-' => self.play(n, stmt),
             b'T' => {
-                let secs: f64 = stmt[1..].parse().map_err(|_| {
-                    RecordError::at_line(ErrorKind::Syntax, n, stmt, "time is T and seconds, as in T12")
-                })?;
-                let time = Some(seconds(secs));
-                match (&mut self.record.end, self.record.moves.last_mut()) {
-                    (Some(end), _) => end.time = time,
-                    (None, Some(m)) => m.time = time,
+                let time = Some(decimal_seconds(&stmt[1..]).ok_or_else(|| {
+                    let max = MAX_MOVE_TIME.as_secs();
+                    let why = format!("a time is T and 0 to {max} seconds (V3.0: up to three decimals), as in T12");
+                    RecordError::at_line(ErrorKind::Time, n, stmt, why)
+                })?);
+                let slot = match (&mut self.record.end, self.record.moves.last_mut()) {
+                    (Some(end), _) => &mut end.time,
+                    (None, Some(m)) => &mut m.time,
                     (None, None) => {
                         return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "time before any move"))
                     }
+                };
+                if slot.is_some() {
+                    return Err(RecordError::at_line(ErrorKind::Time, n, stmt, "a second time for one move"));
                 }
+                *slot = time;
                 Ok(())
             }
             b'%' => self.end(n, stmt),
@@ -581,6 +594,7 @@ pub fn write_csa(record: &Record) -> Result<String, RecordError> {
 
 /// Writes a record as CSA of the given version.
 pub fn write_csa_with(record: &Record, version: CsaVersion) -> Result<String, RecordError> {
+    check_times(record)?;
     let mut out = String::from(match version {
         CsaVersion::V22 => "V2.2\n",
         CsaVersion::V30 => "V3.0\n",

@@ -32,6 +32,17 @@ impl Encoding {
     }
 }
 
+/// The encoding to write a record file in, by its extension, as Japanese programs
+/// read them: `.kifu` and `.ki2u` are UTF-8, everything else KIF or KI2 (`.kif`, `.ki2`)
+/// is Shift_JIS (cp932). (CSA and USI text is ASCII but for names, and is written as
+/// UTF-8 whatever this says.)
+pub fn written_encoding(extension: &str) -> Encoding {
+    match extension.to_ascii_lowercase().as_str() {
+        "kifu" | "ki2u" => Encoding::Utf8,
+        _ => Encoding::ShiftJis,
+    }
+}
+
 /// 1-based line of byte offset `at`.
 fn line_of(bytes: &[u8], at: usize) -> usize {
     bytes[..at.min(bytes.len())].iter().filter(|&&b| b == b'\n').count() + 1
@@ -136,6 +147,14 @@ mod tests {
         let err = decode(b"ok\n\x81\x20bad\n", None).unwrap_err();
         assert_eq!((err.kind, err.line), (ErrorKind::Encoding, Some(2)));
         assert_eq!(encode("a\n😀\n", Encoding::ShiftJis).unwrap_err().line, Some(2));
+    }
+
+    #[test]
+    fn kif_and_ki2_files_are_shift_jis_unless_their_name_says_utf8() {
+        assert_eq!(written_encoding("kif"), Encoding::ShiftJis);
+        assert_eq!(written_encoding("KI2"), Encoding::ShiftJis);
+        assert_eq!(written_encoding("kifu"), Encoding::Utf8);
+        assert_eq!(written_encoding("ki2u"), Encoding::Utf8);
     }
 
     #[test]

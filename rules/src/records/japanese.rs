@@ -11,6 +11,7 @@
 //! 打 marks a drop only when a piece on the board could also go there.
 
 use super::{origins, NotationError};
+use crate::decimal::decimal_at_most;
 use crate::{Color, Kind, Move, Piece, Position, Square};
 
 /// Full-width digits for files: `７`.
@@ -122,7 +123,7 @@ pub(crate) fn parse_count(s: &str) -> Option<u8> {
     let mut chars = s.chars();
     let c = chars.next()?;
     if chars.next().is_some() {
-        return s.parse().ok();
+        return decimal_at_most(s, u64::from(u8::MAX)).map(|n| n as u8);
     }
     KANJI_DIGITS.iter().position(|&d| d == c).map(|i| i as u8 + 1).or_else(|| c.to_digit(10).map(|d| d as u8))
 }
@@ -410,10 +411,10 @@ fn parse_written(text: &str, previous: Option<Square>, with_origin: bool) -> Res
             '(' | '（' if with_origin => {
                 let inner = &s[c.len_utf8()..];
                 let close = inner.find([')', '）']).ok_or_else(|| err("origin square not closed with ')'"))?;
-                let digits: Vec<u8> = inner[..close].chars().filter_map(digit_value).collect();
-                if digits.len() != 2 {
+                let digits: Option<Vec<u8>> = inner[..close].chars().map(digit_value).collect();
+                let Some(digits) = digits.filter(|d| d.len() == 2) else {
                     return Err(err("origin must be two digits, as in (77)"));
-                }
+                };
                 written.origin = Some(Square::new(digits[0], digits[1]));
                 used = c.len_utf8() + close + inner[close..].chars().next().map_or(0, char::len_utf8);
             }

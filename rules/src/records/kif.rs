@@ -10,13 +10,19 @@
 //! ```
 //!
 //! The end is a last numbered line (投了, 詰み, 千日手, ...) and a summary
-//! line; where both are there the numbered line decides. Only the main line
-//! is read: a 変化 (variation) section ends the record.
+//! line; where both are there the numbered line decides, and a summary
+//! alone ends the game where it stands (a move after it is an error). The
+//! writer leaves the numbered line out where it would name another winner
+//! than the record's. Only the main line is read: a 変化 (variation)
+//! section ends the record.
 
 use super::japanese::{kif_move, parse_kif_move};
-use super::kif_header::{end_from_summary, parse_summary, summary_line, write_header, GameReader, Summary};
-use super::{seconds, EndReason, ErrorKind, GameEnd, Record, RecordError, RecordedMove};
-use crate::{Color, Square};
+use super::kif_header::{end_from_summary, parse_summary, summary_line, write_header, GameReader};
+use super::{
+    check_times, clock_seconds, EndReason, ErrorKind, GameEnd, Record, RecordError, RecordedMove, MAX_MOVE_TIME,
+};
+use crate::decimal::{decimal_at_most, digit_run};
+use crate::{Color, Position, Square, MAX_MOVE_NUMBER};
 use std::time::Duration;
 
 /// The word of a numbered end line, and what it means for the side to
@@ -59,22 +65,33 @@ fn end_word(end: &GameEnd, to_move: Color) -> &'static str {
     }
 }
 
-/// A numbered line split into number, move text and time.
+/// The end a numbered end line (`投了`) gives at `pos`, if `word` is one.
+fn end_of_word(word: &str, pos: &Position) -> Option<GameEnd> {
+    let &(_, reason) = END_WORDS.iter().find(|(w, _)| *w == word)?;
+    let mut end = GameEnd::at(reason, pos);
+    if word == "反則勝ち" {
+        end.winner = Some(pos.side_to_move());
+    }
+    Some(end)
+}
+
+/// A numbered line split into number, move text and time, each as
+/// written; [`read_kif`] checks the number and the time.
 struct MoveLine<'a> {
-    number: usize,
+    number: &'a str,
     text: &'a str,
-    time: Option<Duration>,
+    /// Inside the brackets: ` 0:12/00:00:12`.
+    time: Option<&'a str>,
 }
 
 /// `   1 ７六歩(77)   ( 0:12/00:00:12)+`: the time and the trailing `+`
 /// (variations follow) are optional.
 fn split_move_line(line: &str) -> Option<MoveLine<'_>> {
     let s = line.trim_start();
-    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    let digits = digit_run(s);
     if digits == 0 {
         return None;
     }
-    let number = s[..digits].parse().ok()?;
     let rest = &s[digits..];
     if !rest.starts_with([' ', '　', '\t']) {
         return None;
@@ -85,22 +102,39 @@ fn split_move_line(line: &str) -> Option<MoveLine<'_>> {
         if let Some(open) = body.rfind('(') {
             let inside = &body[open + 1..body.len() - 1];
             if inside.contains('/') || inside.contains(':') {
-                time = parse_time(inside);
+                time = Some(inside);
                 body = body[..open].trim_end();
             }
         }
     }
-    Some(MoveLine { number, text: body.trim_end_matches([' ', '　']), time })
+    Some(MoveLine { number: &s[..digits], text: body.trim_end_matches([' ', '　']), time })
 }
 
-/// ` 0:12/00:00:12`: the move's own time, minutes and seconds.
+/// ` 0:12/00:00:12`: the move's own time (`m:ss`, at most
+/// [`MAX_MOVE_TIME`]), then the mover's total, which must be a clock too
+/// but is not kept (the writer adds the times up again).
 fn parse_time(inside: &str) -> Option<Duration> {
-    let own = inside.split('/').next()?.trim();
-    let mut total = 0f64;
-    for part in own.split(':') {
-        total = total * 60.0 + part.trim().parse::<f64>().ok()?;
+    let (own, total) = inside.split_once('/').unwrap_or((inside, "0"));
+    clock_seconds(total.trim(), Duration::from_secs(u64::MAX))?;
+    clock_seconds(own.trim(), MAX_MOVE_TIME)
+}
+
+/// The move number of a numbered line: 1 to [`MAX_MOVE_NUMBER`], one more
+/// than the line before's.
+fn check_number(n: usize, line: &str, number: &str, last: Option<u64>) -> Result<u64, RecordError> {
+    let bad = |why: String| RecordError::at_line(ErrorKind::MoveNumber, n, line, why);
+    let value = decimal_at_most(number, u64::from(MAX_MOVE_NUMBER))
+        .filter(|&v| v >= 1)
+        .ok_or_else(|| bad(format!("move numbers are 1 to {MAX_MOVE_NUMBER}, not {number}")))?;
+    match last {
+        Some(last) if value != last + 1 => Err(bad(format!("move number {value} follows {last}"))),
+        _ => Ok(value),
     }
-    Some(seconds(total))
+}
+
+fn bad_time(n: usize, line: &str) -> RecordError {
+    let why = format!("a time is ( m:ss/h:mm:ss), the move's own 0 to {} seconds", MAX_MOVE_TIME.as_secs());
+    RecordError::at_line(ErrorKind::Time, n, line, why)
 }
 
 /// Does the line look like a numbered move (so the header has ended)?
@@ -111,16 +145,17 @@ fn is_move_line(line: &str) -> bool {
 /// Reads one KIF game (text already decoded).
 pub fn read_kif(text: &str) -> Result<Record, RecordError> {
     let mut reader = GameReader::default();
-    let mut numbered_end = false;
-    let mut summary: Option<(usize, Summary)> = None;
-    let mut last_number: Option<usize> = None;
+    let mut last_number: Option<u64> = None;
     let mut text = text.lines();
     while let Some((n, line)) = reader.next_line(&mut text) {
         if line.trim_start().starts_with("まで") {
-            // Unknown summaries are left alone: the numbered end line is
-            // what counts in KIF.
-            if let Some(s) = parse_summary(line) {
-                summary = Some((n, s));
+            // The summary ends the game unless a numbered end line did (that
+            // line is what counts in KIF); unknown summaries are left alone.
+            if let Some(summary) = parse_summary(line) {
+                let (record, pos) = reader.game()?;
+                if record.end.is_none() {
+                    record.end = Some(end_from_summary(&summary, pos));
+                }
             }
             continue;
         }
@@ -140,46 +175,28 @@ pub fn read_kif(text: &str) -> Result<Record, RecordError> {
         let Some(ml) = split_move_line(line) else {
             return Err(RecordError::at_line(ErrorKind::Syntax, n, line, "expected a numbered move"));
         };
-        if let Some(last) = last_number {
-            if ml.number != last + 1 {
-                return Err(RecordError::at_line(
-                    ErrorKind::Syntax,
-                    n,
-                    line,
-                    format!("move number {} follows {last}", ml.number),
-                ));
-            }
-        }
-        last_number = Some(ml.number);
+        last_number = Some(check_number(n, line, ml.number, last_number)?);
+        let time = ml.time.map(|t| parse_time(t).ok_or_else(|| bad_time(n, line))).transpose()?;
         let ply = record.moves.len() + 1;
         if record.end.is_some() {
             return Err(
                 RecordError::at_line(ErrorKind::Syntax, n, ml.text, "move after the end of the game").at_ply(ply)
             );
         }
-        if let Some(&(_, reason)) = END_WORDS.iter().find(|(w, _)| *w == ml.text) {
-            let mut end = GameEnd::at(reason, pos);
-            if ml.text == "反則勝ち" {
-                end.winner = Some(pos.side_to_move());
-            }
-            end.time = ml.time;
+        if let Some(mut end) = end_of_word(ml.text, pos) {
+            end.time = time;
             record.end = Some(end);
-            numbered_end = true;
             continue;
         }
         let previous = record.moves.last().map(|m| m.mv.to());
         let mv = parse_kif_move(pos, ml.text, previous).map_err(|e| e.in_record(n, ply))?;
         pos.play(mv);
-        record.moves.push(RecordedMove { mv, time: ml.time, comments: Vec::new() });
+        record.moves.push(RecordedMove { mv, time, comments: Vec::new() });
     }
     if reader.game.is_none() && (reader.lines == 0 || reader.header.start().is_err()) {
         return Err(RecordError::new(ErrorKind::Truncated, Some(reader.lines.max(1)), "", "no KIF game in the text"));
     }
-    let (mut record, pos) = reader.into_game()?;
-    if let (false, Some((_, s))) = (numbered_end, &summary) {
-        record.end = Some(end_from_summary(s, &pos));
-    }
-    Ok(record)
+    Ok(reader.into_game()?.0)
 }
 
 /// Display width: full-width characters take two columns.
@@ -196,9 +213,13 @@ fn time_text(own: Duration, total: Duration) -> String {
 
 /// Writes a record as KIF text (encode it with [`super::encode_record`]).
 pub fn write_kif(record: &Record) -> Result<String, RecordError> {
+    check_times(record)?;
     let mut out = String::new();
     write_header(record, &mut out)?;
     out.push_str("手数----指手---------消費時間--\n");
+    // A move line has a time only where the record has one (0:00 for none
+    // would read back as a time of zero); the end line of a timed game
+    // always has one, as other programs write it.
     let timed = record.moves.iter().any(|m| m.time.is_some()) || record.end.as_ref().is_some_and(|e| e.time.is_some());
     let mut totals = [Duration::ZERO; 2];
     let mut lines = Vec::new();
@@ -206,8 +227,7 @@ pub fn write_kif(record: &Record) -> Result<String, RecordError> {
     let end_pos = record.replay(|pos, i, m| {
         let text = kif_move(pos, m.mv, previous);
         let mut line = format!("{:>4} {}", i + 1, text);
-        if timed {
-            let own = m.time.unwrap_or_default();
+        if let Some(own) = m.time {
             totals[pos.side_to_move().index()] += own;
             line.push_str(&" ".repeat(14usize.saturating_sub(width(&text)) + 1));
             line.push_str(&time_text(own, totals[pos.side_to_move().index()]));
@@ -225,19 +245,26 @@ pub fn write_kif(record: &Record) -> Result<String, RecordError> {
     if let Some(end) = &record.end {
         let to_move = end_pos.side_to_move();
         let word = end_word(end, to_move);
-        out.push_str(&format!("{:>4} {}", record.moves.len() + 1, word));
-        if timed {
-            let own = end.time.unwrap_or_default();
-            let total = totals[to_move.index()] + own;
-            out.push_str(&" ".repeat(14usize.saturating_sub(width(word)) + 1));
-            out.push_str(&time_text(own, total));
+        let comments: String = end.comments.iter().map(|c| format!("*{c}\n")).collect();
+        // The numbered line names the winner by itself (投了: the side to
+        // move loses). Where the record's winner is another (a summary said
+        // so), the summary alone, with the cause, says how the game ended.
+        if end_of_word(word, &end_pos).is_some_and(|said| said.winner == end.winner) {
+            out.push_str(&format!("{:>4} {}", record.moves.len() + 1, word));
+            if let Some(own) = end.time.or(timed.then_some(Duration::ZERO)) {
+                let total = totals[to_move.index()] + own;
+                out.push_str(&" ".repeat(14usize.saturating_sub(width(word)) + 1));
+                out.push_str(&time_text(own, total));
+            }
+            out.push('\n');
+            out.push_str(&comments);
+            out.push_str(&summary_line(record, end, record.moves.len(), to_move, false));
+            out.push('\n');
+        } else {
+            out.push_str(&summary_line(record, end, record.moves.len(), to_move, true));
+            out.push('\n');
+            out.push_str(&comments);
         }
-        out.push('\n');
-        for c in &end.comments {
-            out.push_str(&format!("*{c}\n"));
-        }
-        out.push_str(&summary_line(record, end, record.moves.len(), to_move, false));
-        out.push('\n');
     }
     Ok(out)
 }

@@ -249,7 +249,9 @@ fn parse_hand(n: usize, line: &str, value: &str) -> Result<[u8; crate::types::KI
         if promoted || kind == Kind::King {
             return Err(bad());
         }
-        hand[kind as usize] += parse_count(&item[used..]).ok_or_else(bad)?;
+        let count = parse_count(&item[used..]).ok_or_else(bad)?;
+        let held = &mut hand[kind as usize];
+        *held = held.checked_add(count).ok_or_else(bad)?;
     }
     Ok(hand)
 }

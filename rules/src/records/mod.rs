@@ -30,7 +30,7 @@ mod usi;
 mod western;
 
 pub use csa::{read_csa, read_csa_games, write_csa, write_csa_with, CsaVersion};
-pub use encoding::{decode, encode, Encoding};
+pub use encoding::{decode, encode, written_encoding, Encoding};
 pub use hcpe::hcpe3;
 pub use japanese::{japanese, kif_move, parse_japanese};
 pub use ki2::{read_ki2, write_ki2};
@@ -38,6 +38,7 @@ pub use kif::{read_kif, write_kif};
 pub use usi::{read_usi, read_usi_games, write_usi};
 pub use western::{parse_western, western, write_western};
 
+use crate::decimal::decimal_at_most;
 use crate::{Color, Handicap, Move, Piece, Position, SfenError, Square, Variant};
 use std::fmt;
 use std::time::Duration;
@@ -322,6 +323,11 @@ pub enum ErrorKind {
     Truncated,
     /// Text that cannot be written in the requested encoding.
     Unencodable,
+    /// A time that is not a number of seconds from 0 to [`MAX_MOVE_TIME`]
+    /// in the format's notation (`T-5`, `TNaN`, `( 0:-5/...)`).
+    Time,
+    /// A move number out of sequence or out of range.
+    MoveNumber,
 }
 
 impl ErrorKind {
@@ -335,6 +341,8 @@ impl ErrorKind {
             ErrorKind::Ambiguous => "ambiguous move",
             ErrorKind::Truncated => "truncated record",
             ErrorKind::Unencodable => "cannot encode",
+            ErrorKind::Time => "bad time",
+            ErrorKind::MoveNumber => "bad move number",
         }
     }
 }
@@ -552,8 +560,54 @@ pub(crate) fn origins(pos: &Position, piece: Piece, to: Square) -> Vec<Square> {
     froms
 }
 
-/// Seconds as a duration, for the readers (KIF and CSA V2.2 whole seconds,
-/// CSA V3.0 may have a fraction).
-pub(crate) fn seconds(s: f64) -> Duration {
-    Duration::from_millis((s * 1000.0).round() as u64)
+/// The longest time a record may give one move: a year. A time that is
+/// negative, not a number, or longer than this is an error of its line
+/// ([`ErrorKind::Time`]), never clamped.
+pub const MAX_MOVE_TIME: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Writers refuse the times readers refuse, so that what they write reads
+/// back.
+pub(crate) fn check_times(record: &Record) -> Result<(), RecordError> {
+    let moves = record.moves.iter().enumerate().map(|(i, m)| (Some(i + 1), m.time));
+    let end = record.end.iter().map(|e| (None, e.time));
+    for (ply, time) in moves.chain(end) {
+        if let Some(t) = time.filter(|&t| t > MAX_MOVE_TIME) {
+            let why = format!("longer than {} seconds", MAX_MOVE_TIME.as_secs());
+            let error = RecordError::new(ErrorKind::Time, None, format!("{} s", t.as_secs()), why);
+            return Err(match ply {
+                Some(ply) => error.at_ply(ply),
+                None => error,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `seconds[.fraction]` as CSA writes a time (V2.2 whole seconds, V3.0 up
+/// to milliseconds): ASCII digits, at most [`MAX_MOVE_TIME`].
+pub(crate) fn decimal_seconds(text: &str) -> Option<Duration> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let secs = decimal_at_most(whole, MAX_MOVE_TIME.as_secs())?;
+    let millis = match fraction.len() {
+        0 if !text.ends_with('.') => 0,
+        1..=3 => decimal_at_most(fraction, 999)? * 10u64.pow(3 - fraction.len() as u32),
+        _ => return None,
+    };
+    Some(Duration::from_secs(secs) + Duration::from_millis(millis)).filter(|&t| t <= MAX_MOVE_TIME)
+}
+
+/// `[[h:]m:]s` as KIF writes a clock (`0:12`, `00:00:12`): ASCII digits,
+/// minutes and seconds below 60 after the first part; at most `max`.
+pub(crate) fn clock_seconds(text: &str, max: Duration) -> Option<Duration> {
+    let parts: Vec<&str> = text.split(':').collect();
+    if parts.len() > 3 {
+        return None;
+    }
+    let mut secs = 0u64;
+    for (i, part) in parts.iter().enumerate() {
+        let limit = if i == 0 { max.as_secs() } else { 59 };
+        let value = decimal_at_most(part, limit)?;
+        secs = secs.checked_mul(60)?.checked_add(value)?;
+    }
+    Some(Duration::from_secs(secs)).filter(|&t| t <= max)
 }

@@ -30,13 +30,17 @@ impl Engine {
 
     /// Any engine program.
     pub fn spawn(program: &str, args: &[&str]) -> Engine {
-        let mut child = Command::new(program)
-            .args(args)
+        Engine::from_command(Command::new(program).args(args))
+    }
+
+    /// A prepared command (environment, working folder).
+    pub fn from_command(command: &mut Command) -> Engine {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("start {program}: {e}"));
+            .unwrap_or_else(|e| panic!("start {command:?}: {e}"));
         let stdout = child.stdout.take().unwrap();
         let stdin = child.stdin.take();
         let (tx, rx) = channel();

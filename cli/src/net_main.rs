@@ -1,0 +1,121 @@
+//! `koma-net`: the network commands of `koma` (libtorch), run by the `koma` binary next
+//! to it. It names itself `koma` in help and errors: users type `koma train`.
+//!
+//! Adding a command: a variant of [`NetCommand`] with its arguments module, and a row in
+//! `koma_cli::NETWORK_COMMANDS` so that `koma` hands it over (a test below checks both
+//! lists agree).
+
+mod arena_cmd;
+mod gen_cmd;
+mod ladder_cmd;
+mod model_cmds;
+mod plot_cmd;
+mod samples_cmd;
+mod selfplay_cmd;
+mod train_cmd;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use koma_cli::{finish, BadInput};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "koma", bin_name = "koma", version, about = "The network commands of koma (run through `koma`)")]
+struct NetCli {
+    #[command(subcommand)]
+    command: NetCommand,
+}
+
+#[derive(Subcommand)]
+enum NetCommand {
+    /// Write a freshly initialised network as a checkpoint.
+    Init(model_cmds::InitArgs),
+    /// Analyse one position with a network: WDL and the most likely moves.
+    #[command(aliases = ["eval", "analyze"])]
+    Analyse(model_cmds::AnalyseArgs),
+    /// Play matches between checkpoints, built-in players and USI/XBoard engines.
+    Arena(arena_cmd::ArenaArgs),
+    /// The ladder of reference players: its rungs, and a player's place on it.
+    Ladder(ladder_cmd::LadderArgs),
+    /// Write a checkpoint as one self-describing model file (for koma-usi, sharing)
+    Export(model_cmds::ExportArgs),
+    /// Play self-play games and write training sample chunks.
+    Selfplay(selfplay_cmd::SelfplayArgs),
+    /// Benchmarks (network evaluations, self-play).
+    Bench(BenchArgs),
+    /// The main job: self-play and learning in one process (runs/<name>/).
+    Train(train_cmd::TrainArgs),
+    /// Teacher data: an engine plays itself; its moves and scores become training samples
+    Gen(gen_cmd::GenArgs),
+    /// Supervised training from records, hcpe/hcpe3 files or sample chunks (bootstrap a network)
+    Learn(train_cmd::LearnArgs),
+    /// Play games: a checkpoint against a baseline (random, greedy) or another checkpoint.
+    Evaluate(train_cmd::EvaluateArgs),
+    /// Plot a training run's rating on the baseline ladder over its steps (from eval.jsonl)
+    Plot(plot_cmd::PlotArgs),
+    /// Convert sample chunks (self-play, koma gen) to dlshogi's hcpe3
+    ConvertSamples(samples_cmd::ConvertSamplesArgs),
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    #[command(subcommand)]
+    what: BenchCommand,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Raw network evaluations per second for each batch size.
+    Nn(model_cmds::BenchNnArgs),
+    /// Network evaluations per second inside self-play next to the raw forward pass at
+    /// the same batch size (last line: `... ratio <number>`).
+    Selfplay(selfplay_cmd::BenchSelfplayArgs),
+}
+
+fn main() -> ExitCode {
+    let cli: NetCli = match koma_cli::parse_or_exit(NetCli::command()) {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    finish(match cli.command {
+        NetCommand::Init(args) => model_cmds::init(args),
+        NetCommand::Analyse(args) => model_cmds::analyse(args),
+        NetCommand::Arena(args) => arena_cmd::arena(args),
+        NetCommand::Ladder(args) => ladder_cmd::ladder(args),
+        NetCommand::Export(args) => model_cmds::export(args),
+        NetCommand::Selfplay(args) => selfplay_cmd::selfplay(args),
+        NetCommand::Train(args) => train_cmd::train(args),
+        NetCommand::Learn(args) => train_cmd::learn(args),
+        NetCommand::Gen(args) => gen_cmd::gen(args),
+        NetCommand::ConvertSamples(args) => samples_cmd::convert_samples(args),
+        NetCommand::Evaluate(args) => train_cmd::evaluate(args),
+        NetCommand::Plot(args) => plot_cmd::plot(args),
+        NetCommand::Bench(args) => match args.what {
+            BenchCommand::Nn(a) => model_cmds::bench_nn(a),
+            BenchCommand::Selfplay(a) => selfplay_cmd::bench_selfplay(a),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn koma_hands_over_exactly_these_commands() {
+        let ours: Vec<(String, Vec<String>, String)> = NetCli::command()
+            .get_subcommands()
+            .map(|c| {
+                let aliases = c.get_all_aliases().map(str::to_string).collect();
+                (c.get_name().to_string(), aliases, c.get_about().map(|a| a.to_string()).unwrap_or_default())
+            })
+            .collect();
+        let table: Vec<(String, Vec<String>, String)> = koma_cli::NETWORK_COMMANDS
+            .iter()
+            .map(|c| {
+                let aliases = c.aliases.iter().map(|a| a.to_string()).collect();
+                (c.name.to_string(), aliases, c.about.to_string())
+            })
+            .collect();
+        assert_eq!(ours, table, "NetCommand and koma_cli::NETWORK_COMMANDS must list the same commands");
+    }
+}

@@ -1,0 +1,39 @@
+//! `koma plot RUN`: the training run's rating on the baseline ladder over its steps,
+//! drawn from `RUN/eval.jsonl` into `RUN/elo.png` and `RUN/elo.svg` (what `koma train`
+//! redraws after each evaluation).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::BadInput;
+
+#[derive(Args)]
+pub struct PlotArgs {
+    /// The run: its folder, or its name under --runs-dir.
+    run: PathBuf,
+    /// Folder of the runs.
+    #[arg(long, default_value = "runs")]
+    runs_dir: PathBuf,
+}
+
+pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
+    let run_dir = if args.run.join("eval.jsonl").is_file() { args.run.clone() } else { args.runs_dir.join(&args.run) };
+    if !run_dir.join("eval.jsonl").is_file() {
+        return Err(BadInput(format!(
+            "no eval.jsonl in {} or {} (the run has not evaluated yet?)",
+            args.run.display(),
+            run_dir.display()
+        ))
+        .into());
+    }
+    let files = trainer::elo_plot::plot_run(&run_dir).map_err(|e| match e {
+        trainer::elo_plot::RunPlotError::Plot(e) => anyhow::Error::new(e),
+        bad => BadInput(bad.to_string()).into(),
+    })?;
+    for f in files {
+        println!("wrote {}", f.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,130 @@
+//! `koma train` never loses work: a signal during the evaluation games stops the run
+//! within a second or two, and a run folder whose `state.json` is missing or names a file
+//! outside the run is refused instead of overwritten (issue 19).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+
+use common::KOMA;
+
+/// A tiny network whose first evaluation (at step 0) plays many games.
+const CONFIG: &str = r#"
+variant = "shogi"
+[model]
+blocks = 1
+channels = 8
+value_channels = 2
+value_hidden = 8
+[search]
+gumbel = true
+gumbel_m = 4
+[selfplay]
+workers = 1
+games_per_worker = 4
+simulations_full = 4
+simulations_cheap = 2
+max_plies = 40
+samples_per_chunk = 50
+[train]
+optimizer = "sgd"
+lr = 0.01
+batch_size = 16
+min_replay = 32
+checkpoint_interval = 4
+eval_interval = 1000
+eval_games = 2000
+eval_simulations = 8
+eval_opponents = ["random"]
+seed = 9
+"#;
+
+fn scratch(name: &str) -> (PathBuf, PathBuf) {
+    scratch_with(name, CONFIG)
+}
+
+fn scratch_with(name: &str, config: &str) -> (PathBuf, PathBuf) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("koma-safety-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("tiny.toml");
+    std::fs::write(&cfg, config).unwrap();
+    (dir, cfg)
+}
+
+fn train(cfg: &Path, runs: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(KOMA);
+    c.args(["train", "--quiet", "--config"]).arg(cfg).args(["--run", "r", "--runs-dir"]).arg(runs).args(extra);
+    c
+}
+
+#[test]
+fn sigterm_during_the_evaluation_stops_the_run_promptly() {
+    let (dir, cfg) = scratch("sigterm");
+    let runs = dir.join("runs");
+    let mut child = train(&cfg, &runs, &[]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    // The step-0 evaluation (2000 games) starts once the step-0 checkpoint is written.
+    let started = Instant::now();
+    while !runs.join("r/state.json").exists() {
+        assert!(started.elapsed() < Duration::from_secs(120), "no step-0 checkpoint");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(signalled.elapsed() < Duration::from_secs(10), "still running 10 s after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = signalled.elapsed();
+    eprintln!("koma train stopped {} ms after SIGTERM during its evaluation", took.as_millis());
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(status.success(), "{status:?}");
+    // A stopped evaluation is not recorded as a result.
+    let evals = std::fs::read_to_string(runs.join("r/eval.jsonl")).unwrap_or_default();
+    assert!(evals.is_empty(), "{evals}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_without_state_json_is_refused_not_overwritten() {
+    let (dir, cfg) = scratch("nostate");
+    let runs = dir.join("runs");
+    let ckpts = runs.join("r/checkpoints");
+    std::fs::create_dir_all(&ckpts).unwrap();
+    std::fs::write(ckpts.join("ckpt-00000040.json"), "{}").unwrap();
+    for extra in [&[][..], &["--resume"][..]] {
+        let out = train(&cfg, &runs, extra).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?}: {err}");
+        assert!(err.contains("no state.json") && err.contains("checkpoints/ckpt-00000040"), "{extra:?}: {err}");
+        assert_eq!(std::fs::read_to_string(ckpts.join("ckpt-00000040.json")).unwrap(), "{}", "untouched");
+        assert_eq!(std::fs::read_dir(&ckpts).unwrap().count(), 1, "nothing written");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn state_json_may_only_name_a_checkpoint_of_the_run() {
+    let no_eval = CONFIG.replace("eval_interval = 1000", "eval_interval = 0").replace("eval_games = 2000\n", "");
+    let (dir, cfg) = scratch_with("outside", &no_eval);
+    let runs = dir.join("runs");
+    // A real run of a few steps, then its state.json pointed outside the run.
+    let out = train(&cfg, &runs, &["--max-steps", "4"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let state = runs.join("r/state.json");
+    let text = std::fs::read_to_string(&state).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["checkpoint"] = serde_json::Value::String("../../elsewhere/ckpt-00000004".into());
+    std::fs::write(&state, json.to_string()).unwrap();
+    let out = train(&cfg, &runs, &["--resume", "--max-steps", "8"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("only checkpoints/ckpt-<step> of this run"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

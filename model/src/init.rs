@@ -1,0 +1,36 @@
+//! An untrained network written as a checkpoint: `koma init` and `koma-usi --init-model`
+//! both come here, so the two write the same files for the same settings.
+
+use std::path::Path;
+
+use rules::Variant;
+
+use crate::checkpoint::{save_checkpoint, CheckpointError, CheckpointInfo, CheckpointMeta, CheckpointPaths};
+use crate::config::NetConfig;
+use crate::encoding::{Encoder, ENCODER_VERSION};
+use crate::net::{Net, NetError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// The settings describe no network (bad input).
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// The files could not be written.
+    #[error(transparent)]
+    Save(#[from] CheckpointError),
+}
+
+/// Writes a freshly initialised network of `config` playing `variant` as the checkpoint
+/// `stem` (`<stem>.json` + `<stem>.safetensors`, step 0). The same seed gives the same
+/// weights.
+pub fn init_checkpoint(
+    variant: Variant,
+    config: &NetConfig,
+    seed: u64,
+    stem: &Path,
+) -> Result<(CheckpointPaths, CheckpointMeta), InitError> {
+    let encoder = Encoder::for_net(variant, config);
+    let net = Net::new(config, encoder.net_shape(), seed, tch::Device::Cpu)?;
+    let info = CheckpointInfo { variant: variant.name().to_string(), encoder_version: ENCODER_VERSION, step: 0 };
+    Ok(save_checkpoint(&net, stem, &info)?)
+}

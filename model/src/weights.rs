@@ -1,0 +1,162 @@
+//! A network's tensors as safetensors bytes and back: the one serialiser behind checkpoints
+//! and exported model files, the tensor digest both formats' checksums are built from, and
+//! the load-time checks every tensor passes (name, shape, dtype, finite values).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::Path;
+
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use sha2::{Digest, Sha256};
+use tch::{Device, Kind, Tensor};
+
+use crate::checkpoint::CheckpointError;
+use crate::net::Net;
+
+/// Largest safetensors header we read (the format's own limit is 100 MB).
+const MAX_HEADER_BYTES: u64 = 100 << 20;
+
+/// One tensor on the host: name, shape, little-endian f32 bytes.
+pub(crate) struct HostTensor {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub bytes: Vec<u8>,
+}
+
+/// Host f32 copies of every variable of `net` (parameters and batch norm statistics),
+/// sorted by name, and the number of scalars.
+pub(crate) fn host_tensors(net: &Net) -> Result<(Vec<HostTensor>, u64), CheckpointError> {
+    let vars: BTreeMap<String, Tensor> = net.var_store().variables().into_iter().collect();
+    let mut host = Vec::with_capacity(vars.len());
+    let mut scalars = 0u64;
+    for (name, t) in vars {
+        let t = t.f_detach()?.f_to_device(Device::Cpu)?.f_to_kind(Kind::Float)?.f_contiguous()?;
+        let numel = t.numel();
+        let mut data = vec![0f32; numel];
+        t.f_copy_data(&mut data, numel)?;
+        scalars += numel as u64;
+        let shape = t.size().iter().map(|&d| d as usize).collect();
+        host.push(HostTensor { name, shape, bytes: data.iter().flat_map(|x| x.to_le_bytes()).collect() });
+    }
+    Ok((host, scalars))
+}
+
+/// A safetensors file of `tensors` (all F32) with `metadata` in its header.
+pub(crate) fn serialize(
+    tensors: &[HostTensor],
+    metadata: HashMap<String, String>,
+    path: &Path,
+) -> Result<Vec<u8>, CheckpointError> {
+    let corrupt =
+        |e: safetensors::SafeTensorError| CheckpointError::Corrupt { path: path.into(), reason: e.to_string() };
+    let views = tensors
+        .iter()
+        .map(|t| TensorView::new(Dtype::F32, t.shape.clone(), &t.bytes).map(|v| (t.name.as_str(), v)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(corrupt)?;
+    safetensors::serialize(views, &Some(metadata)).map_err(corrupt)
+}
+
+/// SHA-256 (lowercase hex) of the tensors of a safetensors file, independent of the
+/// header's layout and metadata (see [`tensor_digest`]).
+pub fn tensors_sha256(st: &SafeTensors<'_>) -> String {
+    let tensors = st.tensors();
+    tensor_digest(tensors.iter().map(|(name, v)| (name.as_str(), v.shape(), v.data())))
+}
+
+/// SHA-256 (lowercase hex) of named tensors `(name, shape, raw data)`: for each tensor in
+/// byte order of its name, the UTF-8 name, a zero byte, the rank, every dimension and the
+/// data length as u64 little-endian, then the data. The checksum of model files and of the
+/// optimiser state; `data/FORMAT.md` ("Tensor digest") gives the same in Python.
+pub fn tensor_digest<'a>(tensors: impl IntoIterator<Item = (&'a str, &'a [usize], &'a [u8])>) -> String {
+    let mut sorted: Vec<_> = tensors.into_iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    let mut hash = Sha256::new();
+    for (name, shape, data) in sorted {
+        hash.update(name.as_bytes());
+        hash.update([0u8]);
+        hash.update((shape.len() as u64).to_le_bytes());
+        for &d in shape {
+            hash.update((d as u64).to_le_bytes());
+        }
+        hash.update((data.len() as u64).to_le_bytes());
+        hash.update(data);
+    }
+    hex(&hash.finalize())
+}
+
+/// [`tensor_digest`] of host tensors.
+pub(crate) fn host_tensors_sha256(tensors: &[HostTensor]) -> String {
+    tensor_digest(tensors.iter().map(|t| (t.name.as_str(), t.shape.as_slice(), t.bytes.as_slice())))
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parses a safetensors buffer read from `path`.
+pub(crate) fn parse<'a>(bytes: &'a [u8], path: &Path) -> Result<SafeTensors<'a>, CheckpointError> {
+    SafeTensors::deserialize(bytes)
+        .map_err(|e| CheckpointError::Corrupt { path: path.into(), reason: format!("{e:?}") })
+}
+
+/// The `__metadata__` of a safetensors file's header, read without loading the tensors
+/// (to tell a model file from a checkpoint's weights). Empty when the header has none.
+pub(crate) fn read_header_metadata(path: &Path) -> Result<HashMap<String, String>, CheckpointError> {
+    let io = |cause| CheckpointError::Io { path: path.into(), cause };
+    let corrupt = |reason: String| CheckpointError::Corrupt { path: path.into(), reason };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut len = [0u8; 8];
+    file.read_exact(&mut len).map_err(|_| corrupt("shorter than a safetensors header".into()))?;
+    let len = u64::from_le_bytes(len);
+    if len > MAX_HEADER_BYTES {
+        return Err(corrupt(format!("header length {len} is out of range")));
+    }
+    let mut header = vec![0u8; len as usize];
+    file.read_exact(&mut header).map_err(|_| corrupt("truncated header".into()))?;
+    let mut json: HashMap<String, serde_json::Value> =
+        serde_json::from_slice(&header).map_err(|e| corrupt(format!("header is not JSON: {e}")))?;
+    match json.remove("__metadata__") {
+        None => Ok(HashMap::new()),
+        Some(m) => serde_json::from_value(m).map_err(|e| corrupt(format!("header metadata: {e}"))),
+    }
+}
+
+/// Copies the tensors of `st` into `net`: exactly the net's names, each with its shape,
+/// F32, and every value finite (NaN or infinite weights from a diverged run are refused
+/// here, once, rather than played with).
+pub(crate) fn copy_into(net: &Net, st: &SafeTensors<'_>, path: &Path) -> Result<(), CheckpointError> {
+    let vars = net.var_store().variables();
+    for name in st.names() {
+        if !vars.contains_key(name.as_str()) {
+            return Err(CheckpointError::UnexpectedTensor { path: path.into(), name: name.clone() });
+        }
+    }
+    let mut names: Vec<&String> = vars.keys().collect();
+    names.sort();
+    for name in names {
+        let view =
+            st.tensor(name).map_err(|_| CheckpointError::MissingTensor { path: path.into(), name: name.clone() })?;
+        let var = &vars[name];
+        let expected: Vec<usize> = var.size().iter().map(|&d| d as usize).collect();
+        if view.shape() != expected.as_slice() {
+            let found = view.shape().to_vec();
+            return Err(CheckpointError::TensorShape { path: path.into(), name: name.clone(), expected, found });
+        }
+        if view.dtype() != Dtype::F32 {
+            let found = format!("{:?}", view.dtype());
+            return Err(CheckpointError::TensorDtype { path: path.into(), name: name.clone(), found });
+        }
+        let data: Vec<f32> =
+            view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        if let Some(index) = data.iter().position(|x| !x.is_finite()) {
+            let value = data[index];
+            return Err(CheckpointError::NonFinite { path: path.into(), name: name.clone(), index, value });
+        }
+        let shape: Vec<i64> = expected.iter().map(|&d| d as i64).collect();
+        let src = Tensor::f_from_slice(&data)?.f_view(shape.as_slice())?;
+        let mut dst = var.shallow_clone();
+        tch::no_grad(|| dst.f_copy_(&src))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,142 @@
+//! The training run's strength over its steps: every evaluation in `eval.jsonl` against
+//! the fixed baselines (random, greedy) placed on the measured baseline ladder
+//! (`arena::ladder`), drawn as `elo.png` and `elo.svg` in the run folder. `koma train`
+//! redraws them after each evaluation; `koma plot RUN` draws them from the file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use arena::ladder::{finite_rating, place, rung_rating, Ladder};
+use arena::plot::{write_chart, Chart, PlotError, Point, Series};
+use arena::Wdl;
+use serde::Deserialize;
+
+/// One line of `eval.jsonl` (the fields the plot needs).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct EvalRecord {
+    pub step: u64,
+    pub opponent: String,
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunPlotError {
+    #[error("{path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path}:{line}: not an evaluation record: {message}")]
+    BadRecord { path: PathBuf, line: usize, message: String },
+    #[error("{path}: no evaluation against a ladder player ({players}) to plot")]
+    NoLadderGames { path: PathBuf, players: String },
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
+/// The records of an `eval.jsonl` file, in file order.
+pub fn read_eval_log(path: &Path) -> Result<Vec<EvalRecord>, RunPlotError> {
+    let text = std::fs::read_to_string(path).map_err(|source| RunPlotError::Read { path: path.into(), source })?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| RunPlotError::BadRecord {
+                path: path.into(),
+                line: i + 1,
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The chart of `records`: at each evaluated step, the rating that best explains the
+/// games against every ladder player met then, with its 95% interval; the ladder
+/// players met as horizontal lines. Other opponents (`previous`) are left out.
+pub fn ladder_chart(records: &[EvalRecord], title: &str) -> Chart {
+    let mut by_step: BTreeMap<u64, Vec<(f64, Wdl)>> = BTreeMap::new();
+    let mut met: Vec<(String, f64)> = Vec::new();
+    for r in records {
+        let Some(rating) = rung_rating(&r.opponent) else { continue };
+        let wdl = Wdl { wins: r.wins, draws: r.draws, losses: r.losses };
+        by_step.entry(r.step).or_default().push((rating, wdl));
+        if !met.iter().any(|(n, _)| *n == r.opponent) {
+            met.push((r.opponent.clone(), rating));
+        }
+    }
+    let points = by_step
+        .iter()
+        .filter_map(|(&step, results)| {
+            // The maximum-likelihood rating, finite also after a sweep (for the chart);
+            // its interval where both bounds are finite.
+            let p = place(results)?;
+            let error = (p.low.is_finite() && p.high.is_finite()).then(|| (p.high - p.low) / 2.0);
+            Some(Point { x: step as f64, y: finite_rating(results)?, error })
+        })
+        .collect();
+    met.sort_by(|a, b| a.1.total_cmp(&b.1));
+    Chart {
+        title: title.to_string(),
+        x_label: "training step".into(),
+        y_label: "Elo on the baseline ladder (random = 0)".into(),
+        series: vec![Series { name: "network (95% interval)".into(), points }],
+        levels: met,
+    }
+}
+
+/// Draws `<run>/elo.png` and `<run>/elo.svg` from `<run>/eval.jsonl`; returns the files.
+pub fn plot_run(run_dir: &Path) -> Result<Vec<PathBuf>, RunPlotError> {
+    let log = run_dir.join("eval.jsonl");
+    let records = read_eval_log(&log)?;
+    let name = run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let chart = ladder_chart(&records, &format!("{name}: rating on the baseline ladder"));
+    if chart.series.iter().all(|s| s.points.is_empty()) {
+        let ladder = Ladder::shipped();
+        let players: Vec<&str> = ladder.rungs.iter().map(|r| r.name.as_str()).collect();
+        return Err(RunPlotError::NoLadderGames { path: log, players: players.join(", ") });
+    }
+    let files = vec![run_dir.join("elo.png"), run_dir.join("elo.svg")];
+    for f in &files {
+        write_chart(&chart, f)?;
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = r#"{"draws":15,"elapsed_seconds":0.0,"elo":254.7,"losses":0,"mean_length":195.9,"opponent":"random","score":0.81,"step":0,"wins":25}
+{"draws":0,"elapsed_seconds":0.0,"elo":-800.0,"losses":40,"mean_length":80.0,"opponent":"greedy","score":0.0,"step":0,"wins":0}
+{"draws":2,"elapsed_seconds":60.0,"elo":600.0,"losses":0,"mean_length":120.0,"opponent":"random","score":0.97,"step":500,"wins":38}
+{"draws":3,"elapsed_seconds":60.0,"elo":-300.0,"losses":33,"mean_length":90.0,"opponent":"greedy","score":0.13,"step":500,"wins":4}
+{"draws":20,"elapsed_seconds":60.0,"elo":0.0,"losses":10,"mean_length":90.0,"opponent":"previous","score":0.5,"step":500,"wins":10}
+"#;
+
+    #[test]
+    fn each_step_is_placed_between_the_rungs_it_met() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("eval.jsonl");
+        std::fs::write(&log, LOG).unwrap();
+        let records = read_eval_log(&log).unwrap();
+        assert_eq!(records.len(), 5);
+        let chart = ladder_chart(&records, "t");
+        let points = &chart.series[0].points;
+        assert_eq!(points.iter().map(|p| p.x).collect::<Vec<_>>(), vec![0.0, 500.0]);
+        assert!(points.iter().all(|p| p.y > 0.0 && p.y < 645.0), "{points:?}");
+        assert!(points[1].y > points[0].y, "the later network scores better against both: {points:?}");
+        assert_eq!(chart.levels, vec![("random".to_string(), 0.0), ("greedy".to_string(), 645.0)]);
+    }
+
+    #[test]
+    fn plot_run_writes_png_and_svg_or_says_why_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("eval.jsonl"), LOG).unwrap();
+        let files = plot_run(dir.path()).unwrap();
+        assert!(files.iter().all(|f| f.exists()), "{files:?}");
+        std::fs::write(dir.path().join("eval.jsonl"), LOG.lines().last().unwrap()).unwrap();
+        assert!(matches!(plot_run(dir.path()), Err(RunPlotError::NoLadderGames { .. })));
+        std::fs::write(dir.path().join("eval.jsonl"), "{\"step\": 1}\n").unwrap();
+        let err = plot_run(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("eval.jsonl:1:"), "{err}");
+    }
+}

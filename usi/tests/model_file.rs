@@ -1,0 +1,56 @@
+//! `koma-usi` plays from a model file written by `koma export`: named by `ModelFile`, or
+//! found by `ModelFile=auto` as `model-<variant>.safetensors` next to the binary.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use rules::{Position, Variant};
+
+/// A tiny network exported to `dir/name`.
+fn export_tiny(dir: &Path, name: &str) -> std::path::PathBuf {
+    let file = dir.join(name);
+    model::export_model(tiny_checkpoint("shogi"), &file).unwrap();
+    file
+}
+
+fn plays_a_legal_move(e: &mut Engine) {
+    e.send("position startpos moves 7g7f");
+    let bm = e.ask("go nodes 16", 30.0, |l| l.starts_with("bestmove"));
+    let mv = bm.split_whitespace().nth(1).unwrap().to_string();
+    let mut pos = Position::startpos(Variant::Shogi);
+    pos.play_usi("7g7f").unwrap();
+    assert!(pos.play_usi(&mv).is_ok(), "{bm} is not legal");
+}
+
+#[test]
+fn model_file_option_loads_an_exported_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = export_tiny(dir.path(), "shared net.safetensors");
+    let mut e = Engine::start(&[]);
+    let lines = e.handshake(&[("ModelFile", file.to_str().unwrap())]);
+    let shown = format!("info string network: {}", file.display());
+    assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
+    plays_a_legal_move(&mut e);
+}
+
+#[test]
+fn auto_finds_model_variant_safetensors_next_to_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = export_tiny(dir.path(), "model-shogi.safetensors");
+    // A copy of the binary in the model's folder; libtorch from the repository's .venv.
+    let copy = dir.path().join("koma-usi");
+    std::fs::copy(exe(), &copy).unwrap();
+    let mut command = Command::new(&copy);
+    command
+        .current_dir(dir.path())
+        .env_remove("KOMA_MODEL")
+        .env("LD_LIBRARY_PATH", repo_root().join(".venv/torch-lib"));
+    let mut e = Engine::from_command(&mut command);
+    let lines = e.handshake(&[]);
+    let shown = format!("info string network: {}", file.display());
+    assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
+    plays_a_legal_move(&mut e);
+}
