@@ -213,11 +213,12 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let (opponent, ladder_elo) = match trainer::eval::parse_player(&args.opponent, &ladder) {
         // The ladder's ratings hold in its own variant only.
         Ok((spec, elo)) => (trainer::Opponent::Player(spec), elo.filter(|_| ladder.variant == variant)),
-        Err(_) if std::path::Path::new(&args.opponent).with_extension("json").is_file() => {
+        // Not a player: a checkpoint or model file.
+        Err(_) if model::locate_model(&args.opponent).is_ok() => {
             let path = std::path::Path::new(&args.opponent);
             let net = trainer::eval::load_network(path, variant, device)
                 .map_err(anyhow::Error::msg)
-                .with_context(|| format!("loading opponent {}", args.opponent))?;
+                .context("loading the opponent")?;
             (trainer::Opponent::Network(net), None)
         }
         Err(e) => return Err(BadInput(e).into()),

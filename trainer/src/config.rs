@@ -122,7 +122,7 @@ pub struct TrainConfig {
     /// the engine's `BatchSize`). Default 8. Valid: 1..=256.
     pub eval_batch_size: usize,
     /// Evaluation games played at once (their leaves share forward passes); 0 = all
-    /// `eval_games` of a match. Default 0. Valid: 0..=10000.
+    /// `eval_games` of a match, at most 64. Default 0. Valid: 0..=10000.
     pub eval_concurrency: usize,
     /// The network's search in evaluation games: `engine` (the engine's defaults: PUCT,
     /// what `koma-usi` plays) or `selfplay` (this file's `[search]` table). Default
