@@ -13,7 +13,10 @@ use rules::records::hcpe::{self, hcpe3};
 use rules::{Color, Position, Variant};
 use selfplay::samples::{read_chunk_expect, GameResult, Sample, CHUNK_EXTENSION};
 
+use arena::player::EngineScore;
+
 use crate::learn::read_record_samples;
+use crate::teacher::score_wdl;
 
 /// hcpe records per validation group.
 pub const HCPE_GROUP: usize = 256;
@@ -157,13 +160,12 @@ pub fn hcpe3_samples(game: &hcpe3::Game, encoder: &Encoder) -> Vec<Sample> {
 /// A sample whose value target mixes the result with the eval (side to move's view).
 fn scored_sample(pos: &Position, policy: Vec<(u32, f32)>, eval: i16, winner: Option<Color>, plies_left: u32) -> Sample {
     let result = GameResult::for_side(winner, pos.side_to_move());
-    let p = (1.0 / (1.0 + (-(eval as f64) / HCPE_EVAL_SCALE).exp())) as f32;
     Sample {
         sfen: pos.to_sfen(),
         repetitions: pos.repetitions().min(255) as u8,
         policy,
         result: Some(result),
-        root_wdl: [p, 0.0, 1.0 - p],
+        root_wdl: score_wdl(EngineScore::Cp(eval as i32), HCPE_EVAL_SCALE),
         plies_left,
         full_search: true,
     }
