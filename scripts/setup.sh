@@ -46,7 +46,8 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 
 rm -f "$MARKER"
-pip() { "$VENV/bin/python" -m pip --disable-pip-version-check "$@"; }
+# --no-cache-dir: the torch wheels would otherwise be kept a second time in ~/.cache/pip.
+pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --no-cache-dir "$@"; }
 
 if "$VENV/bin/python" -c "import torch, sys; sys.exit(0 if torch.__version__.split('+')[0] == '$TORCH_VERSION' else 1)" 2>/dev/null; then
     log "torch $TORCH_VERSION already installed"

@@ -6,8 +6,9 @@
 # release mode and runs
 #   koma train --config configs/shogi-tiny.toml --run <date-time> [your flags]
 # which plays self-play games and trains the network in one process for 25 minutes
-# (train.max_minutes), evaluating it against a random mover and a material-greedy
-# player as it goes, and ends with a one-line summary.
+# (train.max_minutes), evaluating it against the material-greedy player and
+# Fairy-Stockfish at depth 1 (rungs of the ladder, arena/ladder.toml) as it goes, and
+# ends with a one-line summary.
 #
 #   scripts/train.sh                              # a new run named after the date
 #   scripts/train.sh --run demo                   # a named run (runs/demo/)
@@ -51,5 +52,7 @@ ckpt="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkp
 if [[ -n "$ckpt" ]]; then
     echo "train.sh: play the network against the random mover (or --opponent greedy):" >&2
     echo "  target/release/koma evaluate --config $config --simulations 16 --opponent random --games 100 --checkpoint runs/$run/$ckpt" >&2
+    echo "train.sh: place it on the ladder as the engine plays it (koma-usi at 800 nodes):" >&2
+    echo "  scripts/ladder.sh runs/$run/$ckpt" >&2
 fi
 exit $status

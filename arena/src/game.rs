@@ -3,6 +3,7 @@
 //! player that resigns, declares falsely, plays an illegal move, runs out of time, hangs,
 //! crashes or breaks the protocol loses, with the reason recorded.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rules::{Color, EndRules, Move, Position};
@@ -25,9 +26,9 @@ pub struct GameSettings {
     pub hang_timeout: Duration,
 }
 
-/// How a game ended.
+/// A finished game: how it ended, its moves and times.
 #[derive(Clone, Debug)]
-pub struct GameResult {
+pub struct GameRecord {
     /// `None`: a draw.
     pub winner: Option<Color>,
     /// `checkmate`, `no_moves`, `resign`, `repetition`, `perpetual_check`,
@@ -50,6 +51,31 @@ pub struct GameResult {
     pub final_pos: Position,
 }
 
+/// The reason of a game stopped before its end ([`play_game_until`]): it has no result.
+pub const STOPPED: &str = "stopped";
+
+impl GameRecord {
+    /// Whether the game was stopped before its end (no result).
+    pub fn stopped(&self) -> bool {
+        self.reason == STOPPED
+    }
+
+    /// A game lost by `side`'s player before its first move (it could not be started).
+    pub fn fault_before_start(opening: &Opening, side: Color, reason: &str, detail: String) -> GameRecord {
+        GameRecord {
+            winner: Some(side.opponent()),
+            reason: reason.into(),
+            detail: Some(detail),
+            moves: opening.moves.clone(),
+            opening_plies: opening.moves.len(),
+            times_ms: Vec::new(),
+            scores: Vec::new(),
+            faulty: Some(side),
+            final_pos: opening.position(),
+        }
+    }
+}
+
 fn fault_reason(f: &Fault, clocked: bool) -> &'static str {
     match f {
         Fault::Illegal(_) => "illegal_move",
@@ -62,7 +88,18 @@ fn fault_reason(f: &Fault, clocked: bool) -> &'static str {
 }
 
 /// Plays `opening` to the end: `players[0]` is sente, `players[1]` gote.
-pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSettings) -> GameResult {
+pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSettings) -> GameRecord {
+    play_game_until(players, opening, s, &AtomicBool::new(false))
+}
+
+/// [`play_game`] that ends as `stopped` (no result) before the next move once `stop` is
+/// set: a signal ends a match within a move.
+pub fn play_game_until(
+    players: [&mut dyn Player; 2],
+    opening: &Opening,
+    s: &GameSettings,
+    stop: &AtomicBool,
+) -> GameRecord {
     let [sente, gote] = players;
     let players: [&mut dyn Player; 2] = [sente, gote];
     let start = opening.base.clone();
@@ -91,6 +128,9 @@ pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSetti
     let (winner, reason, detail, faulty) = loop {
         if let Some(f) = finish.take() {
             break f;
+        }
+        if stop.load(Ordering::SeqCst) {
+            break end(None, STOPPED, None, None);
         }
         if let Some(o) = pos.outcome(&s.end_rules) {
             break end(o.winner, o.reason.name(), None, None);
@@ -166,7 +206,7 @@ pub fn play_game(players: [&mut dyn Player; 2], opening: &Opening, s: &GameSetti
         };
         players[c.index()].game_over(r);
     }
-    GameResult {
+    GameRecord {
         winner,
         reason,
         detail,

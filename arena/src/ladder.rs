@@ -1,112 +1,325 @@
-//! The baseline ladder: fixed players with measured ratings, and where a player's
-//! results against some of them place it on that scale.
+//! The ladder: reference players of known rating (`arena/ladder.toml`, the table of
+//! `arena/README.md`), and the placement of a player on it from its results against some
+//! of them.
 //!
-//! The ratings are those of the ladder measured in `arena/README.md` ("The ladder":
-//! each rung against the next, 20 games a pair, maximum likelihood with `random` = 0).
-//! The random -> greedy -> fsf1 steps were 20-0 sweeps, so those gaps are lower bounds
-//! filled by the prior; read a placement near them as approximate.
+//! [`place`] is the maximum-likelihood rating against rungs of fixed Elo in the logistic
+//! model (a draw counts as half a win and half a loss): the r where the expected score
+//! over all games equals the score made. Its 95% interval is r ± 1.96 / sqrt(I(r)), with
+//! I(r) the Fisher information of the games, `(ln 10 / 400)^2 Σ n p (1 - p)` (binomial:
+//! slightly wide when there are many draws). A player that won (lost) every game has no
+//! finite estimate; its bound is then exact: the rating at which such a sweep has a 2.5%
+//! chance.
 
-use crate::stats::{Wdl, Z95};
+use std::path::Path;
 
-/// (name, rating) of each rung, weakest first: the built-in players and the Debian
-/// engines at the settings given in `arena/README.md`.
-pub const MEASURED_LADDER: &[(&str, f64)] = &[
-    ("random", 0.0),
-    ("greedy", 645.0),
-    ("fsf1", 1290.0),
-    ("gnushogi1", 1396.0),
-    ("fsf3", 1430.0),
-    ("fsf5", 1576.0),
-    ("gnushogi3", 1576.0),
-    ("gps4", 2222.0),
-    ("gps6", 2324.0),
-];
+use rules::Variant;
+use serde::Deserialize;
 
-/// The measured rating of the rung named `name`.
-pub fn rung_rating(name: &str) -> Option<f64> {
-    MEASURED_LADDER.iter().find(|(n, _)| *n == name).map(|r| r.1)
+use crate::player::PlayerSpec;
+use crate::stats::{score_from_elo, Wdl, Z95};
+
+const SHIPPED: &str = include_str!("../ladder.toml");
+
+/// A reference player.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rung {
+    pub name: String,
+    /// An arena player SPEC (`random`, `usi:COMMAND,...`).
+    pub spec: String,
+    pub elo: f64,
 }
 
-/// A rating on the ladder with its 95% half-width.
+/// The rungs, lowest first, the variant and the time control they were measured under.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ladder {
+    pub variant: Variant,
+    pub tc: String,
+    pub rungs: Vec<Rung>,
+}
+
+/// The file's form of a [`Ladder`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LadderFile {
+    variant: String,
+    tc: String,
+    #[serde(rename = "rung")]
+    rungs: Vec<Rung>,
+}
+
+impl Ladder {
+    /// The ladder shipped with koma (`arena/ladder.toml`, built in).
+    pub fn shipped() -> Ladder {
+        Ladder::from_toml(SHIPPED).expect("arena/ladder.toml is valid")
+    }
+
+    pub fn from_toml(text: &str) -> Result<Ladder, String> {
+        let file: LadderFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        let variant = file.variant.parse::<Variant>().map_err(|e| e.to_string())?;
+        let ladder = Ladder { variant, tc: file.tc, rungs: file.rungs };
+        for (i, r) in ladder.rungs.iter().enumerate() {
+            if ladder.rungs[..i].iter().any(|q| q.name == r.name) {
+                return Err(format!("two rungs are named '{}'", r.name));
+            }
+            if !r.elo.is_finite() {
+                return Err(format!("rung {}: the Elo must be a number", r.name));
+            }
+            ladder.player_spec(r)?;
+        }
+        ladder.tc.parse::<crate::TimeControl>().map_err(|e| e.to_string())?;
+        Ok(ladder)
+    }
+
+    pub fn load(path: &Path) -> Result<Ladder, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ladder::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    pub fn rung(&self, name: &str) -> Option<&Rung> {
+        self.rungs.iter().find(|r| r.name == name)
+    }
+
+    /// The rung as a player of a match (named after the rung).
+    pub fn player_spec(&self, rung: &Rung) -> Result<PlayerSpec, String> {
+        format!("{}={}", rung.name, rung.spec).parse::<PlayerSpec>().map_err(|e| e.to_string())
+    }
+}
+
+/// The rating of the shipped ladder's rung named `name`.
+pub fn rung_rating(name: &str) -> Option<f64> {
+    shipped_ladder().rung(name).map(|r| r.elo)
+}
+
+/// The shipped ladder, read once.
+fn shipped_ladder() -> &'static Ladder {
+    static LADDER: std::sync::OnceLock<Ladder> = std::sync::OnceLock::new();
+    LADDER.get_or_init(Ladder::shipped)
+}
+
+/// A player's rating on the ladder with its 95% interval (bounds may be infinite).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Placement {
-    pub rating: f64,
-    pub error95: f64,
+    pub elo: f64,
+    pub low: f64,
+    pub high: f64,
+    pub games: u32,
 }
 
-/// The probability of scoring against a player `diff` Elo weaker (logistic Elo).
-fn expected_score(diff: f64) -> f64 {
-    1.0 / (1.0 + 10f64.powf(-diff / 400.0))
-}
-
-/// The rating that best explains `results` (rung rating, record against that rung) by
-/// maximum likelihood of the logistic model, a draw half a win. As in the arena's
-/// ratings, one virtual draw against each rung keeps a clean sweep finite. The error
-/// comes from the curvature of the likelihood. `None` without games.
-pub fn place(results: &[(f64, Wdl)]) -> Option<Placement> {
-    let played: Vec<(f64, f64, f64)> = results
-        .iter()
-        .filter(|(_, w)| w.games() > 0)
-        .map(|(r, w)| (*r, w.wins as f64 + 0.5 * w.draws as f64 + 0.5, w.games() as f64 + 1.0))
-        .collect();
-    if played.is_empty() {
-        return None;
+impl Placement {
+    /// A rating from one rung: the rung's Elo plus the Elo difference of the results and
+    /// its interval (`Wdl::elo`, `Wdl::elo_interval`).
+    pub fn against(rung_elo: f64, wdl: &Wdl) -> Placement {
+        let (lo, hi) = wdl.elo_interval();
+        Placement { elo: rung_elo + wdl.elo(), low: rung_elo + lo, high: rung_elo + hi, games: wdl.games() }
     }
-    // The score's slope in the rating falls as the rating rises: bisect its root.
-    let surplus = |rating: f64| played.iter().map(|(r, s, n)| s - n * expected_score(rating - r)).sum::<f64>();
-    let (lowest, highest) =
-        played.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    let (mut lo, mut hi) = (lowest - 4000.0, highest + 4000.0);
+}
+
+/// Expected score of a player rated `r` against each rung, weighted by games.
+fn expected(results: &[(f64, Wdl)], r: f64) -> f64 {
+    results.iter().map(|(e, w)| w.games() as f64 * score_from_elo(r - e)).sum()
+}
+
+/// The r in `[-20000, 20000]` where the increasing `f(r)` crosses `target` (bisection).
+fn solve(f: impl Fn(f64) -> f64, target: f64) -> f64 {
+    let (mut lo, mut hi) = (-20_000.0f64, 20_000.0f64);
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
-        if surplus(mid) > 0.0 {
+        if f(mid) < target {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    let rating = 0.5 * (lo + hi);
-    let k = std::f64::consts::LN_10 / 400.0;
-    let information: f64 = played
+    0.5 * (lo + hi)
+}
+
+/// The maximum-likelihood placement from results against rungs `(rung Elo, W/D/L)`; `None`
+/// without games. See the module docs.
+pub fn place(results: &[(f64, Wdl)]) -> Option<Placement> {
+    let games: u32 = results.iter().map(|(_, w)| w.games()).sum();
+    if games == 0 {
+        return None;
+    }
+    let n = games as f64;
+    let score: f64 = results.iter().map(|(_, w)| w.wins as f64 + 0.5 * w.draws as f64).sum();
+    // Log-probability of winning (losing) every game: increasing (decreasing) in r.
+    let log_sweep = |r: f64, win: bool| -> f64 {
+        results
+            .iter()
+            .map(|(e, w)| {
+                let p = score_from_elo(r - e);
+                w.games() as f64 * if win { p } else { 1.0 - p }.max(1e-300).ln()
+            })
+            .sum()
+    };
+    let tail = (0.5 * (1.0 - 0.95f64)).ln();
+    if score >= n {
+        let low = solve(|r| log_sweep(r, true), tail);
+        return Some(Placement { elo: f64::INFINITY, low, high: f64::INFINITY, games });
+    }
+    if score <= 0.0 {
+        let high = solve(|r| -log_sweep(r, false), -tail);
+        return Some(Placement { elo: f64::NEG_INFINITY, low: f64::NEG_INFINITY, high, games });
+    }
+    let elo = solve(|r| expected(results, r), score);
+    let c = std::f64::consts::LN_10 / 400.0;
+    let info: f64 = results
         .iter()
-        .map(|(r, _, n)| {
-            let p = expected_score(rating - r);
-            n * p * (1.0 - p) * k * k
+        .map(|(e, w)| {
+            let p = score_from_elo(elo - e);
+            w.games() as f64 * p * (1.0 - p)
         })
-        .sum();
-    Some(Placement { rating, error95: Z95 / information.sqrt() })
+        .sum::<f64>()
+        * c
+        * c;
+    let half = Z95 / info.sqrt();
+    Some(Placement { elo, low: elo - half, high: elo + half, games })
+}
+
+/// The rating of [`place`] with the score clamped to `[1/2, N - 1/2]` of N games (as
+/// `Wdl::finite_elo`): finite for sweeps, for plots. `None` without games.
+pub fn finite_rating(results: &[(f64, Wdl)]) -> Option<f64> {
+    let games: u32 = results.iter().map(|(_, w)| w.games()).sum();
+    if games == 0 {
+        return None;
+    }
+    let score: f64 = results.iter().map(|(_, w)| w.wins as f64 + 0.5 * w.draws as f64).sum();
+    Some(solve(|r| expected(results, r), score.clamp(0.5, games as f64 - 0.5)))
+}
+
+/// A player's results against each opponent in `games.jsonl` files of `koma arena`, from
+/// that player's side, opponents in order of first appearance.
+pub fn results_from_games(paths: &[&Path], player: &str) -> Result<Vec<(String, Wdl)>, String> {
+    let mut out: Vec<(String, Wdl)> = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let bad = |why: &str| format!("{}:{}: {why}", path.display(), i + 1);
+            let row: serde_json::Value = serde_json::from_str(line).map_err(|e| bad(&e.to_string()))?;
+            let field = |k: &str| row[k].as_str().ok_or_else(|| bad(&format!("no '{k}'")));
+            let (sente, gote, winner) = (field("sente")?, field("gote")?, field("winner")?);
+            let (side, opponent) = match (sente == player, gote == player) {
+                (true, false) => (rules::Color::Sente, gote),
+                (false, true) => (rules::Color::Gote, sente),
+                _ => continue,
+            };
+            let winner = match winner {
+                "sente" => Some(rules::Color::Sente),
+                "gote" => Some(rules::Color::Gote),
+                "draw" => None,
+                other => return Err(bad(&format!("winner '{other}'"))),
+            };
+            let at = match out.iter().position(|(o, _)| o == opponent) {
+                Some(k) => k,
+                None => {
+                    out.push((opponent.to_string(), Wdl::default()));
+                    out.len() - 1
+                }
+            };
+            out[at].1.count(winner, side);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::elo_from_score;
 
-    fn wdl(wins: u32, draws: u32, losses: u32) -> Wdl {
-        Wdl { wins, draws, losses }
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn the_shipped_ladder_is_the_readme_table() {
+        let l = Ladder::shipped();
+        let names: Vec<&str> = l.rungs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["random", "greedy", "fsf1", "gnushogi1", "fsf3", "fsf5", "gnushogi3", "gps4", "gps6"]);
+        assert_eq!(l.rung("greedy").unwrap().elo, 645.0);
+        assert_eq!(l.rung("fsf1").unwrap().elo, 1290.0);
+        assert!(l.rungs.windows(2).all(|w| w[0].elo <= w[1].elo));
+        let fsf1 = l.player_spec(l.rung("fsf1").unwrap()).unwrap();
+        assert_eq!(fsf1.limit, Some(crate::TimeControl::Depth(1)));
+        assert!(Ladder::from_toml("tc = \"nodes=1\"\n[[rung]]\nname = \"a\"\nspec = \"foo\"\nelo = 1\n").is_err());
+        assert!(
+            Ladder::from_toml("tc = \"nodes=1\"\n[[rung]]\nname = \"a\"\nspec = \"random\"\nelo = 1\nx = 2\n").is_err()
+        );
+    }
+
+    #[test]
+    fn one_rung_gives_the_rung_plus_the_elo_difference() {
+        // 60-20-20 against a rung at 1000: score 0.7, +147.19.
+        let w = Wdl::new(60, 20, 20);
+        let p = place(&[(1000.0, w)]).unwrap();
+        assert!(close(p.elo, 1000.0 + elo_from_score(0.7), 1e-6), "{p:?}");
+        // Fisher information: 100 * 0.7 * 0.3 * (ln 10 / 400)^2 -> half-width 1.96 / sqrt(I).
+        let c = std::f64::consts::LN_10 / 400.0;
+        let half = Z95 / (100.0 * 0.21 * c * c).sqrt();
+        assert!(close(p.high - p.elo, half, 1e-6) && close(p.elo - p.low, half, 1e-6), "{p:?}");
+        assert!(close(half, 74.30, 0.01), "{half}");
+        let a = Placement::against(1000.0, &w);
+        assert!(close(a.elo, p.elo, 1e-6));
+        assert_eq!(p.games, 100);
     }
 
     #[test]
     fn an_even_score_places_a_player_on_the_rung() {
-        let p = place(&[(645.0, wdl(10, 0, 10))]).unwrap();
-        assert!((p.rating - 645.0).abs() < 1e-6, "{p:?}");
-        assert!(p.error95 > 100.0 && p.error95 < 400.0, "{p:?}");
-    }
-
-    #[test]
-    fn a_player_between_two_rungs_lands_between_them() {
-        let p = place(&[(0.0, wdl(40, 0, 0)), (645.0, wdl(2, 2, 36))]).unwrap();
-        assert!(p.rating > 0.0 && p.rating < 645.0, "{p:?}");
-        // Scoring 75% against one rung is about +191 Elo above it (with the virtual draw, a little less).
-        let q = place(&[(645.0, wdl(30, 0, 10))]).unwrap();
-        assert!((q.rating - 645.0 - 186.0).abs() < 5.0, "{q:?}");
-        assert!(place(&[(0.0, wdl(0, 0, 0))]).is_none());
-    }
-
-    #[test]
-    fn the_ladder_names_its_rungs_weakest_first() {
-        assert_eq!(rung_rating("random"), Some(0.0));
+        let p = place(&[(645.0, Wdl::new(10, 0, 10))]).unwrap();
+        assert!(close(p.elo, 645.0, 1e-6), "{p:?}");
+        assert!(p.high - p.elo > 100.0 && p.high - p.elo < 400.0, "{p:?}");
         assert_eq!(rung_rating("greedy"), Some(645.0));
-        assert!(rung_rating("previous").is_none());
-        assert!(MEASURED_LADDER.windows(2).all(|w| w[0].1 <= w[1].1));
+        assert_eq!(rung_rating("previous"), None);
+    }
+
+    #[test]
+    fn two_rungs_combine_between_them() {
+        // Even against a rung at 0 and at 400 in equal numbers: the ML rating is 200
+        // (by symmetry), whatever the split of the score between the two.
+        let p = place(&[(0.0, Wdl::new(15, 0, 5)), (400.0, Wdl::new(5, 0, 15))]).unwrap();
+        assert!(close(p.elo, 200.0, 1e-6), "{p:?}");
+        let q = place(&[(0.0, Wdl::new(16, 0, 4)), (400.0, Wdl::new(4, 0, 16))]).unwrap();
+        assert!(close(q.elo, 200.0, 1e-6), "{q:?}");
+        // A sweep of one rung and a split against the next: finite, above the split's
+        // single-rung estimate.
+        let r = place(&[(645.0, Wdl::new(20, 0, 0)), (1290.0, Wdl::new(5, 0, 15))]).unwrap();
+        assert!(r.elo.is_finite() && r.elo > 645.0 && r.elo < 1290.0, "{r:?}");
+        assert!(r.elo > 1290.0 + Wdl::new(5, 0, 15).elo());
+        assert!(place(&[]).is_none());
+    }
+
+    #[test]
+    fn sweeps_have_exact_one_sided_bounds() {
+        // 10 wins out of 10 against a rung at 500: p^10 = 0.025 -> p = 0.6915 -> +140.2.
+        let p = place(&[(500.0, Wdl::new(10, 0, 0))]).unwrap();
+        assert_eq!(p.elo, f64::INFINITY);
+        assert_eq!(p.high, f64::INFINITY);
+        let expect = 500.0 + elo_from_score(0.025f64.powf(0.1));
+        assert!(close(p.low, expect, 1e-6), "{p:?}");
+        assert!(close(p.low, 640.2, 0.05), "{p:?}");
+        // The finite rating of a sweep: the rung plus `finite_elo`.
+        let finite = finite_rating(&[(500.0, Wdl::new(10, 0, 0))]).unwrap();
+        assert!(close(finite, 500.0 + Wdl::new(10, 0, 0).finite_elo(), 1e-6), "{finite}");
+        let split = [(0.0, Wdl::new(15, 0, 5)), (400.0, Wdl::new(5, 0, 15))];
+        assert!(close(finite_rating(&split).unwrap(), 200.0, 1e-6));
+        let q = place(&[(500.0, Wdl::new(0, 0, 10))]).unwrap();
+        assert_eq!(q.elo, f64::NEG_INFINITY);
+        assert!(close(q.high, 1000.0 - expect, 1e-6), "{q:?}");
+    }
+
+    #[test]
+    fn results_are_read_from_games_jsonl() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("games.jsonl");
+        let rows = [
+            r#"{"sente":"net","gote":"greedy","winner":"sente"}"#,
+            r#"{"sente":"greedy","gote":"net","winner":"sente"}"#,
+            r#"{"sente":"fsf1","gote":"net","winner":"draw"}"#,
+            r#"{"sente":"fsf1","gote":"greedy","winner":"gote"}"#,
+        ];
+        std::fs::write(&p, rows.join("\n")).unwrap();
+        let r = results_from_games(&[p.as_path()], "net").unwrap();
+        assert_eq!(r, vec![("greedy".to_string(), Wdl::new(1, 0, 1)), ("fsf1".to_string(), Wdl::new(0, 1, 0))]);
     }
 }

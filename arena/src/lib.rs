@@ -5,39 +5,44 @@
 //! - [`player`]: the [`Player`](player::Player) trait, [`PlayerSpec`] (`NAME=SPEC`),
 //!   [`TimeControl`].
 //! - [`usi`], [`xboard`]: engine clients over a child process ([`process`]).
-//! - [`builtin`]: random, greedy and koma checkpoint players.
-//! - [`game`]: one game, adjudicated by the rules; faults lose.
+//! - [`builtin`]: random and greedy; [`koma`]: koma networks (batched search, a
+//!   batching service shared by the games of a match).
+//! - [`game`]: one game, adjudicated by the rules; faults lose ([`GameRecord`]).
+//! - [`schedule`]: the harness below [`run_match`], also used by the trainer's evaluation:
+//!   games of pairs on worker threads ([`play_jobs`], [`play_pair`]).
 //! - [`openings`]: opening files.
-//! - [`stats`]: Elo, intervals, LOS, SPRT, ratings.
+//! - [`stats`]: Elo, intervals, LOS, SPRT, ratings ([`Wdl`]).
+//! - [`ladder`]: the ladder of reference players (`arena/ladder.toml`) and a player's
+//!   placement on it.
 //! - [`report`]: `games.jsonl`, KIF/CSA records, `report.md`, the tables; [`plot`]: PNG
 //!   and SVG charts of Elo against training step (plotters).
-//! - [`ladder`]: the measured baseline ladder and a player's place on it.
-//! - [`run_match`]: the scheduler: K games at once on worker threads, engines kept
-//!   running between games, SPRT stopping.
+//! - [`run_match`]: a whole match: K games at once ([`schedule`]), engines kept running
+//!   between games, SPRT stopping, the report.
 
 pub mod baselines;
 pub mod builtin;
 pub mod game;
+pub mod koma;
 pub mod ladder;
 pub mod openings;
 pub mod player;
 pub mod plot;
 pub mod process;
 pub mod report;
+pub mod schedule;
 pub mod stats;
 pub mod usi;
 pub mod xboard;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-pub use game::{play_game, GameResult, GameSettings};
+pub use game::{play_game, play_game_until, GameRecord, GameSettings};
+pub use ladder::{place, Ladder, Placement, Rung};
 pub use openings::{load_openings, Opening};
 pub use player::{PlayerSpec, SpecKind, TimeControl};
 pub use report::{GameRow, MatchReport, PairResult};
+pub use schedule::{play_jobs, play_pair, PairOutcome, PairPlan, Roster};
 pub use stats::{Sprt, SprtStatus, Wdl};
 
 use rules::{Color, EndRules, Variant};
@@ -164,14 +169,29 @@ fn check_config(cfg: &MatchConfig) -> Result<Vec<(usize, usize)>, ArenaError> {
     Ok(pairs)
 }
 
-/// One scheduled game.
-#[derive(Clone, Copy, Debug)]
-struct Job {
-    number: usize,
-    pair: usize,
-    opening: usize,
-    /// The pair's first player plays sente.
-    first_sente: bool,
+/// The players of a match: koma networks loaded once (each behind a batching service
+/// shared by all games), the others made from their specs.
+struct MatchRoster<'a> {
+    cfg: &'a MatchConfig,
+    work: &'a std::path::Path,
+    /// Per player: the network of a koma player.
+    networks: Vec<Option<builtin::KomaNetwork>>,
+}
+
+impl schedule::Roster for MatchRoster<'_> {
+    fn create(&self, index: usize, seed: u64) -> Result<Box<dyn player::Player>, String> {
+        let spec = &self.cfg.players[index];
+        match (&spec.kind, &self.networks[index]) {
+            (SpecKind::Koma { config, .. }, Some(net)) => {
+                Ok(Box::new(builtin::KomaPlayer::new(net.clone(), config.clone(), self.cfg.variant, seed)))
+            }
+            _ => spec.create(self.cfg.variant, seed, self.work, self.cfg.hang_timeout),
+        }
+    }
+
+    fn limit(&self, index: usize) -> TimeControl {
+        self.cfg.players[index].effective_limit(self.cfg.tc)
+    }
 }
 
 /// Plays the match, writing `games.jsonl`, the records and `report.md` (and `elo.png`,
@@ -186,165 +206,97 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     let work = cfg.out.join("engines");
     std::fs::create_dir_all(&work).map_err(io(&work))?;
 
-    // Start every player once, so that a bad command line or checkpoint stops the match
-    // before it begins; remember the checkpoints' training steps.
-    let mut steps = vec![None; cfg.players.len()];
+    // Load every network once and start every other player once, so that a bad command
+    // line or checkpoint stops the match before it begins; remember the steps.
+    let concurrency = cfg.concurrency.max(1);
+    let mut networks = Vec::with_capacity(cfg.players.len());
+    let mut batchers = Vec::new();
     for (i, p) in cfg.players.iter().enumerate() {
-        if let SpecKind::Koma { checkpoint, .. } = &p.kind {
-            let (_, step) = builtin::checkpoint_variant_and_step(checkpoint)
-                .map_err(|why| ArenaError::Player { name: p.name.clone(), why })?;
-            steps[i] = Some(step);
+        let fail = |why: String| ArenaError::Player { name: p.name.clone(), why };
+        if let SpecKind::Koma { checkpoint, device, config } = &p.kind {
+            let net = builtin::KomaNetwork::load(checkpoint, device, cfg.variant).map_err(|e| fail(e.to_string()))?;
+            let max_batch = concurrency * config.batch_size * config.threads;
+            // No waiting for more requests: a lone game must not pay for it, and under
+            // load requests queue up while a pass runs anyway.
+            let (batcher, net) = net.batched(max_batch, Duration::ZERO, &format!("koma-arena-{i}"));
+            batchers.extend(batcher);
+            networks.push(Some(net));
+        } else {
+            networks.push(None);
+            drop(p.create(cfg.variant, cfg.seed, &work, cfg.hang_timeout).map_err(fail)?);
         }
-        let player = p
-            .create(cfg.variant, cfg.seed, &work, cfg.hang_timeout)
-            .map_err(|why| ArenaError::Player { name: p.name.clone(), why })?;
-        drop(player);
     }
-    if cfg.players.iter().any(|p| matches!(p.kind, SpecKind::Koma { .. })) {
+    if !batchers.is_empty() {
+        // Up to one forward pass per network at a time, next to the other games' players.
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        model::tch::set_num_threads((cores / cfg.concurrency.max(1)).max(1) as i32);
+        model::tch::set_num_threads((cores / concurrency.max(batchers.len())).max(1) as i32);
     }
+    let steps = networks.iter().map(|n| n.as_ref().map(|n| n.step)).collect();
+    let roster = MatchRoster { cfg, work: &work, networks };
 
-    // Jobs: pair by pair; game g of a pair plays opening (g / 2 + offset) with the
-    // colours swapped on odd g.
-    let mut jobs = Vec::new();
-    for (pi, _) in pairs.iter().enumerate() {
-        for g in 0..cfg.games as usize {
-            let opening = (g / 2 + (cfg.seed as usize)) % cfg.openings.len();
-            jobs.push(Job { number: jobs.len() + 1, pair: pi, opening, first_sente: g % 2 == 0 });
-        }
-    }
+    let jobs = schedule::jobs(pairs.len(), cfg.games as usize, cfg.openings.len(), cfg.seed as usize);
     let total = jobs.len();
-    let next = AtomicUsize::new(0);
-    let stop: Vec<AtomicBool> = pairs.iter().map(|_| AtomicBool::new(false)).collect();
     let mut writer = report::Writer::create(cfg, &pairs, steps)?;
     let started = Instant::now();
-    let concurrency = cfg.concurrency.max(1).min(total.max(1));
-    let shown = progress::Reporter::shown_if(cfg.progress, "arena", Some(total as u64), "games");
-
-    std::thread::scope(|scope| -> Result<(), ArenaError> {
-        let (tx, rx) = mpsc::channel::<(Job, GameResult, [usize; 2])>();
-        for w in 0..concurrency {
-            let tx = tx.clone();
-            let (jobs, next, stop, pairs, work) = (&jobs, &next, &stop, &pairs, &work);
-            scope.spawn(move || {
-                let mut cache: HashMap<usize, Box<dyn player::Player>> = HashMap::new();
-                let mut made = 0u64;
-                loop {
-                    let k = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&job) = jobs.get(k) else { break };
-                    if stop[job.pair].load(Ordering::SeqCst) {
-                        continue;
-                    }
-                    let (a, b) = pairs[job.pair];
-                    let seats = if job.first_sente { [a, b] } else { [b, a] };
-                    cache.retain(|&i, _| i == a || i == b);
-                    let result = play_one(cfg, &job, seats, &mut cache, &mut made, w as u64, work);
-                    if tx.send((job, result, seats)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        for (job, result, seats) in rx {
-            writer.record(&job_row(cfg, &job, &result, seats, job.pair))?;
-            shown.inc(1);
-            let (a, b) = pairs[job.pair];
-            let pair = writer.pair_wdl(job.pair);
-            let (first, second) = (&cfg.players[a].name, &cfg.players[b].name);
-            shown.set_message(format!("{first} vs {second} +{} ={} -{}", pair.wins, pair.draws, pair.losses));
-            if cfg.progress {
-                let done = writer.games();
-                let who = |c: Color| cfg.players[seats[c.index()]].name.as_str();
-                let res = match result.winner {
-                    Some(c) => format!("{} wins", who(c)),
-                    None => "draw".into(),
-                };
-                shown.println(&format!(
-                    "[{done}/{total}] {} (sente) vs {} (gote): {res} by {} after {} plies{}",
-                    who(Color::Sente),
-                    who(Color::Gote),
-                    result.reason,
-                    result.moves.len(),
-                    result.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default()
-                ));
-            }
-            if let Some(t) = cfg.sprt {
-                let r = writer.pair_wdl(job.pair);
-                if t.status(&r) != SprtStatus::Continue && !stop[job.pair].swap(true, Ordering::SeqCst) && cfg.progress
-                {
-                    shown.println(&format!("sprt: decided after {} games (LLR {:.2}); stopping", r.games(), t.llr(&r)));
-                }
-            }
-        }
-        Ok(())
-    })?;
-    shown.finish();
-    writer.finish(started.elapsed())
-}
-
-fn play_one(
-    cfg: &MatchConfig,
-    job: &Job,
-    seats: [usize; 2],
-    cache: &mut HashMap<usize, Box<dyn player::Player>>,
-    made: &mut u64,
-    worker: u64,
-    work: &std::path::Path,
-) -> GameResult {
-    let opening = &cfg.openings[job.opening];
-    // Create missing players; one that cannot start loses the game as a crash.
-    for (c, &pi) in seats.iter().enumerate() {
-        if cache.contains_key(&pi) {
-            continue;
-        }
-        *made += 1;
-        let seed = cfg.seed ^ (worker << 48) ^ (*made << 24) ^ job.number as u64;
-        match cfg.players[pi].create(cfg.variant, seed, work, cfg.hang_timeout) {
-            Ok(p) => {
-                cache.insert(pi, p);
-            }
-            Err(why) => {
-                let side = if c == 0 { Color::Sente } else { Color::Gote };
-                return GameResult {
-                    winner: Some(side.opponent()),
-                    reason: "crash".into(),
-                    detail: Some(why),
-                    moves: opening.moves.clone(),
-                    opening_plies: opening.moves.len(),
-                    times_ms: Vec::new(),
-                    scores: Vec::new(),
-                    faulty: Some(side),
-                    final_pos: opening.position(),
-                };
-            }
-        }
-    }
-    let settings = GameSettings {
+    let rules = schedule::Rules {
         tc: cfg.tc,
-        limits: [cfg.players[seats[0]].effective_limit(cfg.tc), cfg.players[seats[1]].effective_limit(cfg.tc)],
         end_rules: cfg.end_rules,
         time_margin: cfg.time_margin,
         hang_timeout: cfg.hang_timeout,
     };
-    let mut s = cache.remove(&seats[0]).expect("created above");
-    let mut g = cache.remove(&seats[1]).expect("created above");
-    let result = play_game([s.as_mut(), g.as_mut()], opening, &settings);
-    // A player that failed is replaced by a fresh one (its process killed on drop).
-    if result.faulty != Some(Color::Sente) {
-        cache.insert(seats[0], s);
-    }
-    if result.faulty != Some(Color::Gote) {
-        cache.insert(seats[1], g);
-    }
-    result
+    let plan = schedule::Schedule {
+        pairs: &pairs,
+        jobs: &jobs,
+        openings: &cfg.openings,
+        rules,
+        concurrency,
+        seed: cfg.seed,
+        stop: None,
+    };
+    let shown = progress::Reporter::shown_if(cfg.progress, "arena", Some(total as u64), "games");
+    schedule::play_jobs(&plan, &roster, |job, record, seats| {
+        writer.record(&job_row(cfg, job, record, seats))?;
+        shown.inc(1);
+        let (a, b) = pairs[job.pair];
+        let pair = writer.pair_wdl(job.pair);
+        let (first, second) = (&cfg.players[a].name, &cfg.players[b].name);
+        shown.set_message(format!("{first} vs {second} +{} ={} -{}", pair.wins, pair.draws, pair.losses));
+        if cfg.progress {
+            shown.println(&progress_line(cfg, writer.games(), total, record, seats));
+        }
+        let Some(t) = cfg.sprt else { return Ok::<bool, ArenaError>(false) };
+        let decided = t.status(&pair) != SprtStatus::Continue;
+        if decided && cfg.progress {
+            shown.println(&format!("sprt: decided after {} games (LLR {:.2}); stopping", pair.games(), t.llr(&pair)));
+        }
+        Ok(decided)
+    })?;
+    shown.finish();
+    drop(batchers);
+    writer.finish(started.elapsed())
 }
 
-fn job_row(cfg: &MatchConfig, job: &Job, r: &GameResult, seats: [usize; 2], pair: usize) -> GameRow {
+/// The line of a finished game.
+fn progress_line(cfg: &MatchConfig, done: usize, total: usize, r: &GameRecord, seats: [usize; 2]) -> String {
+    let who = |c: Color| cfg.players[seats[c.index()]].name.as_str();
+    let res = match r.winner {
+        Some(c) => format!("{} wins", who(c)),
+        None => "draw".into(),
+    };
+    format!(
+        "[{done}/{total}] {} (sente) vs {} (gote): {res} by {} after {} plies{}",
+        who(Color::Sente),
+        who(Color::Gote),
+        r.reason,
+        r.moves.len(),
+        r.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default()
+    )
+}
+
+fn job_row(cfg: &MatchConfig, job: &schedule::Job, r: &GameRecord, seats: [usize; 2]) -> GameRow {
     GameRow {
         number: job.number,
-        pair,
+        pair: job.pair,
         sente: cfg.players[seats[0]].name.clone(),
         gote: cfg.players[seats[1]].name.clone(),
         sente_index: seats[0],

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use rules::{Move, Position, Variant};
 
+use crate::koma::{KomaConfig, KomaNetwork, KomaPlayer};
 use crate::process::ProcessError;
 
 /// A time control for a match (`--tc`).
@@ -200,14 +201,15 @@ pub trait Player: Send {
 }
 
 /// How a player is given on the command line: `NAME=SPEC` with SPEC one of `random`,
-/// `greedy`, `koma:CHECKPOINT[,nodes=N][,device=D]`, `usi:COMMAND[,Option=Value...]`,
+/// `greedy`, `koma:CHECKPOINT[,nodes=N][,device=D][,batch=B][,threads=T][,FIELD=VALUE...]`
+/// (FIELD: a `[search]` field, see [`KomaConfig`]), `usi:COMMAND[,Option=Value...]`,
 /// `xboard:COMMAND[,Option=Value...]`.
 ///
 /// For engines the keys `depth` and `nodes` (lower case) are the arena's, not options:
 /// they fix this player's limit per move whatever the match's `--tc` is (USI
 /// `go depth N` / `go nodes N`, XBoard `sd N`). Every other `Key=Value` becomes a USI
 /// `setoption name Key value Value` or an XBoard `option Key=Value`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PlayerSpec {
     pub name: String,
     pub kind: SpecKind,
@@ -215,11 +217,11 @@ pub struct PlayerSpec {
     pub limit: Option<TimeControl>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SpecKind {
     Random,
     Greedy,
-    Koma { checkpoint: PathBuf, device: String },
+    Koma { checkpoint: PathBuf, device: String, config: KomaConfig },
     Usi { argv: Vec<String>, options: Vec<(String, String)> },
     Xboard { argv: Vec<String>, options: Vec<(String, String)> },
 }
@@ -279,13 +281,14 @@ impl FromStr for PlayerSpec {
             "greedy" => SpecKind::Greedy,
             "koma" => {
                 let path = head.filter(|h| !h.is_empty()).ok_or_else(|| bad("missing the checkpoint path"))?;
-                if !options.is_empty() {
-                    return Err(bad("koma players take only nodes=N and device=D"));
+                let mut config = KomaConfig::default();
+                for (k, v) in &options {
+                    config.set(k, v).map_err(|why| bad(&why))?;
                 }
                 if matches!(limit, Some(TimeControl::Depth(_))) {
                     return Err(bad("koma players take nodes=N, not depth"));
                 }
-                SpecKind::Koma { checkpoint: PathBuf::from(path), device }
+                SpecKind::Koma { checkpoint: PathBuf::from(path), device, config }
             }
             "usi" => SpecKind::Usi { argv: argv(head)?, options },
             "xboard" => {
@@ -330,9 +333,10 @@ impl PlayerSpec {
         Ok(match &self.kind {
             SpecKind::Random => Box::new(crate::builtin::Baseline::random(seed)),
             SpecKind::Greedy => Box::new(crate::builtin::Baseline::greedy(seed)),
-            SpecKind::Koma { checkpoint, device } => Box::new(
-                crate::builtin::KomaPlayer::load(checkpoint, device, variant, seed).map_err(|e| e.to_string())?,
-            ),
+            SpecKind::Koma { checkpoint, device, config } => {
+                let network = KomaNetwork::load(checkpoint, device, variant).map_err(|e| e.to_string())?;
+                Box::new(KomaPlayer::new(network, config.clone(), variant, seed))
+            }
             SpecKind::Usi { argv, options } => Box::new(
                 crate::usi::UsiEngine::start(argv, options, variant, workdir, handshake_timeout)
                     .map_err(|e| e.to_string())?,
@@ -367,9 +371,25 @@ mod tests {
         assert_eq!(p.limit, Some(TimeControl::Nodes(64)));
         assert!("r=random".parse::<PlayerSpec>().is_ok());
         assert!("g=greedy".parse::<PlayerSpec>().is_ok());
-        for bad in
-            ["random", "x=usi:", "x=koma:", "x=foo", "x=usi:e,Hash", "x=random:3", "a b=random", "x=koma:c,depth=3"]
-        {
+        let p: PlayerSpec = "net=koma:ckpt,batch=4,threads=2,c_puct=1.5,gumbel=true".parse().unwrap();
+        let SpecKind::Koma { config, .. } = &p.kind else { panic!("{p:?}") };
+        assert_eq!((config.batch_size, config.threads), (4, 2));
+        assert_eq!((config.search.c_puct, config.search.gumbel), (1.5, true));
+        assert_eq!(config.search.fpu_reduction, search::SearchConfig::default().fpu_reduction);
+        for bad in [
+            "random",
+            "x=usi:",
+            "x=koma:",
+            "x=foo",
+            "x=usi:e,Hash",
+            "x=random:3",
+            "a b=random",
+            "x=koma:c,depth=3",
+            "x=koma:c,batch=0",
+            "x=koma:c,threads=x",
+            "x=koma:c,Hash=16",
+            "x=koma:c,c_puct=high",
+        ] {
             assert!(bad.parse::<PlayerSpec>().is_err(), "{bad}");
         }
     }

@@ -243,11 +243,7 @@ impl Writer {
         let (a, _) = self.pair_players[row.pair];
         let first_color = if row.sente_index == a { Color::Sente } else { Color::Gote };
         let res = &mut self.results[row.pair];
-        match row.winner {
-            None => res.wdl.draws += 1,
-            Some(c) if c == first_color => res.wdl.wins += 1,
-            Some(_) => res.wdl.losses += 1,
-        }
+        res.wdl.count(row.winner, first_color);
         match res.reasons.iter_mut().find(|(r, _)| *r == row.reason) {
             Some((_, n)) => *n += 1,
             None => res.reasons.push((row.reason.clone(), 1)),

@@ -3,6 +3,8 @@
 //!
 //! All Elo here is logistic: expected score `s = 1 / (1 + 10^(-elo/400))`.
 
+use rules::Color;
+
 /// Wins, draws and losses of one player against another.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Wdl {
@@ -66,6 +68,15 @@ impl Wdl {
         Wdl { wins: self.losses, draws: self.draws, losses: self.wins }
     }
 
+    /// Counts one game of the player who had `side`, won by `winner` (`None`: a draw).
+    pub fn count(&mut self, winner: Option<Color>, side: Color) {
+        match winner {
+            None => self.draws += 1,
+            Some(c) if c == side => self.wins += 1,
+            Some(_) => self.losses += 1,
+        }
+    }
+
     pub fn add(&mut self, other: Wdl) {
         self.wins += other.wins;
         self.draws += other.draws;
@@ -94,6 +105,15 @@ impl Wdl {
     /// Elo difference of the score.
     pub fn elo(&self) -> f64 {
         elo_from_score(self.score())
+    }
+
+    /// The Elo of the score clamped to `[1/(2n), 1 - 1/(2n)]` (n games): finite at 0% and
+    /// 100%, for logs and plots that cannot hold infinities (a sweep of n games reads as
+    /// the Elo of having dropped half a game). 0 with no games.
+    pub fn finite_elo(&self) -> f64 {
+        let n = self.games().max(1) as f64;
+        let eps = 0.5 / n;
+        elo_from_score(self.score().clamp(eps, 1.0 - eps))
     }
 
     /// 95% interval of the Elo difference: the score's normal interval (trinomial
@@ -250,6 +270,22 @@ mod tests {
         assert!(close(elo_from_score(0.25), -190.848_501_887_864_9, 1e-9));
         assert!(close(score_from_elo(400.0), 10.0 / 11.0, 1e-12));
         assert_eq!(elo_from_score(1.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn finite_elo_clamps_sweeps_only() {
+        // 10-0: score clamped to 1 - 1/20 = 0.95 -> +511.5.
+        assert!(close(Wdl::new(10, 0, 0).finite_elo(), elo_from_score(0.95), 1e-9));
+        assert!(close(Wdl::new(10, 0, 0).finite_elo(), 511.5, 0.1));
+        assert!(close(Wdl::new(0, 0, 10).finite_elo(), -511.5, 0.1));
+        // Inside the clamp: the plain Elo.
+        assert!(close(Wdl::new(60, 20, 20).finite_elo(), Wdl::new(60, 20, 20).elo(), 1e-12));
+        assert_eq!(Wdl::default().finite_elo(), 0.0);
+        let mut w = Wdl::default();
+        w.count(Some(Color::Sente), Color::Sente);
+        w.count(Some(Color::Sente), Color::Gote);
+        w.count(None, Color::Gote);
+        assert_eq!(w, Wdl::new(1, 1, 1));
     }
 
     #[test]

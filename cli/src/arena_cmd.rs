@@ -23,7 +23,8 @@ use crate::BadInput;
 
 #[derive(Args)]
 pub struct ArenaArgs {
-    /// A player, NAME=SPEC; SPEC is random, greedy, koma:CHECKPOINT[,nodes=N][,device=D],
+    /// A player, NAME=SPEC; SPEC is random, greedy,
+    /// koma:CHECKPOINT[,nodes=N][,device=D][,batch=B][,threads=T][,SEARCH_FIELD=VALUE],
     /// usi:COMMAND[,Option=Value...] or xboard:COMMAND[,Option=Value...] (engines also
     /// take depth=N / nodes=N: a fixed limit for that player). Repeat for each player.
     #[arg(long = "player", required = true)]

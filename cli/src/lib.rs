@@ -50,6 +50,11 @@ pub const NETWORK_COMMANDS: &[NetworkCommand] = &[
         about: "Play matches between checkpoints, built-in players and USI/XBoard engines",
     },
     NetworkCommand {
+        name: "ladder",
+        aliases: &[],
+        about: "The ladder of reference players: its rungs, and a player's place on it",
+    },
+    NetworkCommand {
         name: "export",
         aliases: &[],
         about: "Write a checkpoint as one self-describing model file (for koma-usi, sharing)",

@@ -7,6 +7,7 @@
 
 mod arena_cmd;
 mod gen_cmd;
+mod ladder_cmd;
 mod model_cmds;
 mod plot_cmd;
 mod samples_cmd;
@@ -33,6 +34,8 @@ enum NetCommand {
     Analyse(model_cmds::AnalyseArgs),
     /// Play matches between checkpoints, built-in players and USI/XBoard engines.
     Arena(arena_cmd::ArenaArgs),
+    /// The ladder of reference players: its rungs, and a player's place on it.
+    Ladder(ladder_cmd::LadderArgs),
     /// Write a checkpoint as one self-describing model file (for koma-usi, sharing)
     Export(model_cmds::ExportArgs),
     /// Play self-play games and write training sample chunks.
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         NetCommand::Init(args) => model_cmds::init(args),
         NetCommand::Analyse(args) => model_cmds::analyse(args),
         NetCommand::Arena(args) => arena_cmd::arena(args),
+        NetCommand::Ladder(args) => ladder_cmd::ladder(args),
         NetCommand::Export(args) => model_cmds::export(args),
         NetCommand::Selfplay(args) => selfplay_cmd::selfplay(args),
         NetCommand::Train(args) => train_cmd::train(args),

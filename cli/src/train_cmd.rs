@@ -155,7 +155,9 @@ pub struct EvaluateArgs {
     /// Checkpoint (<stem>, <stem>.json or <stem>.safetensors) or model file (koma export).
     #[arg(long)]
     checkpoint: PathBuf,
-    /// random, greedy, or a path to another checkpoint or model file.
+    /// random, greedy, a rung of the ladder (fsf1, gnushogi1, ...: arena/ladder.toml; the
+    /// result is then also a ladder Elo), an arena player NAME=SPEC, or a path to another
+    /// checkpoint or model file.
     #[arg(long, default_value = "random")]
     opponent: String,
     /// Games to play, at least 1.
@@ -164,16 +166,29 @@ pub struct EvaluateArgs {
     /// Simulations per move of the network (1 = raw policy).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
     simulations: u32,
+    /// Leaves per network evaluation of one game's search (virtual loss between them).
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
+    batch_size: usize,
+    /// Games at once (their leaves share forward passes); 0 = all.
+    #[arg(long, default_value_t = 0)]
+    concurrency: usize,
     /// Games longer than this are draws (at least 1).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     max_plies: u32,
-    /// Random plies at the start of each pair of games.
+    /// Random plies at the start of each pair of games (without --openings).
     #[arg(long, default_value_t = 2)]
     random_plies: u32,
+    /// Opening file (the format of `koma arena --openings`) instead of random plies.
+    #[arg(long)]
+    openings: Option<PathBuf>,
     /// Config whose [search] settings the network's search uses (default: built-in
     /// defaults with a Gumbel root).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "engine_search")]
     config: Option<PathBuf>,
+    /// Search as the engine does (PUCT with the built-in defaults, as `koma-usi` and the
+    /// in-training evaluation's `eval_search = "engine"`).
+    #[arg(long)]
+    engine_search: bool,
     #[arg(long, default_value = "cpu")]
     device: String,
     #[arg(long, default_value_t = 1)]
@@ -188,48 +203,81 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     trainer::run::set_torch_threads(0);
     let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
     let variant = ours.variant();
+    let ours = arena::builtin::KomaNetwork::from_network(ours);
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
+        None if args.engine_search => search::SearchConfig::default(),
         None => search::SearchConfig { gumbel: true, gumbel_m: 8, ..Default::default() },
     };
-    let opponent = match args.opponent.as_str() {
-        "random" | "greedy" => trainer::Opponent::baseline(&args.opponent).expect("known baseline"),
-        path => {
-            let expected = model::Expected::variant(variant);
-            let opponent = model::Network::load(path, &expected, device, model::Precision::Auto)
+    let ladder = arena::Ladder::shipped();
+    let (opponent, ladder_elo) = match trainer::eval::parse_player(&args.opponent, &ladder) {
+        // The ladder's ratings hold in its own variant only.
+        Ok((spec, elo)) => (trainer::Opponent::Player(spec), elo.filter(|_| ladder.variant == variant)),
+        // Not a player: a checkpoint or model file.
+        Err(_) if model::locate_model(&args.opponent).is_ok() => {
+            let path = std::path::Path::new(&args.opponent);
+            let net = trainer::eval::load_network(path, variant, device)
+                .map_err(anyhow::Error::msg)
                 .context("loading the opponent")?;
-            trainer::Opponent::Net(Box::new(opponent))
+            (trainer::Opponent::Network(net), None)
         }
+        Err(e) => return Err(BadInput(e).into()),
     };
+    let openings = match &args.openings {
+        Some(p) => arena::load_openings(variant, p).map_err(BadInput)?,
+        None => trainer::eval::random_openings(variant, args.games.div_ceil(2), args.random_plies, args.seed),
+    };
+    let workdir = std::env::temp_dir().join(format!("koma-evaluate-{}", std::process::id()));
+    std::fs::create_dir_all(&workdir).with_context(|| workdir.display().to_string())?;
     let settings = trainer::MatchSettings {
         games: args.games,
         simulations: args.simulations,
+        batch_size: args.batch_size,
+        concurrency: args.concurrency,
         max_plies: args.max_plies,
-        random_plies: args.random_plies,
         search,
+        openings,
         seed: args.seed,
+        workdir: workdir.clone(),
         stop: Some(trainer::install_signal_handler()),
     };
     let t = std::time::Instant::now();
     let label = format!("evaluate vs {}", args.opponent);
     let games = progress::Reporter::shown_if(!args.quiet, &label, Some(args.games as u64), "games");
-    let r = trainer::play_match_observed(variant, &ours, opponent, &settings, &mut |r| {
-        games.set_message(format!("{}, score {:.3}", r.tally(), r.score()));
-        games.set_position(r.games() as u64);
-    });
+    let trainer::MatchOutcome { pair: r, batches } =
+        trainer::play_match_observed(variant, &ours, &opponent, &settings, &mut |r| {
+            let w = &r.wdl;
+            games.set_message(format!("+{} ={} -{}, score {:.3}", w.wins, w.draws, w.losses, w.score()));
+            games.set_position(w.games() as u64);
+        });
     games.finish();
+    let _ = std::fs::remove_dir_all(&workdir);
+    let w = r.wdl;
+    let (lo, hi) = w.elo_interval();
+    let ladder_text = match ladder_elo {
+        Some(e) => {
+            let p = arena::Placement::against(e, &w);
+            format!(", ladder Elo {:+.0} [{:+.0}, {:+.0}]", p.elo, p.low, p.high)
+        }
+        None => String::new(),
+    };
     println!(
-        "koma evaluate: {} vs {}: {} games, +{} ={} -{}, score {:.3}, Elo {:+.0}, mean length {:.0} plies, {:.0} s",
+        "koma evaluate: {} vs {}: {} games, +{} ={} -{}, score {:.3}, Elo {:+.0} [{:+.0}, {:+.0}], LOS {:.1}%{ladder_text}, \
+         mean length {:.0} plies, {:.0} s, {:.1} positions per forward pass",
         args.checkpoint.display(),
         args.opponent,
-        r.games(),
-        r.wins,
-        r.draws,
-        r.losses,
-        r.score(),
-        r.elo(),
-        r.plies as f64 / r.games().max(1) as f64,
-        t.elapsed().as_secs_f64()
+        w.games(),
+        w.wins,
+        w.draws,
+        w.losses,
+        w.score(),
+        w.elo(),
+        lo,
+        hi,
+        100.0 * w.los(),
+        r.mean_plies(),
+        t.elapsed().as_secs_f64(),
+        batches.mean_batch()
     );
     Ok(ExitCode::SUCCESS)
 }

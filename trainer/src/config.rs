@@ -100,24 +100,47 @@ pub struct TrainConfig {
     /// Default 0. Valid: 0..=1000000.
     pub keep_checkpoints: usize,
     /// Evaluation games every this many steps (a multiple of `checkpoint_interval` is
-    /// sensible); 0 disables. Default 5000. Valid: 0..=1e12.
+    /// sensible); 0 disables. Default 5000. Valid: 0..=1e12. See `trainer::eval` for what
+    /// is written.
     pub eval_interval: u64,
-    /// Evaluation games against each baseline (colours alternate). Default 40.
-    /// Valid: 1..=100000 when `eval_interval` > 0 (no evaluation is `eval_interval = 0`).
+    /// Evaluation games against each opponent (each opening twice, colours swapped).
+    /// Default 40. Valid: 1..=100000 when `eval_interval` > 0 (no evaluation is
+    /// `eval_interval = 0`).
     pub eval_games: usize,
-    /// Baselines to evaluate against: `random`, `greedy`, `previous` (the checkpoint of
-    /// the previous evaluation). Default all three.
+    /// Opponents of the evaluation: `random`, `greedy`, `previous` (the checkpoint of the
+    /// previous evaluation), a rung of the ladder by name (`fsf1`, `gnushogi1`, ...: see
+    /// `arena/ladder.toml`; the result is then also a ladder Elo), or an arena player
+    /// `NAME=SPEC` (`arena/README.md`). An engine that does not start is left out with a
+    /// warning. Default `["random", "greedy", "previous"]`.
     pub eval_opponents: Vec<String>,
-    /// Simulations per move of the network's search in evaluation games; 1 plays the raw
-    /// policy argmax. Default 32. The search is deterministic (no root noise).
-    /// Valid: 1..=1000000.
+    /// Simulations per move of the network in evaluation games (1 plays the raw policy's
+    /// favourite); engines without their own depth get `go nodes` of the same. The search
+    /// is deterministic (no root noise). Default 128 (the engine plays at 800; 16-32
+    /// simulations underrate it). Valid: 1..=1000000.
     pub eval_simulations: u32,
+    /// Leaves per network evaluation of one game's search (virtual loss between them, as
+    /// the engine's `BatchSize`). Default 8. Valid: 1..=256.
+    pub eval_batch_size: usize,
+    /// Evaluation games played at once (their leaves share forward passes); 0 = all
+    /// `eval_games` of a match, at most 64. Default 0. Valid: 0..=10000.
+    pub eval_concurrency: usize,
+    /// The network's search in evaluation games: `engine` (the engine's defaults: PUCT,
+    /// what `koma-usi` plays) or `selfplay` (this file's `[search]` table). Default
+    /// `engine`.
+    pub eval_search: String,
     /// Evaluation games longer than this many plies are draws. Default 256.
     /// Valid: 1..=100000.
     pub eval_max_plies: u32,
     /// Uniformly random plies at the start of evaluation games (variety; both players
-    /// share them). Default 2. Valid: 0..=10000.
+    /// share them), when `eval_openings` is empty. Default 2. Valid: 0..=10000.
     pub eval_random_plies: u32,
+    /// An opening file (`data/openings/shogi.txt`; the format of `koma arena
+    /// --openings`) for evaluation games instead of random plies; empty = random plies.
+    /// Default empty.
+    pub eval_openings: String,
+    /// A ladder table (the format of `arena/ladder.toml`); empty = the shipped one.
+    /// Default empty.
+    pub eval_ladder: String,
     /// Stop after this many optimiser steps; 0 = no limit. Default 0. Valid: 0..=1e12.
     pub max_steps: u64,
     /// Stop after this many minutes of wall time; 0 = no limit. Default 0.
@@ -171,9 +194,14 @@ impl Default for TrainConfig {
             eval_interval: 5000,
             eval_games: 40,
             eval_opponents: vec!["random".into(), "greedy".into(), "previous".into()],
-            eval_simulations: 32,
+            eval_simulations: 128,
+            eval_batch_size: 8,
+            eval_concurrency: 0,
+            eval_search: "engine".into(),
             eval_max_plies: 256,
             eval_random_plies: 2,
+            eval_openings: String::new(),
+            eval_ladder: String::new(),
             max_steps: 0,
             max_minutes: 0.0,
             precision: TrainPrecision::Auto,
@@ -257,14 +285,19 @@ impl TrainConfig {
         }
         whole("prefetch", self.prefetch as u64, 1, 1024)?;
         whole("log_interval", self.log_interval, 1, MAX_STEPS)?;
-        for o in &self.eval_opponents {
-            if !matches!(o.as_str(), "random" | "greedy" | "previous") {
-                return Err(model::ConfigError::BadValue {
-                    field: "train.eval_opponents".into(),
-                    value: o.clone(),
-                    expected: "random, greedy or previous".into(),
-                });
-            }
+        whole("eval_batch_size", self.eval_batch_size as u64, 1, 256)?;
+        whole("eval_concurrency", self.eval_concurrency as u64, 0, 10_000)?;
+        let bad = |field: &str, value: &str, expected: String| model::ConfigError::BadValue {
+            field: format!("train.{field}"),
+            value: value.to_string(),
+            expected,
+        };
+        if !matches!(self.eval_search.as_str(), "engine" | "selfplay") {
+            return Err(bad("eval_search", &self.eval_search, "engine or selfplay".into()));
+        }
+        let ladder = crate::eval::eval_ladder(self).map_err(|e| bad("eval_ladder", &self.eval_ladder, e))?;
+        for o in self.eval_opponents.iter().filter(|o| *o != "previous") {
+            crate::eval::parse_player(o, &ladder).map_err(|e| bad("eval_opponents", o, e))?;
         }
         Ok(())
     }
@@ -331,6 +364,18 @@ mod tests {
         assert!(e.to_string().contains("learning_rate"), "{e}");
         let e = TrainFileConfig::from_toml("[train]\nbatch_size = 0\n", "t").unwrap_err();
         assert!(e.to_string().contains("batch_size"), "{e}");
+        let c = TrainFileConfig::from_toml("[train]\neval_opponents = [\"greedy\", \"fsf1\", \"previous\"]\n", "t");
+        assert_eq!(c.unwrap().train.eval_simulations, 128);
+        for bad in [
+            "eval_opponents = [\"fsf9\"]",
+            "eval_batch_size = 0",
+            "eval_search = \"fast\"",
+            "eval_simulations = 0",
+            "eval_ladder = \"/no/such/ladder.toml\"",
+        ] {
+            let e = TrainFileConfig::from_toml(&format!("[train]\n{bad}\n"), "t").unwrap_err();
+            assert!(e.to_string().contains(bad.split(' ').next().unwrap()), "{bad}: {e}");
+        }
         let e = TrainFileConfig::from_toml("[trian]\nlr = 0.1\n", "t").unwrap_err();
         assert!(e.to_string().contains("unknown top-level key `trian`"), "{e}");
     }

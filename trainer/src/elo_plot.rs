@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use arena::ladder::{place, rung_rating};
+use arena::ladder::{finite_rating, place, rung_rating, Ladder};
 use arena::plot::{write_chart, Chart, PlotError, Point, Series};
 use arena::Wdl;
 use serde::Deserialize;
@@ -66,8 +66,11 @@ pub fn ladder_chart(records: &[EvalRecord], title: &str) -> Chart {
     let points = by_step
         .iter()
         .filter_map(|(&step, results)| {
+            // The maximum-likelihood rating, finite also after a sweep (for the chart);
+            // its interval where both bounds are finite.
             let p = place(results)?;
-            Some(Point { x: step as f64, y: p.rating, error: Some(p.error95) })
+            let error = (p.low.is_finite() && p.high.is_finite()).then(|| (p.high - p.low) / 2.0);
+            Some(Point { x: step as f64, y: finite_rating(results)?, error })
         })
         .collect();
     met.sort_by(|a, b| a.1.total_cmp(&b.1));
@@ -87,7 +90,8 @@ pub fn plot_run(run_dir: &Path) -> Result<Vec<PathBuf>, RunPlotError> {
     let name = run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let chart = ladder_chart(&records, &format!("{name}: rating on the baseline ladder"));
     if chart.series.iter().all(|s| s.points.is_empty()) {
-        let players: Vec<&str> = arena::ladder::MEASURED_LADDER.iter().map(|r| r.0).collect();
+        let ladder = Ladder::shipped();
+        let players: Vec<&str> = ladder.rungs.iter().map(|r| r.name.as_str()).collect();
         return Err(RunPlotError::NoLadderGames { path: log, players: players.join(", ") });
     }
     let files = vec![run_dir.join("elo.png"), run_dir.join("elo.svg")];

@@ -7,8 +7,8 @@
 //!   plain named tensors saved next to each checkpoint.
 //! - [`learner`]: loss (policy cross-entropy + WDL cross-entropy), warm-up schedule,
 //!   gradient clipping, f16 autocast with loss scaling on CUDA.
-//! - [`eval`]: evaluation games against baselines (random, material-greedy, an earlier
-//!   checkpoint), score and Elo.
+//! - [`eval`]: evaluation games through the arena's harness against built-in players,
+//!   ladder rungs (engines), or an earlier checkpoint: W/D/L, Elo, ladder Elo.
 //! - [`tb`]: TensorBoard scalars (`tensorboard-rs`).
 //! - [`elo_plot`]: the run's rating on the baseline ladder over its steps (`elo.png`,
 //!   `elo.svg`, from `eval.jsonl`).
@@ -28,7 +28,7 @@ pub mod tb;
 pub mod teacher;
 
 pub use config::{OptimizerKind, TrainConfig, TrainFileConfig};
-pub use eval::{elo_from_score, play_match, play_match_observed, MatchResult, MatchSettings, Opponent};
+pub use eval::{play_match, play_match_observed, MatchOutcome, MatchSettings, Opponent, TrainingEval};
 pub use learn::{learn, LearnOptions, LearnSummary};
 pub use learner::{Learner, NonFiniteLoss, StepStats};
 pub use replay::{Batch, Loader, Replay};

@@ -28,16 +28,16 @@ use model::{
     load_net, parse_device, save_checkpoint, Batcher, BatcherConfig, CheckpointInfo, Expected, Net, Network, Precision,
     TorchEvaluator,
 };
-use progress::Reporter;
 use selfplay::samples::ChunkWriter;
 use selfplay::{run_selfplay, Openings, Progress, RunOptions};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, TrainFileConfig};
-use crate::eval::{play_match_observed, MatchResult, MatchSettings, Opponent};
+use crate::eval::TrainingEval;
 use crate::learner::{Learner, StepStats};
 use crate::replay::{Loader, Replay};
 use crate::tb::{tags, Tb};
+use arena::Wdl;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
@@ -129,7 +129,7 @@ pub struct TrainSummary {
     pub elapsed_seconds: f64,
     pub checkpoint: String,
     /// Last evaluation per opponent: (opponent, step, result).
-    pub last_eval: Vec<(String, u64, MatchResult)>,
+    pub last_eval: Vec<(String, u64, Wdl)>,
     pub loader_wait_fraction: f64,
 }
 
@@ -526,82 +526,54 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
     let mut last_loss = f64::NAN;
     let mut train_seconds = 0.0f64;
     let mut last_log = (Instant::now(), learner.step);
-    let mut last_eval: Vec<(String, u64, MatchResult)> = Vec::new();
+    let mut last_eval: Vec<(String, u64, Wdl)> = Vec::new();
     let stop_reason;
 
+    let (eval_plan, eval_warnings) =
+        TrainingEval::new(&tcfg, &cfg.base.search, variant, &run_dir.join("engines")).map_err(TrainError::Run)?;
+    for w in &eval_warnings {
+        display.println(&format!("koma train: {w}"));
+    }
     let eval_now = |learner: &Learner,
                     state: &mut RunState,
                     tb: &mut Tb,
                     display: &mut Display,
-                    last_eval: &mut Vec<(String, u64, MatchResult)>,
+                    last_eval: &mut Vec<(String, u64, Wdl)>,
                     elapsed: f64|
      -> Result<(), TrainError> {
         let ours = Network::of_net(&learner.net, variant, learner.device(), Precision::Auto)?;
-        let settings = MatchSettings {
-            games: tcfg.eval_games,
-            simulations: tcfg.eval_simulations,
-            max_plies: tcfg.eval_max_plies,
-            random_plies: tcfg.eval_random_plies,
-            search: cfg.base.search.clone(),
-            seed: session_seed ^ learner.step.wrapping_mul(0x2545_F491_4F6C_DD1D),
-            stop: Some(stop.clone()),
-        };
-        let mut line = format!("eval @{}:", learner.step);
-        for name in &tcfg.eval_opponents {
-            let opp = match name.as_str() {
-                "previous" => {
-                    let Some(prev) = state.eval_checkpoint.clone() else { continue };
-                    let expected = Expected::variant(variant).with_shape(shape);
-                    match Network::load(run_dir.join(&prev), &expected, learner.device(), Precision::Auto) {
-                        Ok(network) => Opponent::Net(Box::new(network)),
-                        Err(e) => {
-                            display.println(&format!("koma train: previous checkpoint {prev}: {e}"));
-                            continue;
-                        }
+        let ours =
+            arena::builtin::KomaNetwork { step: learner.step, ..arena::builtin::KomaNetwork::from_network(ours) };
+        let previous = match &state.eval_checkpoint {
+            Some(prev) if eval_plan.wants_previous() => {
+                match crate::eval::load_network(&run_dir.join(prev), variant, learner.device()) {
+                    Ok(net) => Some(net),
+                    Err(e) => {
+                        display.println(&format!("koma train: previous checkpoint {prev}: {e}"));
+                        None
                     }
                 }
-                other => Opponent::baseline(other).expect("validated opponent"),
-            };
-            let t = Instant::now();
-            let label = format!("eval @{} vs {name}", learner.step);
-            let games = Reporter::shown_if(display.enabled, &label, Some(settings.games as u64), "games");
-            let r = play_match_observed(variant, &ours, opp, &settings, &mut |r| {
-                games.set_message(r.tally());
-                games.set_position(r.games() as u64);
-            });
-            games.finish();
-            if stop.load(Ordering::SeqCst) {
-                // Stopped by a signal: a partial match is no measurement.
-                display.println(&format!("eval @{}: stopped by a signal after {} games", learner.step, r.games()));
-                return Ok(());
             }
-            let (score, elo) = (r.score(), r.elo());
-            tb.scalar(&format!("eval/score_vs_{name}"), score, learner.step);
-            tb.scalar(&format!("eval/elo_vs_{name}"), elo, learner.step);
-            line += &format!(
-                " {name} {score:.2} (+{} ={} -{}, Elo {elo:+.0}, {:.0} s)",
-                r.wins,
-                r.draws,
-                r.losses,
-                t.elapsed().as_secs_f64()
-            );
-            let rec = serde_json::json!({
-                "step": learner.step, "elapsed_seconds": elapsed, "opponent": name,
-                "wins": r.wins, "draws": r.draws, "losses": r.losses, "score": score, "elo": elo,
-                "mean_length": r.plies as f64 / r.games().max(1) as f64,
-            });
-            let p = run_dir.join("eval.jsonl");
-            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&p) {
-                let _ = writeln!(f, "{rec}");
-            }
-            last_eval.retain(|(o, ..)| o != name);
-            last_eval.push((name.clone(), learner.step, r));
+            _ => None,
+        };
+        let seed = session_seed ^ learner.step.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        let report = eval_plan.run(&ours, previous.as_ref(), learner.step, seed, Some(stop.clone()), display.enabled);
+        if report.stopped {
+            // Stopped by a signal: a partial match is no measurement.
+            display.println(&format!("eval @{}: stopped by a signal", learner.step));
+            return Ok(());
         }
-        tb.flush();
-        display.println(&line);
+        if let Err(e) = report.write(tb, &run_dir.join("eval.jsonl"), elapsed) {
+            display.println(&format!("koma train: writing eval.jsonl: {e}"));
+        }
+        display.println(&report.line());
         match crate::elo_plot::plot_run(&run_dir) {
             Ok(_) | Err(crate::elo_plot::RunPlotError::NoLadderGames { .. }) => {}
             Err(e) => display.println(&format!("koma train: plot: {e}")),
+        }
+        for r in &report.results {
+            last_eval.retain(|(o, ..)| *o != r.name);
+            last_eval.push((r.name.clone(), learner.step, r.outcome.wdl));
         }
         state.eval_checkpoint = Some(state.checkpoint.clone());
         state.last_eval_step = Some(learner.step);

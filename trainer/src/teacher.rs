@@ -18,11 +18,11 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use arena::player::{EngineScore, Player};
-use arena::{play_game, GameResult, GameSettings, Opening, PlayerSpec, TimeControl};
+use arena::{play_game, GameRecord, GameSettings, Opening, PlayerSpec, TimeControl};
 use model::encoding::Encoder;
 use rules::{Color, EndRules, Position, Variant};
 use search::Rng;
-use selfplay::samples::{ChunkWriter, GameResult as SampleResult, Sample, SampleError};
+use selfplay::samples::{ChunkWriter, GameResult, Sample, SampleError};
 
 /// How long an engine may take to start, or to answer one move, before it counts as hung.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -208,7 +208,7 @@ fn varied_opening(opts: &TeacherOptions, number: u64, rng: &mut Rng) -> Opening 
 }
 
 /// The samples of one finished game: every position after the opening.
-pub fn game_samples(game: &GameResult, opening: &Opening, encoder: &Encoder, score_scale: f64) -> Vec<Sample> {
+pub fn game_samples(game: &GameRecord, opening: &Opening, encoder: &Encoder, score_scale: f64) -> Vec<Sample> {
     let mut pos: Position = opening.base.clone();
     for &mv in &game.moves[..game.opening_plies] {
         pos.play(mv);
@@ -217,7 +217,7 @@ pub fn game_samples(game: &GameResult, opening: &Opening, encoder: &Encoder, sco
     let mut out = Vec::with_capacity(game.moves.len() - game.opening_plies);
     for (i, &mv) in game.moves.iter().enumerate().skip(game.opening_plies) {
         let side = pos.side_to_move();
-        let result = SampleResult::for_side(game.winner, side);
+        let result = GameResult::for_side(game.winner, side);
         let score = game.scores.get(i - game.opening_plies).copied().flatten();
         out.push(Sample {
             sfen: pos.to_sfen(),
@@ -239,7 +239,7 @@ pub fn score_wdl(score: EngineScore, scale: f64) -> [f32; 3] {
     [p, 0.0, 1.0 - p]
 }
 
-fn record_game(shared: &Shared<'_>, game: &GameResult, samples: Vec<Sample>, number: u64) -> Result<(), TeacherError> {
+fn record_game(shared: &Shared<'_>, game: &GameRecord, samples: Vec<Sample>, number: u64) -> Result<(), TeacherError> {
     let positions = samples.len() as u64;
     let unscored = game.scores.iter().filter(|s| s.is_none()).count() as u64;
     shared.writer.lock().unwrap().extend(samples)?;
