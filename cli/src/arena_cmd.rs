@@ -19,7 +19,7 @@ use arena::{MatchConfig, Opening, PlayerSpec, SpecKind, Sprt, TimeControl};
 use clap::Args;
 use rules::{EndRules, ImpasseRule, Variant};
 
-use crate::BadInput;
+use koma_cli::bad;
 
 #[derive(Args)]
 pub struct ArenaArgs {
@@ -77,10 +77,6 @@ pub struct ArenaArgs {
     /// No per-game lines on stderr.
     #[arg(long, short)]
     quiet: bool,
-}
-
-fn bad(msg: impl Into<String>) -> anyhow::Error {
-    BadInput(msg.into()).into()
 }
 
 fn parse_sprt(text: &str) -> Result<Sprt> {

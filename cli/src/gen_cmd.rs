@@ -16,7 +16,7 @@ use clap::Args;
 use rules::Variant;
 use trainer::teacher::{generate, TeacherOptions};
 
-use crate::BadInput;
+use koma_cli::bad;
 
 #[derive(Args)]
 pub struct GenArgs {
@@ -59,10 +59,6 @@ pub struct GenArgs {
     /// No per-game lines on stderr.
     #[arg(long, short)]
     quiet: bool,
-}
-
-fn bad(msg: impl Into<String>) -> anyhow::Error {
-    BadInput(msg.into()).into()
 }
 
 pub fn gen(args: GenArgs) -> Result<ExitCode> {

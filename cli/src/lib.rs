@@ -23,6 +23,11 @@ impl std::fmt::Display for BadInput {
 }
 impl std::error::Error for BadInput {}
 
+/// A [`BadInput`] error with this message.
+pub fn bad(msg: impl Into<String>) -> anyhow::Error {
+    BadInput(msg.into()).into()
+}
+
 /// A command that `koma` hands to the companion binary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NetworkCommand {

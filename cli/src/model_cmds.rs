@@ -1,7 +1,7 @@
 //! `koma init`, `koma analyse` (old name `koma eval`), `koma export`, `koma bench nn`: the network on the
 //! command line.
 
-use crate::BadInput;
+use koma_cli::bad;
 use anyhow::{Context, Result};
 use clap::Args;
 use model::encoding::Encoder;
@@ -9,10 +9,6 @@ use model::{tch, Expected, NetConfig, Network, Precision};
 use rules::{Position, Variant};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-fn bad(msg: impl Into<String>) -> anyhow::Error {
-    BadInput(msg.into()).into()
-}
 
 /// The part of a config file the network needs: `variant` and `[model]` (the whole file
 /// is checked, so that a typo fails every command alike).

@@ -1,7 +1,7 @@
 //! `koma perft`, `koma moves`, `koma outcome`: the rules core on the
 //! command line. Other tools parse this output, so its format is fixed.
 
-use crate::BadInput;
+use koma_cli::bad;
 use anyhow::Result;
 use clap::Args;
 use rules::{EndRules, ImpasseRule, Notation, Position, Variant};
@@ -24,10 +24,6 @@ pub struct PositionArgs {
     /// xboard (HaChu's: `g3g4`, `h3g4,g4h3`, `@@@@`).
     #[arg(long, default_value = "usi")]
     notation: String,
-}
-
-fn bad(msg: impl Into<String>) -> anyhow::Error {
-    BadInput(msg.into()).into()
 }
 
 fn parse_variant(name: &str) -> Result<Variant> {

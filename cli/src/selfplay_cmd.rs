@@ -14,7 +14,7 @@ use model::{Batcher, BatcherConfig, Evaluator, Precision, TorchEvaluator, Unifor
 use selfplay::samples::ChunkWriter;
 use selfplay::{run_selfplay, Openings, Progress, RunOptions, SelfplayFileConfig};
 
-use crate::BadInput;
+use koma_cli::bad;
 
 #[derive(Args)]
 pub struct SelfplayArgs {
@@ -74,10 +74,6 @@ pub struct BenchSelfplayArgs {
     /// split between the rounds).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
-}
-
-fn bad(msg: impl Into<String>) -> anyhow::Error {
-    BadInput(msg.into()).into()
 }
 
 fn load_config(path: &Path, device: Option<&String>) -> Result<SelfplayFileConfig> {

@@ -11,14 +11,9 @@ mod common;
 
 use common::{scratch_with_config, KOMA};
 
-const CONFIG: &str = r#"
-variant = "shogi"
-[model]
-blocks = 1
-channels = 8
-value_channels = 2
-value_hidden = 8
-[selfplay]
+const CONFIG: &str = concat!(
+    tiny_network!(),
+    r#"[selfplay]
 workers = 1
 games_per_worker = 4
 simulations_full = 2
@@ -30,7 +25,8 @@ batch_size = 4
 min_replay = 8
 checkpoint_interval = 1
 eval_interval = 0
-"#;
+"#
+);
 
 fn setup(name: &str) -> (PathBuf, PathBuf) {
     scratch_with_config(&format!("koma-export-{name}"), CONFIG)

@@ -113,14 +113,9 @@ fn evaluate_refuses_zero_games() {
     assert_refused(&o, &["--games"]);
 }
 
-const TINY: &str = r#"
-variant = "shogi"
-[model]
-blocks = 1
-channels = 8
-value_channels = 2
-value_hidden = 8
-[search]
+const TINY: &str = concat!(
+    tiny_network!(),
+    r#"[search]
 gumbel = true
 gumbel_m = 4
 [selfplay]
@@ -138,7 +133,8 @@ min_replay = 32
 checkpoint_interval = 4
 eval_interval = 0
 seed = 9
-"#;
+"#
+);
 
 #[test]
 fn a_garbage_chunk_is_skipped_with_a_warning_that_quiet_does_not_hide() {

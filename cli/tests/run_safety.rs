@@ -11,14 +11,9 @@ mod common;
 use common::KOMA;
 
 /// A tiny network whose first evaluation (at step 0) plays many games.
-const CONFIG: &str = r#"
-variant = "shogi"
-[model]
-blocks = 1
-channels = 8
-value_channels = 2
-value_hidden = 8
-[search]
+const CONFIG: &str = concat!(
+    tiny_network!(),
+    r#"[search]
 gumbel = true
 gumbel_m = 4
 [selfplay]
@@ -39,7 +34,8 @@ eval_games = 2000
 eval_simulations = 8
 eval_opponents = ["random"]
 seed = 9
-"#;
+"#
+);
 
 fn scratch(name: &str) -> (PathBuf, PathBuf) {
     scratch_with(name, CONFIG)

@@ -14,14 +14,9 @@ use rules::records::hcpe::{self, hcpe3};
 use rules::{Position, Variant};
 use selfplay::samples::{list_chunks, read_chunk, GameResult, Sample};
 
-const CONFIG: &str = r#"
-variant = "shogi"
-[model]
-blocks = 1
-channels = 8
-value_channels = 2
-value_hidden = 8
-[train]
+const CONFIG: &str = concat!(
+    tiny_network!(),
+    r#"[train]
 optimizer = "sgd"
 lr = 0.01
 warmup_steps = 2
@@ -30,7 +25,8 @@ checkpoint_interval = 4
 log_interval = 2
 q_mix = 0.5
 seed = 9
-"#;
+"#
+);
 
 fn scratch(name: &str) -> (PathBuf, PathBuf) {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("koma-teacher-{name}-{}", std::process::id()));

@@ -10,14 +10,9 @@ mod common;
 
 use common::{scratch_with_config, KOMA};
 
-const CONFIG: &str = r#"
-variant = "shogi"
-[model]
-blocks = 1
-channels = 8
-value_channels = 2
-value_hidden = 8
-[search]
+const CONFIG: &str = concat!(
+    tiny_network!(),
+    r#"[search]
 gumbel = true
 gumbel_m = 4
 [selfplay]
@@ -41,7 +36,8 @@ checkpoint_interval = 4
 eval_interval = 0
 log_interval = 2
 seed = 9
-"#;
+"#
+);
 
 fn setup(name: &str) -> (PathBuf, PathBuf) {
     scratch_with_config(&format!("koma-train-{name}"), CONFIG)

@@ -198,20 +198,8 @@ mod tests {
     /// Random word salads: never a panic, and whatever is kept is in range.
     #[test]
     fn random_words_keep_only_values_in_range() {
-        let vocab = [
-            "btime",
-            "wtime",
-            "binc",
-            "winc",
-            "byoyomi",
-            "movetime",
-            "nodes",
-            "depth",
-            "movestogo",
-            "infinite",
-            "ponder",
-            "searchmoves",
-            "mate",
+        // Every word the parser knows, and values of every kind around the limits.
+        let values = [
             "0",
             "1",
             "-1",
@@ -226,6 +214,7 @@ mod tests {
             "+5",
             "-0",
         ];
+        let vocab: Vec<&str> = WORDS.iter().copied().chain(values).collect();
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = |n: usize| {
             state ^= state << 13;

@@ -35,3 +35,18 @@ pub fn scratch_with_config(name: &str, config: &str) -> (std::path::PathBuf, std
     std::fs::write(&cfg, config).unwrap();
     (dir, cfg)
 }
+
+/// The smallest network the tests train: the head of their configs, which go on with
+/// their own `[search]`, `[selfplay]` and `[train]` tables (`concat!(tiny_network!(), ...)`).
+#[macro_export]
+macro_rules! tiny_network {
+    () => {
+        r#"variant = "shogi"
+[model]
+blocks = 1
+channels = 8
+value_channels = 2
+value_hidden = 8
+"#
+    };
+}

@@ -116,11 +116,36 @@ pub struct Entry {
 pub(crate) struct Source<R> {
     inner: R,
     offset: u64,
+    /// Set once the stream ended or broke: an iterator over it yields nothing more.
+    done: bool,
+}
+
+impl Source<BufReader<File>> {
+    pub(crate) fn open(path: &Path) -> Result<Self, HcpeError> {
+        let file = File::open(path).map_err(|reason| HcpeError::File { path: path.to_path_buf(), reason })?;
+        Ok(Source::new(BufReader::new(file)))
+    }
 }
 
 impl<R: Read> Source<R> {
     pub(crate) fn new(inner: R) -> Source<R> {
-        Source { inner, offset: 0 }
+        Source { inner, offset: 0, done: false }
+    }
+
+    /// One iterator step over the items `read` decodes: after the end, a read error or a
+    /// truncated record nothing more can follow (a bad item in a whole record can).
+    pub(crate) fn next_item<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Result<Option<T>, HcpeError>,
+    ) -> Option<Result<T, HcpeError>> {
+        if self.done {
+            return None;
+        }
+        let item = read(self);
+        if matches!(item, Ok(None) | Err(HcpeError::Io { .. } | HcpeError::Truncated { .. })) {
+            self.done = true;
+        }
+        item.transpose()
     }
 
     /// Fills `buf` as far as the stream goes; returns the bytes read.
@@ -197,50 +222,45 @@ pub(crate) fn le_u16(bytes: &[u8]) -> u16 {
 /// or a read error ends the stream.
 pub struct Reader<R> {
     source: Source<R>,
-    done: bool,
 }
 
 impl<R: Read> Reader<R> {
     pub fn new(inner: R) -> Reader<R> {
-        Reader { source: Source::new(inner), done: false }
+        Reader { source: Source::new(inner) }
     }
 
     /// The next record, `Ok(None)` at the end.
     pub fn read_entry(&mut self) -> Result<Option<Entry>, HcpeError> {
-        let Some((record, offset)) = self.source.next_record::<ENTRY_BYTES>("an hcpe record")? else {
-            return Ok(None);
-        };
-        let hcp: &[u8; HCP_BYTES] = record[..HCP_BYTES].try_into().expect("records start with a position");
-        let position = decode_position(hcp).map_err(|reason| HcpeError::Position { offset, reason })?;
-        let eval = le_u16(&record[32..]) as i16;
-        let best_move = decode_legal_move(&position, le_u16(&record[34..]))
-            .map_err(|reason| HcpeError::Move { offset: offset + 34, reason })?;
-        let result = GameResult::from_code(record[36])
-            .ok_or(HcpeError::GameResult { offset: offset + 36, value: record[36] })?;
-        Ok(Some(Entry { position, best_move, eval, result }))
+        read_entry(&mut self.source)
     }
+}
+
+fn read_entry<R: Read>(source: &mut Source<R>) -> Result<Option<Entry>, HcpeError> {
+    let Some((record, offset)) = source.next_record::<ENTRY_BYTES>("an hcpe record")? else {
+        return Ok(None);
+    };
+    let hcp: &[u8; HCP_BYTES] = record[..HCP_BYTES].try_into().expect("records start with a position");
+    let position = decode_position(hcp).map_err(|reason| HcpeError::Position { offset, reason })?;
+    let eval = le_u16(&record[32..]) as i16;
+    let best_move = decode_legal_move(&position, le_u16(&record[34..]))
+        .map_err(|reason| HcpeError::Move { offset: offset + 34, reason })?;
+    let result =
+        GameResult::from_code(record[36]).ok_or(HcpeError::GameResult { offset: offset + 36, value: record[36] })?;
+    Ok(Some(Entry { position, best_move, eval, result }))
 }
 
 impl<R: Read> Iterator for Reader<R> {
     type Item = Result<Entry, HcpeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let item = self.read_entry();
-        if matches!(item, Ok(None) | Err(HcpeError::Io { .. } | HcpeError::Truncated { .. })) {
-            self.done = true;
-        }
-        item.transpose()
+        self.source.next_item(read_entry)
     }
 }
 
 impl Reader<BufReader<File>> {
     /// Reads an `hcpe` file.
     pub fn open(path: &Path) -> Result<Self, HcpeError> {
-        let file = File::open(path).map_err(|reason| HcpeError::File { path: path.to_path_buf(), reason })?;
-        Ok(Reader::new(BufReader::new(file)))
+        Ok(Reader { source: Source::open(path)? })
     }
 }
 

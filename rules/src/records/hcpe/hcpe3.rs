@@ -188,12 +188,11 @@ fn decode_game(raw: RawGame) -> Result<Game, HcpeError> {
 /// the next game; a truncated game or a read error ends the stream.
 pub struct Reader<R> {
     source: Source<R>,
-    done: bool,
 }
 
 impl<R: Read> Reader<R> {
     pub fn new(inner: R) -> Reader<R> {
-        Reader { source: Source::new(inner), done: false }
+        Reader { source: Source::new(inner) }
     }
 
     /// The next game, `Ok(None)` at the end.
@@ -206,22 +205,14 @@ impl<R: Read> Iterator for Reader<R> {
     type Item = Result<Game, HcpeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let item = self.read_game();
-        if matches!(item, Ok(None) | Err(HcpeError::Io { .. } | HcpeError::Truncated { .. })) {
-            self.done = true;
-        }
-        item.transpose()
+        self.source.next_item(|source| read_raw(source)?.map(decode_game).transpose())
     }
 }
 
 impl Reader<BufReader<File>> {
     /// Reads an `hcpe3` file.
     pub fn open(path: &Path) -> Result<Self, HcpeError> {
-        let file = File::open(path).map_err(|reason| HcpeError::File { path: path.to_path_buf(), reason })?;
-        Ok(Reader::new(BufReader::new(file)))
+        Ok(Reader { source: Source::open(path)? })
     }
 }
 
