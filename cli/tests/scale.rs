@@ -173,7 +173,7 @@ fn check_accounting(run: &Path) -> serde_json::Value {
     for e in std::fs::read_dir(run.join("checkpoints")).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "json") {
-            model::load_checkpoint(&p, &model::Expected::any(), model::tch::Device::Cpu)
+            model::load_net(&p, &model::Expected::any(), model::tch::Device::Cpu)
                 .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         }
     }
@@ -185,12 +185,19 @@ fn a_learner_and_two_workers_train_on_one_local_run() {
     let (dir, cfg) = setup("two");
     let run = dir.join("run");
     let r = run.to_str().unwrap();
-    let l = learner(r, &cfg, &["--max-steps", "12"], &[]);
+    let l = learner(r, &cfg, &[], &[]);
     let w1 = worker(r, "w1", &dir.join("spool1"), &[]);
     let w2 = worker(r, "w2", &dir.join("spool2"), &[]);
-    let (status, stdout, stderr) = l.wait(600);
+    // Trains until a checkpoint's state counts samples of both workers (which worker's
+    // chunks come first is a race), then stops on SIGTERM: a last checkpoint, published.
+    wait_until("samples of both workers in state.json", 600, || {
+        json(&run.join("state.json"))
+            .is_some_and(|s| ["w1", "w2"].iter().all(|w| s["samples_by_worker"][w].as_u64().unwrap_or(0) > 0))
+    });
+    l.signal("-TERM");
+    let (status, stdout, stderr) = l.wait(120);
     assert!(status.success(), "learner: {stderr}");
-    assert!(stdout.contains("reached max_steps 12"), "{stdout}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
     for w in [w1, w2] {
         w.wait_for_log(": playing on");
         w.signal("-TERM");
@@ -198,12 +205,12 @@ fn a_learner_and_two_workers_train_on_one_local_run() {
         assert!(status.success(), "worker: {stderr}");
         assert!(stdout.contains("games"), "{stdout}");
     }
-    let latest = json(&run.join("models/latest.json")).unwrap();
-    assert_eq!(latest["step"], 12);
-    assert!(run.join("models/ckpt-00000012.safetensors").exists());
     let state = json(&run.join("state.json")).unwrap();
-    let by_worker = &state["samples_by_worker"];
-    assert!(by_worker["w1"].as_u64().unwrap() > 0 && by_worker["w2"].as_u64().unwrap() > 0, "{state}");
+    let step = state["step"].as_u64().unwrap();
+    assert!(step > 0, "{state}");
+    let latest = json(&run.join("models/latest.json")).unwrap();
+    assert_eq!(latest["step"], step);
+    assert!(run.join(format!("models/ckpt-{step:08}.safetensors")).exists());
     let names: Vec<String> = chunks(&run).into_iter().map(|(n, _)| n).collect();
     assert!(names.iter().any(|n| n.starts_with("w1-")) && names.iter().any(|n| n.starts_with("w2-")));
     // TensorBoard: per-worker sample counts and the workers' own reports.
@@ -258,7 +265,7 @@ fn kill_9_of_worker_and_learner_then_restart_loses_and_double_counts_nothing() {
 fn check_accounting_after_kill(run: &Path) -> u64 {
     let state = json(&run.join("state.json")).expect("state.json after kill");
     let ck = state["checkpoint"].as_str().unwrap();
-    model::load_checkpoint(run.join(ck), &model::Expected::any(), model::tch::Device::Cpu).unwrap();
+    model::load_net(run.join(ck), &model::Expected::any(), model::tch::Device::Cpu).unwrap();
     let taken: BTreeSet<String> =
         state["chunks"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
     let present: BTreeSet<String> = chunks(run).into_iter().map(|(n, _)| n).collect();
@@ -355,12 +362,23 @@ fn a_learner_and_two_workers_train_on_an_s3_run() {
     let (_server, env) = s3_server();
     let url = "s3://koma/runs/tiny";
     let cache = dir.join("cache");
-    let l = learner(url, &cfg, &["--max-steps", "8", "--cache", cache.to_str().unwrap()], &env);
+    let l = learner(url, &cfg, &["--cache", cache.to_str().unwrap()], &env);
     let w1 = worker(url, "w1", &dir.join("spool1"), &env);
     let w2 = worker(url, "w2", &dir.join("spool2"), &env);
-    let (status, stdout, stderr) = l.wait(600);
+    for (k, v) in &env {
+        std::env::set_var(k, v);
+    }
+    let store = store::RunStore::open(url).unwrap();
+    let state = || -> Option<serde_json::Value> { serde_json::from_slice(&store.get("state.json").ok()??).ok() };
+    // Trains until a checkpoint's state counts samples of both workers (which worker's
+    // chunks come first is a race), then stops on SIGTERM: a last checkpoint, published.
+    wait_until("samples of both workers in state.json", 600, || {
+        state().is_some_and(|s| ["w1", "w2"].iter().all(|w| s["samples_by_worker"][w].as_u64().unwrap_or(0) > 0))
+    });
+    l.signal("-TERM");
+    let (status, stdout, stderr) = l.wait(120);
     assert!(status.success(), "learner: {stderr}");
-    assert!(stdout.contains("reached max_steps 8"), "{stdout}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
     for w in [w1, w2] {
         w.wait_for_log(": playing on");
         w.signal("-TERM");
@@ -368,20 +386,16 @@ fn a_learner_and_two_workers_train_on_an_s3_run() {
         assert!(status.success(), "worker: {stderr}");
     }
     // What is in the bucket: both workers' chunks, taken in; the published network.
-    for (k, v) in &env {
-        std::env::set_var(k, v);
-    }
-    let store = store::RunStore::open(url).unwrap();
-    let state: serde_json::Value = serde_json::from_slice(&store.get("state.json").unwrap().unwrap()).unwrap();
-    let by_worker = &state["samples_by_worker"];
-    assert!(by_worker["w1"].as_u64().unwrap() > 0 && by_worker["w2"].as_u64().unwrap() > 0, "{state}");
+    let state = state().unwrap();
+    let step = state["step"].as_u64().unwrap();
+    assert!(step > 0, "{state}");
     let names: Vec<String> = store.list("samples").unwrap().into_iter().map(|e| e.name().to_string()).collect();
     assert!(names.iter().any(|n| n.starts_with("w1-")) && names.iter().any(|n| n.starts_with("w2-")), "{names:?}");
     let latest: serde_json::Value = serde_json::from_slice(&store.get("models/latest.json").unwrap().unwrap()).unwrap();
-    assert_eq!(latest["step"], 8);
-    assert!(store.get("models/ckpt-00000008.safetensors").unwrap().is_some());
+    assert_eq!(latest["step"], step);
+    assert!(store.get(&format!("models/ckpt-{step:08}.safetensors")).unwrap().is_some());
     let out = Command::new(KOMA)
-        .args(["learner", "--run", url, "--max-steps", "8", "--quiet", "--cache"])
+        .args(["learner", "--run", url, "--max-steps", &step.to_string(), "--quiet", "--cache"])
         .arg(dir.join("cache2"))
         .envs(env.iter().cloned())
         .output()
@@ -389,9 +403,9 @@ fn a_learner_and_two_workers_train_on_an_s3_run() {
     // A second learner elsewhere (a fresh cache) continues from the store alone.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("at step 8"), "{stderr}");
-    let ckpt = dir.join("cache2/checkpoints/ckpt-00000008.json");
-    model::load_checkpoint(&ckpt, &model::Expected::any(), model::tch::Device::Cpu).unwrap();
+    assert!(stderr.contains(&format!("at step {step}")), "{stderr}");
+    let ckpt = dir.join(format!("cache2/checkpoints/ckpt-{step:08}.json"));
+    model::load_net(&ckpt, &model::Expected::any(), model::tch::Device::Cpu).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
