@@ -278,12 +278,12 @@ impl LearnerRole {
             Ok(i) => i,
             Err(e) => {
                 // A store that is down for a while: keep training on the window.
-                self.display.warn(&format!("koma learner: cannot list new samples: {e}"));
+                self.display.warn(&format!("koma: warning: cannot list new samples: {e}"));
                 return Ok(());
             }
         };
         for w in &intake.rejected {
-            self.display.warn(&format!("koma learner: {w}"));
+            self.display.warn(&format!("koma: warning: {w}"));
         }
         if !intake.rejected.is_empty() {
             self.tb.scalar(tags::SKIPPED_CHUNKS, self.state.rejected_chunks.len() as f64, self.learner.step);
