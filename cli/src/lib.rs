@@ -72,6 +72,16 @@ pub const NETWORK_COMMANDS: &[NetworkCommand] = &[
         about: "The main job: self-play and learning in one process (runs/<name>/)",
     },
     NetworkCommand {
+        name: "learner",
+        aliases: &[],
+        about: "The learner of a run in a store (folder, s3://, gs://): trains and publishes networks",
+    },
+    NetworkCommand {
+        name: "worker",
+        aliases: &[],
+        about: "A self-play worker of a run in a store: plays the newest network, uploads sample chunks",
+    },
+    NetworkCommand {
         name: "gen",
         aliases: &[],
         about: "Teacher data: an engine plays itself; its moves and scores become training samples",

@@ -10,6 +10,7 @@ mod gen_cmd;
 mod ladder_cmd;
 mod model_cmds;
 mod plot_cmd;
+mod role_cmds;
 mod samples_cmd;
 mod selfplay_cmd;
 mod train_cmd;
@@ -44,6 +45,10 @@ enum NetCommand {
     Bench(BenchArgs),
     /// The main job: self-play and learning in one process (runs/<name>/).
     Train(train_cmd::TrainArgs),
+    /// The learner of a run in a store (folder, s3://, gs://): trains and publishes networks
+    Learner(role_cmds::LearnerArgs),
+    /// A self-play worker of a run in a store: plays the newest network, uploads sample chunks
+    Worker(role_cmds::WorkerArgs),
     /// Teacher data: an engine plays itself; its moves and scores become training samples
     Gen(gen_cmd::GenArgs),
     /// Supervised training from records, hcpe/hcpe3 files or sample chunks (bootstrap a network)
@@ -84,6 +89,8 @@ fn main() -> ExitCode {
         NetCommand::Export(args) => model_cmds::export(args),
         NetCommand::Selfplay(args) => selfplay_cmd::selfplay(args),
         NetCommand::Train(args) => train_cmd::train(args),
+        NetCommand::Learner(args) => role_cmds::learner(args),
+        NetCommand::Worker(args) => role_cmds::worker(args),
         NetCommand::Learn(args) => train_cmd::learn(args),
         NetCommand::Gen(args) => gen_cmd::gen(args),
         NetCommand::ConvertSamples(args) => samples_cmd::convert_samples(args),

@@ -35,9 +35,13 @@ pub struct TrainArgs {
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    /// One self-play worker per device, e.g. `cuda:0,cuda:1` (default: selfplay.device);
+    /// the learner uses train.device (default: the first self-play device).
+    #[arg(long, value_delimiter = ',')]
+    devices: Vec<String>,
 }
 
-fn default_run_name() -> String {
+pub(crate) fn default_run_name() -> String {
     // UTC date and time without a date library: days since the epoch to a civil date.
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
@@ -53,10 +57,14 @@ fn default_run_name() -> String {
     format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
-fn config_error(e: trainer::TrainError) -> anyhow::Error {
+pub(crate) fn config_error(e: trainer::TrainError) -> anyhow::Error {
     match e {
         trainer::TrainError::Config(c) => BadInput(c.to_string()).into(),
         trainer::TrainError::Run(m) => BadInput(m).into(),
+        trainer::TrainError::Device(d) => BadInput(d.to_string()).into(),
+        trainer::TrainError::Store(e @ (store::StoreError::BadUrl { .. } | store::StoreError::BadKey { .. })) => {
+            BadInput(e.to_string()).into()
+        }
         other => anyhow::Error::new(other),
     }
 }
@@ -72,6 +80,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         max_minutes: args.max_minutes,
         max_steps: args.max_steps,
         progress: !args.quiet,
+        devices: args.devices,
     };
     let stop = trainer::install_signal_handler();
     eprintln!(

@@ -12,7 +12,8 @@
 //! - [`tb`]: TensorBoard scalars (`tensorboard-rs`).
 //! - [`elo_plot`]: the run's rating on the baseline ladder over its steps (`elo.png`,
 //!   `elo.svg`, from `eval.jsonl`).
-//! - [`run`]: `koma train`, self-play and learning in one process with checkpoints,
+//! - [`roles`]: the learner and self-play worker roles over a run store (`koma learner`,
+//!   `koma worker`); [`run`]: `koma train`, both roles in one process, with checkpoints,
 //!   resume and signal handling; [`learn`]: `koma learn` from game records.
 
 pub mod config;
@@ -23,6 +24,7 @@ pub mod learn;
 pub mod learner;
 pub mod optim;
 pub mod replay;
+pub mod roles;
 pub mod run;
 pub mod tb;
 pub mod teacher;
@@ -32,5 +34,7 @@ pub use eval::{play_match, play_match_observed, MatchOutcome, MatchSettings, Opp
 pub use learn::{learn, LearnOptions, LearnSummary};
 pub use learner::{Learner, NonFiniteLoss, StepStats};
 pub use replay::{Batch, Loader, Replay};
+pub use roles::learner::{LearnerOptions, LearnerRole};
+pub use roles::worker::{run_worker, WorkerOptions, WorkerReport};
 pub use run::{install_signal_handler, read_state, train, RunState, TrainError, TrainOptions, TrainSummary};
 pub use tb::Tb;

@@ -25,8 +25,11 @@ pub mod tags {
     pub const FALSE_RESIGN_RATE: &str = "selfplay/false_resign_rate";
     pub const SAMPLES_GENERATED: &str = "selfplay/samples_generated";
     pub const TRAIN_RATIO: &str = "train/samples_trained_per_generated";
-    /// Sample chunks refused when the replay window was filled (damaged or invalid).
+    /// Sample chunks skipped because they failed their checks (damaged or holding an
+    /// invalid sample), the run's total.
     pub const SKIPPED_CHUNKS: &str = "data/skipped_chunks";
+    /// Prefix of the samples taken in from each worker (`selfplay/samples_from/<id>`).
+    pub const SAMPLES_FROM: &str = "selfplay/samples_from/";
 }
 
 /// A TensorBoard scalar writer.

@@ -1,0 +1,127 @@
+//! The learner's intake of sample chunks from the run store.
+//!
+//! A chunk is taken in once: its name goes into the learner state's consumed set with the
+//! samples it added to `samples_generated`, so that a restarted learner never counts it
+//! again (the training ratio holds across restarts). Each chunk is checked (format,
+//! checksum, variant, encoder version); a bad one is skipped with a warning and never
+//! read again. Listing order is never relied on: new chunks are taken oldest first by
+//! their modification time.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use model::encoding::ENCODER_VERSION;
+use rules::Variant;
+use selfplay::samples::{decode_chunk, Chunk, SampleError};
+use store::Entry;
+
+use super::files::RunFiles;
+use super::layout::{chunk_worker, SAMPLES};
+use super::state::RunState;
+use crate::replay::Replay;
+use crate::run::TrainError;
+
+/// What one pass took in.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Intake {
+    pub chunks: u64,
+    pub samples: u64,
+    /// Warnings about chunks that were skipped.
+    pub rejected: Vec<String>,
+}
+
+/// Reads and checks one chunk.
+fn read_checked(files: &RunFiles, key: &str, variant: Variant) -> Result<Chunk, String> {
+    let bytes = files.store.get(key).map_err(|e| e.to_string())?.ok_or_else(|| format!("{key}: vanished"))?;
+    let path = Path::new(key);
+    let chunk = decode_chunk(&bytes, path).map_err(|e| e.to_string())?;
+    if chunk.header.variant != variant {
+        let e = SampleError::WrongVariant { path: path.into(), expected: variant, found: chunk.header.variant };
+        return Err(e.to_string());
+    }
+    if chunk.header.encoder_version != ENCODER_VERSION {
+        let found = chunk.header.encoder_version;
+        let e = SampleError::WrongEncoderVersion { path: path.into(), expected: ENCODER_VERSION, found };
+        return Err(e.to_string());
+    }
+    Ok(chunk)
+}
+
+fn name(e: &Entry) -> &str {
+    e.name()
+}
+
+fn is_chunk(e: &Entry) -> bool {
+    e.key.ends_with(".chunk")
+}
+
+/// Takes in every chunk of `samples/` that `state` has neither consumed nor rejected,
+/// except those whose name starts with one of `skip` (written by self-play in this process,
+/// whose samples arrive directly).
+pub fn take_in(
+    files: &RunFiles,
+    state: &mut RunState,
+    replay: &Mutex<Replay>,
+    skip: &[String],
+    variant: Variant,
+) -> Result<Intake, TrainError> {
+    let mut new: Vec<Entry> = files
+        .store
+        .list(SAMPLES)?
+        .into_iter()
+        .filter(|e| is_chunk(e) && !state.chunks.contains(name(e)) && !state.rejected_chunks.contains(name(e)))
+        .filter(|e| !skip.iter().any(|p| name(e).starts_with(p.as_str())))
+        .collect();
+    new.sort_by(|a, b| a.modified_ms.cmp(&b.modified_ms).then_with(|| a.key.cmp(&b.key)));
+    let mut intake = Intake::default();
+    for e in &new {
+        let n = name(e).to_string();
+        match read_checked(files, &e.key, variant) {
+            Ok(chunk) => {
+                let k = chunk.samples.len() as u64;
+                replay.lock().unwrap_or_else(|e| e.into_inner()).extend(chunk.samples);
+                *state.samples_by_worker.entry(chunk_worker(&n).to_string()).or_default() += k;
+                state.samples_generated += k;
+                state.chunks.insert(n);
+                intake.chunks += 1;
+                intake.samples += k;
+            }
+            Err(why) => {
+                intake.rejected.push(format!("skipping sample chunk {}: {why}", e.key));
+                state.rejected_chunks.insert(n);
+            }
+        }
+    }
+    Ok(intake)
+}
+
+/// Refills the replay window of a restarted learner from the newest chunks it had
+/// already taken in (they count nothing again). Returns the samples loaded.
+pub fn refill_window(
+    files: &RunFiles,
+    state: &RunState,
+    replay: &Mutex<Replay>,
+    variant: Variant,
+    stop: &AtomicBool,
+) -> Result<usize, TrainError> {
+    let mut seen: Vec<Entry> =
+        files.store.list(SAMPLES)?.into_iter().filter(|e| is_chunk(e) && state.chunks.contains(name(e))).collect();
+    seen.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms).then_with(|| b.key.cmp(&a.key)));
+    let capacity = replay.lock().unwrap_or_else(|e| e.into_inner()).capacity();
+    let (mut chunks, mut held) = (Vec::new(), 0usize);
+    for e in &seen {
+        if held >= capacity || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if let Ok(c) = read_checked(files, &e.key, variant) {
+            held += c.samples.len();
+            chunks.push(c.samples);
+        }
+    }
+    let mut r = replay.lock().unwrap_or_else(|e| e.into_inner());
+    for c in chunks.into_iter().rev() {
+        r.extend(c);
+    }
+    Ok(held.min(capacity))
+}

@@ -1,0 +1,28 @@
+//! The roles of a training run and what they share.
+//!
+//! A run lives in a [`store::RunStore`] (a local folder, S3, GCS). The learner
+//! ([`learner::LearnerRole`], `koma learner`) owns the run's state and checkpoints and
+//! publishes networks; self-play workers ([`worker::run_worker`], `koma worker`) read the
+//! newest network and write sample chunks. They meet only in the store, so any number of
+//! workers can start and stop at any time. `koma train` ([`crate::run::train`]) runs the
+//! learner with self-play threads in one process.
+//!
+//! - [`layout`]: the names of a run's objects; [`files`]: the store and the local folder
+//!   of this process; [`state`]: the learner's state and where it resumes.
+//! - [`network`]: loading, checkpoints, publishing; [`intake`]: chunks into the window;
+//!   [`evaluation`]: evaluation games in the background.
+//! - [`selfplay`]: self-play threads and the chunk sink; [`uploader`]: uploads with a
+//!   local spool; [`signal`], [`display`]: SIGTERM and the progress line.
+
+pub mod display;
+pub mod evaluation;
+pub mod files;
+pub mod intake;
+pub mod layout;
+pub mod learner;
+pub mod network;
+pub mod selfplay;
+pub mod signal;
+pub mod state;
+pub mod uploader;
+pub mod worker;

@@ -1,0 +1,114 @@
+//! Networks in a run: loading a checkpoint (the one place that reads weights), the
+//! learner's checkpoints and the published models that workers follow.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use model::encoding::ENCODER_VERSION;
+use model::tch::Device;
+use model::{load_net, save_checkpoint, CheckpointInfo, Evaluator, Expected, ModelMeta, Net};
+use model::{Precision, TorchEvaluator};
+use serde::{Deserialize, Serialize};
+
+use super::files::RunFiles;
+use super::layout::{self, checkpoint_files, checkpoint_stem, model_stem, stem_step, MODELS};
+use super::state::RunState;
+use crate::learner::Learner;
+use crate::run::{optim_path, TrainError};
+
+/// Loads the trainable network of a checkpoint stem (a local path) onto `device`.
+pub fn load_network(stem: &Path, expected: &Expected, device: Device) -> Result<(Net, ModelMeta), TrainError> {
+    Ok(load_net(stem, expected, device)?)
+}
+
+/// An evaluator (inference copy) of `net` on `device`.
+pub fn evaluator_of(net: &Net, device: Device) -> Result<Arc<dyn Evaluator>, TrainError> {
+    Ok(Arc::new(TorchEvaluator::new(net, device, Precision::Auto)?))
+}
+
+/// `models/latest.json`: the newest published network.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPointer {
+    pub step: u64,
+    /// `models/ckpt-<step>` (no extension).
+    pub model: String,
+}
+
+/// Reads and checks `models/latest.json` (it may only name a model of this run).
+pub fn read_pointer(files: &RunFiles) -> Result<Option<ModelPointer>, TrainError> {
+    let Some(bytes) = files.store.get(layout::LATEST_MODEL)? else { return Ok(None) };
+    let p: ModelPointer = serde_json::from_slice(&bytes)
+        .map_err(|e| TrainError::Run(format!("{}/{}: {e}", files.describe(), layout::LATEST_MODEL)))?;
+    if stem_step(&p.model, MODELS) != Some(p.step) {
+        return Err(TrainError::Run(format!("{}: `{}` is not a model of this run", layout::LATEST_MODEL, p.model)));
+    }
+    Ok(Some(p))
+}
+
+/// The local stem of a checkpoint or model stem key, its weights and metadata downloaded
+/// first for a remote run (weights before metadata, so a metadata file means both).
+pub fn pull_network(files: &RunFiles, stem: &str) -> Result<PathBuf, TrainError> {
+    for key in [format!("{stem}.safetensors"), format!("{stem}.json")] {
+        if files.pull(&key)?.is_none() {
+            return Err(TrainError::Run(format!("{}: {key} is missing", files.describe())));
+        }
+    }
+    Ok(files.path(stem))
+}
+
+/// Writes the learner's checkpoint of its current step: optimiser state and learner
+/// state first, then weights and metadata (the checkpoint's commit record), uploaded in
+/// that order for a remote run. `state` must already name this checkpoint.
+pub fn save_learner_checkpoint(files: &RunFiles, learner: &Learner, state: &RunState) -> Result<(), TrainError> {
+    let stem = checkpoint_stem(learner.step);
+    let local = files.path(&stem);
+    let dir = files.path(layout::CHECKPOINTS);
+    std::fs::create_dir_all(&dir).map_err(|source| TrainError::Io { path: dir, source })?;
+    learner.opt.save(&optim_path(&local))?;
+    store::write_local(&files.path(&format!("{stem}.learner")), &state.to_json())?;
+    let info = CheckpointInfo { variant: state.variant.clone(), encoder_version: ENCODER_VERSION, step: learner.step };
+    save_checkpoint(&learner.net, &local, &info)?;
+    let [meta, weights, optim, learner_state] = checkpoint_files(&stem);
+    for key in [optim, learner_state, weights, meta] {
+        files.push(&key)?;
+    }
+    Ok(())
+}
+
+/// Publishes checkpoint `step`'s network as `models/ckpt-<step>` and then points
+/// `models/latest.json` at it.
+pub fn publish_model(files: &RunFiles, step: u64) -> Result<(), TrainError> {
+    let (from, to) = (checkpoint_stem(step), model_stem(step));
+    for ext in ["safetensors", "json"] {
+        files.store.copy(&format!("{from}.{ext}"), &format!("{to}.{ext}"))?;
+    }
+    let pointer = ModelPointer { step, model: to };
+    let json = serde_json::to_vec_pretty(&pointer).expect("pointer serialises");
+    Ok(files.store.put(layout::LATEST_MODEL, json)?)
+}
+
+/// Deletes all but the newest `keep` checkpoints and models (never `protect`, the
+/// `previous` evaluation baseline, nor the model `latest.json` names). Metadata goes
+/// first: without it the rest is never picked up.
+pub fn prune(files: &RunFiles, keep: usize, protect: Option<&str>) -> Result<(), TrainError> {
+    if keep == 0 {
+        return Ok(());
+    }
+    let protect_step = protect.and_then(|p| stem_step(p, layout::CHECKPOINTS));
+    for folder in [layout::CHECKPOINTS, MODELS] {
+        let entries = files.store.list(folder)?;
+        let mut steps: Vec<u64> =
+            entries.iter().filter_map(|e| e.key.strip_suffix(".json")).filter_map(|s| stem_step(s, folder)).collect();
+        steps.sort_unstable();
+        let old = steps.len().saturating_sub(keep);
+        for &step in steps[..old].iter().filter(|&&s| Some(s) != protect_step) {
+            let stem = format!("{folder}/ckpt-{step:08}");
+            for key in checkpoint_files(&stem) {
+                files.store.delete(&key)?;
+                let _ = std::fs::remove_file(files.path(&key));
+            }
+        }
+    }
+    Ok(())
+}
