@@ -112,15 +112,8 @@ fn evaluator(cfg: &SelfplayFileConfig, checkpoint: Option<&Path>, uniform: bool)
 }
 
 fn batcher_config(cfg: &SelfplayFileConfig) -> BatcherConfig {
-    let workers = if cfg.selfplay.workers == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        cfg.selfplay.workers
-    };
-    let max_batch =
-        if cfg.selfplay.max_batch > 0 { cfg.selfplay.max_batch } else { workers * cfg.selfplay.games_per_worker };
     BatcherConfig {
-        max_batch,
+        max_batch: cfg.selfplay.effective_max_batch(),
         max_wait: Duration::from_micros(cfg.selfplay.max_wait_us),
         thread_name: "koma-batcher".to_string(),
     }

@@ -21,7 +21,9 @@ pub mod checkpoint;
 pub mod config;
 pub mod device;
 pub mod encoding;
+pub mod evaluation;
 pub mod evaluator;
+pub mod host_buffer;
 pub mod export;
 pub mod init;
 mod load_error;
@@ -40,7 +42,11 @@ pub use checkpoint::{
 };
 pub use config::{check_device_name, check_real, check_whole, ConfigError, NetConfig, Range};
 pub use device::{parse_device, torch_info, DeviceError, Precision, TorchInfo};
-pub use evaluator::{EvalError, Evaluation, Evaluator, TorchEvaluator, UniformEvaluator};
+pub use evaluation::{Evaluation, Logits};
+pub use evaluator::{
+    padded_batch, CopyStats, EvalError, EvalPart, Evaluator, TorchEvaluator, UniformEvaluator,
+};
+pub use host_buffer::HostBuffer;
 pub use export::{export_model, write_model_file, ExportedModel, MODEL_FILE_FORMAT, MODEL_FILE_FORMAT_VERSION};
 pub use init::{init_checkpoint, InitError};
 pub use loader::{load_net, locate_model, read_model_meta, Expected, ModelMeta, ModelSource, Network};
