@@ -80,20 +80,28 @@ fn bad(msg: impl Into<String>) -> anyhow::Error {
     BadInput(msg.into()).into()
 }
 
-fn load_config(path: &Path, device: Option<&String>) -> Result<SelfplayFileConfig> {
+/// The config's self-play part and its inference precision (`[train] precision`).
+fn load_config(path: &Path, device: Option<&String>) -> Result<(SelfplayFileConfig, Precision)> {
     // The whole file is checked ([train] too), so that a typo fails every command alike.
-    let mut cfg = trainer::TrainFileConfig::load(path).map_err(|e| bad(e.to_string()))?.base;
+    let file = trainer::TrainFileConfig::load(path).map_err(|e| bad(e.to_string()))?;
+    let precision = file.train.precision.inference();
+    let mut cfg = file.base;
     if let Some(d) = device {
         cfg.selfplay.device = d.clone();
     }
     if cfg.selfplay.torch_threads > 0 {
         model::tch::set_num_threads(cfg.selfplay.torch_threads as i32);
     }
-    Ok(cfg)
+    Ok((cfg, precision))
 }
 
 /// The evaluator: a checkpoint, the uniform evaluator, or a fresh network.
-fn evaluator(cfg: &SelfplayFileConfig, checkpoint: Option<&Path>, uniform: bool) -> Result<Arc<dyn Evaluator>> {
+fn evaluator(
+    cfg: &SelfplayFileConfig,
+    precision: Precision,
+    checkpoint: Option<&Path>,
+    uniform: bool,
+) -> Result<Arc<dyn Evaluator>> {
     let enc = Encoder::for_net(cfg.variant, &cfg.model);
     let shape = enc.net_shape();
     if uniform {
@@ -104,11 +112,11 @@ fn evaluator(cfg: &SelfplayFileConfig, checkpoint: Option<&Path>, uniform: bool)
         // The workers encode positions for the config's [model]: the checkpoint must read
         // the same planes.
         let expected = model::Expected::variant(cfg.variant).with_shape(shape);
-        let network = model::Network::load(path, &expected, device, Precision::Auto).map_err(|e| bad(e.to_string()))?;
+        let network = model::Network::load(path, &expected, device, precision).map_err(|e| bad(e.to_string()))?;
         return Ok(network.evaluator);
     }
     let net = model::Net::new(&cfg.model, shape, cfg.selfplay.seed, device).context("building the network")?;
-    Ok(Arc::new(TorchEvaluator::new(&net, device, Precision::Auto).context("preparing the network")?))
+    Ok(Arc::new(TorchEvaluator::new(&net, device, precision).context("preparing the network")?))
 }
 
 fn batcher_config(cfg: &SelfplayFileConfig) -> BatcherConfig {
@@ -131,7 +139,7 @@ fn progress_note(p: &Progress) -> String {
 }
 
 pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
-    let mut cfg = load_config(&args.config, args.device.as_ref())?;
+    let (mut cfg, precision) = load_config(&args.config, args.device.as_ref())?;
     if let Some(w) = args.workers {
         cfg.selfplay.workers = w;
     }
@@ -142,7 +150,7 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
         Some(f) => Openings::load(cfg.variant, Path::new(f)).map_err(|e| bad(e.to_string()))?,
         None => Openings::startpos(cfg.variant),
     };
-    let eval = evaluator(&cfg, args.checkpoint.as_deref(), args.uniform)?;
+    let eval = evaluator(&cfg, precision, args.checkpoint.as_deref(), args.uniform)?;
     eprintln!(
         "koma selfplay: {} games of {}, {}, config {}",
         args.games,
@@ -230,7 +238,7 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
 }
 
 pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
-    let cfg = load_config(&args.config, args.device.as_ref())?;
+    let (cfg, precision) = load_config(&args.config, args.device.as_ref())?;
     let bcfg = batcher_config(&cfg);
     let rounds = args.rounds.max(1);
     let openings = match &cfg.selfplay.opening_file {
@@ -247,7 +255,7 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
     let (mut raw_evals, mut raw_secs) = (0f64, 0f64);
     let mut batch = 0usize;
     for round in 0..rounds {
-        let eval = evaluator(&cfg, args.checkpoint.as_deref(), false)?;
+        let eval = evaluator(&cfg, precision, args.checkpoint.as_deref(), false)?;
         if round == 0 {
             println!(
                 "bench selfplay: {} {}, workers {} x {} games, max batch {}, simulations {}/{}, {}, {} rounds",
@@ -303,12 +311,11 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
         // The raw forward pass on a thread of its own, like the batcher's.
         let options = model::BenchOptions { min_time: per_round, ..Default::default() };
         let net_cfg = cfg.model.clone();
-        let rows = std::thread::spawn(move || {
-            model::bench_forward(&net_cfg, shape, device, Precision::Auto, &[batch], &options)
-        })
-        .join()
-        .map_err(|_| anyhow::anyhow!("raw forward benchmark panicked"))?
-        .context("raw forward benchmark")?;
+        let rows =
+            std::thread::spawn(move || model::bench_forward(&net_cfg, shape, device, precision, &[batch], &options))
+                .join()
+                .map_err(|_| anyhow::anyhow!("raw forward benchmark panicked"))?
+                .context("raw forward benchmark")?;
         raw_evals += (rows[0].batch * rows[0].iterations) as f64;
         raw_secs += rows[0].seconds;
         println!(

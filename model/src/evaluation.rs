@@ -127,7 +127,13 @@ unsafe impl Sync for Evaluation {}
 
 impl Default for Evaluation {
     fn default() -> Self {
-        Evaluation { batch: 0, policy_len: 0, policy: HostTensor::empty(), wdl: HostTensor::empty(), reduced_precision: false }
+        Evaluation {
+            batch: 0,
+            policy_len: 0,
+            policy: HostTensor::empty(),
+            wdl: HostTensor::empty(),
+            reduced_precision: false,
+        }
     }
 }
 
@@ -283,7 +289,8 @@ impl Evaluation {
         let pl = self.policy_len;
         debug_assert_eq!(pl, src.policy_len);
         let (policy, wdl) = self.buffers_mut();
-        policy[dst_start * pl..(dst_start + n) * pl].copy_from_slice(&src.policy_all()[src_start * pl..(src_start + n) * pl]);
+        policy[dst_start * pl..(dst_start + n) * pl]
+            .copy_from_slice(&src.policy_all()[src_start * pl..(src_start + n) * pl]);
         wdl[dst_start * WDL_LEN..(dst_start + n) * WDL_LEN]
             .copy_from_slice(&src.wdl_all()[src_start * WDL_LEN..(src_start + n) * WDL_LEN]);
     }

@@ -285,7 +285,13 @@ impl TorchEvaluator {
         // call; on CUDA the transfers finish before `evaluate_parts` returns (it waits for
         // the stream).
         let view = |p: &EvalPart<'_>| unsafe {
-            Tensor::f_from_blob(p.inputs.as_ptr() as *const u8, &[p.inputs.len() as i64], &[1], Kind::Float, Device::Cpu)
+            Tensor::f_from_blob(
+                p.inputs.as_ptr() as *const u8,
+                &[p.inputs.len() as i64],
+                &[1],
+                Kind::Float,
+                Device::Cpu,
+            )
         };
         let mut offset = 0i64;
         if self.device.is_cuda() {

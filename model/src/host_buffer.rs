@@ -13,7 +13,11 @@ pub struct HostBuffer {
 enum Storage {
     Plain(Vec<f32>),
     /// A pinned CPU tensor of `capacity` f32 (allocated by libtorch's pinned allocator).
-    Pinned { tensor: Tensor, capacity: usize, device: Device },
+    Pinned {
+        tensor: Tensor,
+        capacity: usize,
+        device: Device,
+    },
 }
 
 // SAFETY: the pinned tensor is owned by this buffer alone and only read or written through

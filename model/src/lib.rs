@@ -23,8 +23,8 @@ pub mod device;
 pub mod encoding;
 pub mod evaluation;
 pub mod evaluator;
-pub mod host_buffer;
 pub mod export;
+pub mod host_buffer;
 pub mod init;
 mod load_error;
 pub mod loader;
@@ -43,11 +43,9 @@ pub use checkpoint::{
 pub use config::{check_device_name, check_real, check_whole, ConfigError, NetConfig, Range};
 pub use device::{parse_device, torch_info, DeviceError, Precision, TorchInfo};
 pub use evaluation::{Evaluation, Logits};
-pub use evaluator::{
-    padded_batch, CopyStats, EvalError, EvalPart, Evaluator, TorchEvaluator, UniformEvaluator,
-};
-pub use host_buffer::HostBuffer;
+pub use evaluator::{padded_batch, CopyStats, EvalError, EvalPart, Evaluator, TorchEvaluator, UniformEvaluator};
 pub use export::{export_model, write_model_file, ExportedModel, MODEL_FILE_FORMAT, MODEL_FILE_FORMAT_VERSION};
+pub use host_buffer::HostBuffer;
 pub use init::{init_checkpoint, InitError};
 pub use loader::{load_net, locate_model, read_model_meta, Expected, ModelMeta, ModelSource, Network};
 pub use net::{Net, NetError, ResNet};

@@ -53,7 +53,10 @@ fn run_producers(precision: Precision, reduced: bool) -> (koma_model::CopyStats,
                             // The reference rounds to bf16 too; only f32 consumers see the same.
                             let scale = want.policy(i).iter().fold(1f32, |m, v| m.max(v.abs()));
                             let d = max_abs_diff(&got.logits(i).to_vec(), want.policy(i));
-                            assert!(d <= 0.01 * scale, "producer {id} round {round} position {i}: logits differ by {d}");
+                            assert!(
+                                d <= 0.01 * scale,
+                                "producer {id} round {round} position {i}: logits differ by {d}"
+                            );
                             let d = max_abs_diff(&got.wdl(i), &want.wdl(i));
                             assert!(d < 0.02, "wdl differs by {d}");
                         }

@@ -15,6 +15,7 @@
 //! - [`run`]: `koma train`, self-play and learning in one process with checkpoints,
 //!   resume and signal handling; [`learn`]: `koma learn` from game records.
 
+pub mod bench;
 pub mod config;
 pub mod datasets;
 pub mod elo_plot;
