@@ -74,6 +74,21 @@ pub struct BenchSelfplayArgs {
     /// split between the rounds).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Override selfplay.workers (a GPU-shaped layout: few workers, many games each).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Override selfplay.games_per_worker.
+    #[arg(long)]
+    games_per_worker: Option<usize>,
+    /// Override selfplay.max_batch (0: the positions of one group of every worker).
+    #[arg(long)]
+    max_batch: Option<usize>,
+    /// Override selfplay.batches_in_flight (1: no double buffering).
+    #[arg(long)]
+    batches_in_flight: Option<usize>,
+    /// Override selfplay.torch_threads (libtorch CPU threads of the forward passes).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 fn bad(msg: impl Into<String>) -> anyhow::Error {
@@ -238,7 +253,19 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
 }
 
 pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
-    let (cfg, precision) = load_config(&args.config, args.device.as_ref())?;
+    let (mut cfg, precision) = load_config(&args.config, args.device.as_ref())?;
+    let sp = &mut cfg.selfplay;
+    sp.workers = args.workers.unwrap_or(sp.workers);
+    sp.games_per_worker = args.games_per_worker.unwrap_or(sp.games_per_worker);
+    sp.max_batch = args.max_batch.unwrap_or(sp.max_batch);
+    sp.batches_in_flight = args.batches_in_flight.unwrap_or(sp.batches_in_flight);
+    if let Some(t) = args.threads {
+        sp.torch_threads = t;
+        if t > 0 {
+            model::tch::set_num_threads(t as i32);
+        }
+    }
+    sp.validate().map_err(|e| bad(e.to_string()))?;
     let bcfg = batcher_config(&cfg);
     let rounds = args.rounds.max(1);
     let openings = match &cfg.selfplay.opening_file {
@@ -258,11 +285,13 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
         let eval = evaluator(&cfg, precision, args.checkpoint.as_deref(), false)?;
         if round == 0 {
             println!(
-                "bench selfplay: {} {}, workers {} x {} games, max batch {}, simulations {}/{}, {}, {} rounds",
+                "bench selfplay: {} {}, workers {} x {} games, {} batches in flight each, max batch {}, \
+                 simulations {}/{}, {}, {} rounds",
                 cfg.variant,
                 eval.describe(),
                 if cfg.selfplay.workers == 0 { "auto".to_string() } else { cfg.selfplay.workers.to_string() },
                 cfg.selfplay.games_per_worker,
+                cfg.selfplay.batches_in_flight,
                 bcfg.max_batch,
                 cfg.selfplay.simulations_full,
                 cfg.selfplay.simulations_cheap,

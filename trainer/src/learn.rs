@@ -26,7 +26,7 @@ use selfplay::samples::{GameResult, Sample};
 use crate::config::TrainFileConfig;
 use crate::datasets::read_training_inputs;
 use crate::learner::{Learner, StepStats};
-use crate::replay::{encode_batch, Batch};
+use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets};
 use crate::run::{optim_path, set_torch_threads, TrainError};
 use crate::tb::Tb;
 
@@ -267,6 +267,8 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     // A thread draws and encodes the next batches while the learner trains (prefetch).
     let (batches_tx, batches_rx) = std::sync::mpsc::sync_channel::<Batch>(tcfg.prefetch.max(1));
     let q_mix = tcfg.q_mix as f32;
+    // On a GPU the dense policy targets are made on the device from sparse pairs.
+    let targets = if device.is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
     let encoder_ref = &encoder;
     let train_ref = &train;
     std::thread::scope(|scope| -> Result<(), TrainError> {
@@ -282,7 +284,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
                 batch.push(train_ref[perm[pos]].clone());
                 pos += 1;
             }
-            if batches_tx.send(encode_batch(encoder_ref, &batch, q_mix)).is_err() {
+            if batches_tx.send(encode_batch_with(encoder_ref, &batch, q_mix, targets)).is_err() {
                 return;
             }
         });

@@ -156,7 +156,16 @@ impl Learner {
         let xs = Tensor::from_slice(&b.inputs)
             .view([n, s.input_planes as i64, s.board_height as i64, s.board_width as i64])
             .to_device(d);
-        let pt = Tensor::from_slice(&b.policy).view([n, s.policy_len() as i64]).to_device(d);
+        let pl = s.policy_len() as i64;
+        let pt = if b.policy.is_empty() && n > 0 {
+            // Sparse targets: a few pairs per sample cross to the device, the dense target
+            // is made there.
+            let index = Tensor::from_slice(&b.policy_index).to_device(d);
+            let value = Tensor::from_slice(&b.policy_value).to_device(d);
+            Tensor::zeros([n * pl], (Kind::Float, d)).index_put(&[Some(index)], &value, false).view([n, pl])
+        } else {
+            Tensor::from_slice(&b.policy).view([n, pl]).to_device(d)
+        };
         let mask = Tensor::from_slice(&b.policy_mask).to_device(d);
         let wdl = Tensor::from_slice(&b.wdl).view([n, 3]).to_device(d);
         let value_mask = Tensor::from_slice(&b.value_mask).to_device(d);

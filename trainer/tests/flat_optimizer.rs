@@ -1,7 +1,8 @@
 //! The flattened optimiser against the per-tensor formulas it replaces (PyTorch's SGD
 //! with Nesterov momentum and L2 decay, AdamW with decoupled decay, decay on tensors of
-//! rank 2 or more only), and steps without a wait for the device against steps that read
-//! their statistics each time.
+//! rank 2 or more only), steps without a wait for the device against steps that read
+//! their statistics each time, and sparse policy targets (scattered by the learner)
+//! against dense ones.
 
 use model::encoding::Encoder;
 use model::tch::{Device, Kind, Tensor};
@@ -10,7 +11,7 @@ use rules::{Position, Variant};
 use selfplay::samples::{GameResult, Sample};
 use trainer::config::{OptimizerKind, TrainConfig};
 use trainer::optim::Optimizer;
-use trainer::replay::encode_batch;
+use trainer::replay::{encode_batch, encode_batch_with, PolicyTargets};
 use trainer::Learner;
 
 fn tiny_net(seed: u64) -> Net {
@@ -147,4 +148,25 @@ fn deferred_statistics_equal_the_per_step_ones() {
     }
     // Nothing ran since: no statistics.
     assert!(deferred.take_stats().unwrap().is_none());
+}
+
+#[test]
+fn sparse_policy_targets_train_like_dense_ones() {
+    let enc = Encoder::new(Variant::Shogi);
+    let mut s = samples();
+    // A sample without a policy target and one with two moves.
+    s[3].full_search = false;
+    s[4].policy = vec![(s[4].policy[0].0, 0.75), (0, 0.25)];
+    let dense = encode_batch(&enc, &s, 0.0);
+    let sparse = encode_batch_with(&enc, &s, 0.0, PolicyTargets::Sparse);
+    assert!(sparse.policy.is_empty());
+    assert_eq!(sparse.policy_index.len(), 16, "15 one-move targets and one two-move one, one without");
+    assert_eq!(sparse.inputs, dense.inputs);
+    let cfg = TrainConfig { optimizer: OptimizerKind::Adamw, lr: 0.01, ..Default::default() };
+    let mut a = Learner::new(tiny_net(8), &cfg, 0);
+    let mut b = Learner::new(tiny_net(8), &cfg, 0);
+    for _ in 0..3 {
+        let (x, y) = (a.train_step(&dense).unwrap(), b.train_step(&sparse).unwrap());
+        assert!((x.loss - y.loss).abs() < 1e-6 && (x.policy_accuracy - y.policy_accuracy).abs() < 1e-9, "{x:?} {y:?}");
+    }
 }
