@@ -280,6 +280,8 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
     // time (other processes) biases both alike.
     let (mut sp_evals, mut sp_secs, mut sp_passes, mut sp_positions) = (0f64, 0f64, 0f64, 0f64);
     let (mut raw_evals, mut raw_secs) = (0f64, 0f64);
+    // Seconds the batcher spent in forward passes: the share of time the network had work.
+    let mut sp_busy = 0f64;
     let mut batch = 0usize;
     for round in 0..rounds {
         let eval = evaluator(&cfg, precision, args.checkpoint.as_deref(), false)?;
@@ -307,8 +309,9 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
         };
         let stop = opts.stop.clone();
         let end = warmup + per_round;
-        let mut first: Option<Progress> = None;
-        let mut last = Progress::default();
+        let mut first: Option<(Progress, f64)> = None;
+        let mut last = (Progress::default(), 0.0);
+        let busy = |b: &Batcher| b.stats().eval_seconds;
         run_selfplay(
             &cfg,
             batcher.handle(),
@@ -317,16 +320,17 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
             |_| {},
             |p| {
                 if first.is_none() && p.elapsed >= warmup {
-                    first = Some(*p);
+                    first = Some((*p, busy(&batcher)));
                 }
                 if p.elapsed >= end && !stop.load(Ordering::Relaxed) {
-                    last = *p;
+                    last = (*p, busy(&batcher));
                     stop.store(true, Ordering::Relaxed);
                 }
             },
         )?;
         drop(batcher);
-        let first = first.context("self-play ended before the warm-up")?;
+        let (first, first_busy) = first.context("self-play ended before the warm-up")?;
+        let (last, last_busy) = last;
         let secs = (last.elapsed - first.elapsed).as_secs_f64();
         let evals = (last.batched_positions - first.batched_positions) as f64;
         let passes = (last.forward_passes - first.forward_passes).max(1) as f64;
@@ -334,6 +338,8 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
         sp_secs += secs;
         sp_passes += passes;
         sp_positions += (last.positions - first.positions) as f64;
+        let round_busy = last_busy - first_busy;
+        sp_busy += round_busy;
         if round == 0 {
             batch = (evals / passes).round().max(1.0) as usize;
         }
@@ -348,10 +354,11 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
         raw_evals += (rows[0].batch * rows[0].iterations) as f64;
         raw_secs += rows[0].seconds;
         println!(
-            "round {}: selfplay {:.1} evals/s (mean batch {:.1}), raw {:.1} evals/s at batch {batch}",
+            "round {}: selfplay {:.1} evals/s (mean batch {:.1}, network busy {:.1}%), raw {:.1} evals/s at batch {batch}",
             round + 1,
             evals / secs,
             evals / passes,
+            100.0 * round_busy / secs,
             rows[0].evals_per_sec
         );
     }
@@ -363,6 +370,10 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
         sp_evals / sp_passes,
         sp_positions / sp_secs,
         sp_passes / sp_secs
+    );
+    println!(
+        "network busy {:.1}% of the self-play time (the rest it waited for the workers' tree work)",
+        100.0 * sp_busy / sp_secs
     );
     println!("raw nn (as bench nn): {:.1} evals/s at batch {batch}", raw);
     println!("selfplay {:.1} evals/s vs raw {:.1} evals/s at batch {batch}: ratio {:.3}", sp_rate, raw, sp_rate / raw);

@@ -32,6 +32,6 @@ pub use config::{OptimizerKind, TrainConfig, TrainFileConfig};
 pub use eval::{play_match, play_match_observed, MatchOutcome, MatchSettings, Opponent, TrainingEval};
 pub use learn::{learn, LearnOptions, LearnSummary};
 pub use learner::{Learner, NonFiniteLoss, StepStats};
-pub use replay::{Batch, Loader, Replay};
+pub use replay::{Batch, Loader, PolicyTargets, Replay};
 pub use run::{install_signal_handler, read_state, train, RunState, TrainError, TrainOptions, TrainSummary};
 pub use tb::Tb;

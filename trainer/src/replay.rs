@@ -297,7 +297,8 @@ pub struct Loader {
 }
 
 impl Loader {
-    /// Starts the thread: batches of `batch_size` from `replay`, `prefetch` ahead.
+    /// Starts the thread: batches of `batch_size` from `replay`, `prefetch` ahead, with
+    /// dense policy targets.
     pub fn spawn(
         replay: Arc<Mutex<Replay>>,
         encoder: Encoder,
@@ -305,6 +306,20 @@ impl Loader {
         prefetch: usize,
         q_mix: f32,
         seed: u64,
+    ) -> Loader {
+        Loader::spawn_with_targets(replay, encoder, batch_size, prefetch, q_mix, seed, PolicyTargets::Dense)
+    }
+
+    /// [`Loader::spawn`] with the policy targets dense (CPU learner) or sparse (GPU
+    /// learner: scattered on the device).
+    pub fn spawn_with_targets(
+        replay: Arc<Mutex<Replay>>,
+        encoder: Encoder,
+        batch_size: usize,
+        prefetch: usize,
+        q_mix: f32,
+        seed: u64,
+        targets: PolicyTargets,
     ) -> Loader {
         let (tx, rx): (SyncSender<Batch>, Receiver<Batch>) = std::sync::mpsc::sync_channel(prefetch.max(1));
         let stop = Arc::new(AtomicBool::new(false));
@@ -322,7 +337,7 @@ impl Loader {
                         std::thread::sleep(Duration::from_millis(50));
                         continue;
                     }
-                    let b = encode_batch(&encoder, &samples, q_mix);
+                    let b = encode_batch_with(&encoder, &samples, q_mix, targets);
                     if b.n == 0 {
                         continue;
                     }
