@@ -73,8 +73,9 @@ if timeout 300 koma bench selfplay --config "$CONFIGS/shogi-b10c128.toml" --devi
     positions="$(sed -E 's/.*, ([0-9.]+) positions\/s.*/\1/' <<<"$summary")"
     raw="$(sed -E 's/.*vs raw ([0-9.]+) evals\/s.*/\1/' <<<"$last")"
     ratio="$(sed -E 's/.*ratio ([0-9.]+).*/\1/' <<<"$last")"
+    busy="$(grep '^network busy' "$sp" | sed -E 's/^network busy ([0-9.]+%).*/\1/')"
     row "bench selfplay shogi-b10c128" "auto (f16)" "$batch (mean)" "$evals evals/s, $positions positions/s" \
-        "raw $raw evals/s" "ratio $ratio"
+        "raw $raw evals/s" "ratio $ratio, network busy $busy"
 else
     row "bench selfplay shogi-b10c128" "auto (f16)" "" "failed" "" "see $LOG/selfplay.err"
 fi
