@@ -5,10 +5,21 @@
 #   safetensors opens our exported model files, moto_server is the S3 of the run-store tests).
 #
 # The default Linux torch wheel from PyPI carries the CUDA libraries (~4.7 GB): the same
-# build then runs on a GPU when one is present and on the CPU otherwise.
+# build then runs on a GPU when one is present and on the CPU otherwise. That wheel is
+# built for CUDA 13, which needs an NVIDIA driver 580 or newer. For an older driver, pick
+# another build of the same torch version from PyTorch's own index:
+#
+#   KOMA_TORCH_CUDA=cu126   CUDA 12.6 (driver 525 or newer on Linux)
+#   KOMA_TORCH_CUDA=cu128   CUDA 12.8 (driver 525 or newer; Blackwell GPUs need 570+)
+#   KOMA_TORCH_CUDA=cu130   CUDA 13.0 from PyTorch's index (driver 580 or newer)
+#   KOMA_TORCH_CUDA=cpu     no CUDA at all (about 0.2 GB)
+#   unset or empty          PyPI's default wheel (CUDA 13 on Linux)
+#
+# Changing the choice reinstalls torch (then rebuild: cargo links what .venv holds).
 # A second run is a fast no-op (a marker file records what was installed).
 #
-# Usage: scripts/setup.sh [--force]
+# Usage: [KOMA_TORCH_CUDA=BUILD] scripts/setup.sh [--force] [--dry-run]
+#   --dry-run  check the arguments, print what would be installed, install nothing
 set -euo pipefail
 
 # Keep in step with the tch crate version (tch 0.26 expects torch 2.13.0 exactly).
@@ -25,7 +36,42 @@ WANT="torch==$TORCH_VERSION ${PY_EXTRA[*]}"
 log() { echo "setup: $*" >&2; }
 
 force=0
-if [[ "${1:-}" == "--force" ]]; then force=1; fi
+dry_run=0
+for arg in "$@"; do
+    case "$arg" in
+        --force) force=1 ;;
+        --dry-run) dry_run=1 ;;
+        *) log "error: unknown argument '$arg' (usage: [KOMA_TORCH_CUDA=cu126|cu128|cu130|cpu] scripts/setup.sh [--force] [--dry-run])"; exit 2 ;;
+    esac
+done
+
+# Which torch build: PyPI's default, or one of PyTorch's index (checked before anything
+# is touched, so a typo changes nothing).
+TORCH_BUILD="${KOMA_TORCH_CUDA:-}"
+case "$TORCH_BUILD" in
+    "")
+        TORCH_SPEC="torch==$TORCH_VERSION"
+        INDEX_ARGS=()
+        # PyPI's wheel calls itself e.g. 2.13.0+cu130: only the version must match.
+        VERSION_CHECK="torch.__version__.split('+')[0] == '$TORCH_VERSION'"
+        ;;
+    cu126 | cu128 | cu130 | cpu)
+        TORCH_SPEC="torch==$TORCH_VERSION+$TORCH_BUILD"
+        INDEX_ARGS=(--index-url "https://download.pytorch.org/whl/$TORCH_BUILD")
+        VERSION_CHECK="torch.__version__ == '$TORCH_VERSION+$TORCH_BUILD'"
+        ;;
+    *)
+        log "error: KOMA_TORCH_CUDA='$TORCH_BUILD' is not a torch build; use cu126, cu128, cu130 or cpu (or leave it unset for PyPI's default, CUDA 13)"
+        exit 2
+        ;;
+esac
+# The marker of a default install stays as it was, so existing set-ups are not redone.
+if [[ -n "$TORCH_BUILD" ]]; then WANT="$WANT $TORCH_SPEC"; fi
+
+if [[ $dry_run -eq 1 ]]; then
+    echo "would install: $TORCH_SPEC${INDEX_ARGS[*]:+ ${INDEX_ARGS[*]}}"
+    exit 0
+fi
 
 if [[ $force -eq 0 && -f "$MARKER" && "$(cat "$MARKER")" == "$WANT" ]]; then
     # Cheap double check that the marker is not lying (a half-deleted venv).
@@ -50,11 +96,18 @@ rm -f "$MARKER"
 # --no-cache-dir: the torch wheels would otherwise be kept a second time in ~/.cache/pip.
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --no-cache-dir "$@"; }
 
-if "$VENV/bin/python" -c "import torch, sys; sys.exit(0 if torch.__version__.split('+')[0] == '$TORCH_VERSION' else 1)" 2>/dev/null; then
-    log "torch $TORCH_VERSION already installed"
+if "$VENV/bin/python" -c "import torch, sys; sys.exit(0 if $VERSION_CHECK else 1)" 2>/dev/null; then
+    log "$TORCH_SPEC already installed"
 else
-    log "installing torch==$TORCH_VERSION from PyPI (about 4.7 GB with its CUDA libraries; this takes a while)"
-    pip install --progress-bar off "torch==$TORCH_VERSION" >&2
+    if [[ ${#INDEX_ARGS[@]} -eq 0 ]]; then
+        log "installing $TORCH_SPEC from PyPI (about 4.7 GB with its CUDA libraries; this takes a while)"
+    else
+        log "installing $TORCH_SPEC from ${INDEX_ARGS[1]} (this takes a while)"
+    fi
+    # A different build of the same version: pip keeps an installed one unless asked.
+    pip install --progress-bar off --force-reinstall --no-deps "${INDEX_ARGS[@]}" "$TORCH_SPEC" >&2 ||
+        { log "error: could not install $TORCH_SPEC"; exit 1; }
+    pip install --progress-bar off "${INDEX_ARGS[@]}" "$TORCH_SPEC" >&2
 fi
 
 log "installing test helpers: ${PY_EXTRA[*]}"

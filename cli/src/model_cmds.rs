@@ -147,10 +147,13 @@ pub struct BenchNnArgs {
     /// cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
     device: String,
+    /// Inference precision: auto (f16 on CUDA, f32 on the CPU), f32, f16, bf16.
+    #[arg(long, default_value = "auto")]
+    precision: Precision,
     /// libtorch CPU threads (0: libtorch's default).
     #[arg(long, default_value_t = 1)]
     threads: i32,
-    /// Seconds to measure each batch size.
+    /// Seconds to measure each batch size (end to end, then the device alone).
     #[arg(long, default_value_t = 2.0)]
     seconds: f64,
 }
@@ -165,8 +168,9 @@ pub fn bench_nn(args: BenchNnArgs) -> Result<ExitCode> {
     let options =
         model::BenchOptions { min_time: std::time::Duration::from_secs_f64(args.seconds), ..Default::default() };
     let shape = encoder.net_shape();
+    let kind = model::bench::kind_name(args.precision.kind_for(device));
     eprintln!(
-        "bench nn: {variant}, {} blocks x {} channels, input {}x{}x{}, policy {}, device {}, {} CPU threads",
+        "bench nn: {variant}, {} blocks x {} channels, input {}x{}x{}, policy {}, device {}, {kind}, {} CPU threads",
         config.blocks,
         config.channels,
         shape.input_planes,
@@ -176,11 +180,72 @@ pub fn bench_nn(args: BenchNnArgs) -> Result<ExitCode> {
         args.device,
         tch::get_num_threads()
     );
-    let rows = model::bench_forward(&config, shape, device, Precision::Auto, &args.batch, &options)
+    let rows = model::bench_forward(&config, shape, device, args.precision, &args.batch, &options)
         .context("benchmark failed")?;
-    println!("{:>6} {:>12} {:>12}", "batch", "evals/s", "ms/batch");
+    // End to end: host inputs in, results on the host (as self-play); device: the forward
+    // pass alone on inputs already there.
+    println!("{:>6} {:>12} {:>10} {:>14} {:>12}", "batch", "evals/s", "ms/batch", "device evals/s", "device ms");
     for r in rows {
-        println!("{:>6} {:>12.1} {:>12.3}", r.batch, r.evals_per_sec, r.ms_per_batch);
+        println!(
+            "{:>6} {:>12.1} {:>10.3} {:>14.1} {:>12.3}",
+            r.batch, r.evals_per_sec, r.ms_per_batch, r.device_evals_per_sec, r.device_ms_per_batch
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct BenchLearnArgs {
+    /// Config file (`variant`, `[model]` and `[train]`: optimiser, precision, clipping).
+    #[arg(long)]
+    config: PathBuf,
+    /// Batch sizes, comma separated (default: the config's train.batch_size).
+    #[arg(long, value_delimiter = ',')]
+    batch: Vec<usize>,
+    /// cpu, cuda or cuda:N (default: train.device, else selfplay.device).
+    #[arg(long)]
+    device: Option<String>,
+    /// libtorch CPU threads (0: libtorch's default).
+    #[arg(long, default_value_t = 0)]
+    threads: i32,
+    /// Seconds to measure each batch size.
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    /// Untimed steps first (allocator, cuDNN tuning).
+    #[arg(long, default_value_t = 5)]
+    warmup: u64,
+}
+
+pub fn bench_learn(args: BenchLearnArgs) -> Result<ExitCode> {
+    let cfg = trainer::TrainFileConfig::load(&args.config).map_err(|e| bad(e.to_string()))?;
+    let name = args.device.clone().unwrap_or_else(|| {
+        if cfg.train.device.is_empty() {
+            cfg.base.selfplay.device.clone()
+        } else {
+            cfg.train.device.clone()
+        }
+    });
+    let device = device(&name)?;
+    if args.threads > 0 {
+        tch::set_num_threads(args.threads);
+    }
+    let batches = if args.batch.is_empty() { vec![cfg.train.batch_size] } else { args.batch.clone() };
+    eprintln!(
+        "bench learn: {}, {} blocks x {} channels, {:?}, precision {:?}, device {name}, {} CPU threads",
+        cfg.base.variant,
+        cfg.base.model.blocks,
+        cfg.base.model.channels,
+        cfg.train.optimizer,
+        cfg.train.precision,
+        tch::get_num_threads()
+    );
+    let rows = trainer::bench::bench_learn(&cfg, device, &batches, args.seconds, args.warmup)?;
+    println!("{:>6} {:>10} {:>14} {:>16}", "batch", "steps/s", "positions/s", "encoded batch/s");
+    for r in rows {
+        println!(
+            "{:>6} {:>10.2} {:>14.1} {:>16.1}",
+            r.batch, r.steps_per_sec, r.positions_per_sec, r.encoded_batches_per_sec
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -74,6 +74,8 @@ enum BenchCommand {
     /// Network evaluations per second inside self-play next to the raw forward pass at
     /// the same batch size (last line: `... ratio <number>`).
     Selfplay(selfplay_cmd::BenchSelfplayArgs),
+    /// Learner optimiser steps per second for each batch size (synthetic samples).
+    Learn(model_cmds::BenchLearnArgs),
 }
 
 fn main() -> ExitCode {
@@ -99,6 +101,7 @@ fn main() -> ExitCode {
         NetCommand::Bench(args) => match args.what {
             BenchCommand::Nn(a) => model_cmds::bench_nn(a),
             BenchCommand::Selfplay(a) => selfplay_cmd::bench_selfplay(a),
+            BenchCommand::Learn(a) => model_cmds::bench_learn(a),
         },
     })
 }

@@ -74,22 +74,45 @@ pub struct BenchSelfplayArgs {
     /// split between the rounds).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Override selfplay.workers (a GPU-shaped layout: few workers, many games each).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Override selfplay.games_per_worker.
+    #[arg(long)]
+    games_per_worker: Option<usize>,
+    /// Override selfplay.max_batch (0: the positions of one group of every worker).
+    #[arg(long)]
+    max_batch: Option<usize>,
+    /// Override selfplay.batches_in_flight (1: no double buffering).
+    #[arg(long)]
+    batches_in_flight: Option<usize>,
+    /// Override selfplay.torch_threads (libtorch CPU threads of the forward passes).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
-fn load_config(path: &Path, device: Option<&String>) -> Result<SelfplayFileConfig> {
+/// The config's self-play part and its inference precision (`[train] precision`).
+fn load_config(path: &Path, device: Option<&String>) -> Result<(SelfplayFileConfig, Precision)> {
     // The whole file is checked ([train] too), so that a typo fails every command alike.
-    let mut cfg = trainer::TrainFileConfig::load(path).map_err(|e| bad(e.to_string()))?.base;
+    let file = trainer::TrainFileConfig::load(path).map_err(|e| bad(e.to_string()))?;
+    let precision = file.train.precision.inference();
+    let mut cfg = file.base;
     if let Some(d) = device {
         cfg.selfplay.device = d.clone();
     }
     if cfg.selfplay.torch_threads > 0 {
         model::tch::set_num_threads(cfg.selfplay.torch_threads as i32);
     }
-    Ok(cfg)
+    Ok((cfg, precision))
 }
 
 /// The evaluator: a checkpoint, the uniform evaluator, or a fresh network.
-fn evaluator(cfg: &SelfplayFileConfig, checkpoint: Option<&Path>, uniform: bool) -> Result<Arc<dyn Evaluator>> {
+fn evaluator(
+    cfg: &SelfplayFileConfig,
+    precision: Precision,
+    checkpoint: Option<&Path>,
+    uniform: bool,
+) -> Result<Arc<dyn Evaluator>> {
     let enc = Encoder::for_net(cfg.variant, &cfg.model);
     let shape = enc.net_shape();
     if uniform {
@@ -100,23 +123,16 @@ fn evaluator(cfg: &SelfplayFileConfig, checkpoint: Option<&Path>, uniform: bool)
         // The workers encode positions for the config's [model]: the checkpoint must read
         // the same planes.
         let expected = model::Expected::variant(cfg.variant).with_shape(shape);
-        let network = model::Network::load(path, &expected, device, Precision::Auto).map_err(|e| bad(e.to_string()))?;
+        let network = model::Network::load(path, &expected, device, precision).map_err(|e| bad(e.to_string()))?;
         return Ok(network.evaluator);
     }
     let net = model::Net::new(&cfg.model, shape, cfg.selfplay.seed, device).context("building the network")?;
-    Ok(Arc::new(TorchEvaluator::new(&net, device, Precision::Auto).context("preparing the network")?))
+    Ok(Arc::new(TorchEvaluator::new(&net, device, precision).context("preparing the network")?))
 }
 
 fn batcher_config(cfg: &SelfplayFileConfig) -> BatcherConfig {
-    let workers = if cfg.selfplay.workers == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        cfg.selfplay.workers
-    };
-    let max_batch =
-        if cfg.selfplay.max_batch > 0 { cfg.selfplay.max_batch } else { workers * cfg.selfplay.games_per_worker };
     BatcherConfig {
-        max_batch,
+        max_batch: cfg.selfplay.effective_max_batch(),
         max_wait: Duration::from_micros(cfg.selfplay.max_wait_us),
         thread_name: "koma-batcher".to_string(),
     }
@@ -134,7 +150,7 @@ fn progress_note(p: &Progress) -> String {
 }
 
 pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
-    let mut cfg = load_config(&args.config, args.device.as_ref())?;
+    let (mut cfg, precision) = load_config(&args.config, args.device.as_ref())?;
     if let Some(w) = args.workers {
         cfg.selfplay.workers = w;
     }
@@ -145,7 +161,7 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
         Some(f) => Openings::load(cfg.variant, Path::new(f)).map_err(|e| bad(e.to_string()))?,
         None => Openings::startpos(cfg.variant),
     };
-    let eval = evaluator(&cfg, args.checkpoint.as_deref(), args.uniform)?;
+    let eval = evaluator(&cfg, precision, args.checkpoint.as_deref(), args.uniform)?;
     eprintln!(
         "koma selfplay: {} games of {}, {}, config {}",
         args.games,
@@ -233,7 +249,19 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
 }
 
 pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
-    let cfg = load_config(&args.config, args.device.as_ref())?;
+    let (mut cfg, precision) = load_config(&args.config, args.device.as_ref())?;
+    let sp = &mut cfg.selfplay;
+    sp.workers = args.workers.unwrap_or(sp.workers);
+    sp.games_per_worker = args.games_per_worker.unwrap_or(sp.games_per_worker);
+    sp.max_batch = args.max_batch.unwrap_or(sp.max_batch);
+    sp.batches_in_flight = args.batches_in_flight.unwrap_or(sp.batches_in_flight);
+    if let Some(t) = args.threads {
+        sp.torch_threads = t;
+        if t > 0 {
+            model::tch::set_num_threads(t as i32);
+        }
+    }
+    sp.validate().map_err(|e| bad(e.to_string()))?;
     let bcfg = batcher_config(&cfg);
     let rounds = args.rounds.max(1);
     let openings = match &cfg.selfplay.opening_file {
@@ -248,16 +276,20 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
     // time (other processes) biases both alike.
     let (mut sp_evals, mut sp_secs, mut sp_passes, mut sp_positions) = (0f64, 0f64, 0f64, 0f64);
     let (mut raw_evals, mut raw_secs) = (0f64, 0f64);
+    // Seconds the batcher spent in forward passes: the share of time the network had work.
+    let mut sp_busy = 0f64;
     let mut batch = 0usize;
     for round in 0..rounds {
-        let eval = evaluator(&cfg, args.checkpoint.as_deref(), false)?;
+        let eval = evaluator(&cfg, precision, args.checkpoint.as_deref(), false)?;
         if round == 0 {
             println!(
-                "bench selfplay: {} {}, workers {} x {} games, max batch {}, simulations {}/{}, {}, {} rounds",
+                "bench selfplay: {} {}, workers {} x {} games, {} batches in flight each, max batch {}, \
+                 simulations {}/{}, {}, {} rounds",
                 cfg.variant,
                 eval.describe(),
                 if cfg.selfplay.workers == 0 { "auto".to_string() } else { cfg.selfplay.workers.to_string() },
                 cfg.selfplay.games_per_worker,
+                cfg.selfplay.batches_in_flight,
                 bcfg.max_batch,
                 cfg.selfplay.simulations_full,
                 cfg.selfplay.simulations_cheap,
@@ -273,8 +305,9 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
         };
         let stop = opts.stop.clone();
         let end = warmup + per_round;
-        let mut first: Option<Progress> = None;
-        let mut last = Progress::default();
+        let mut first: Option<(Progress, f64)> = None;
+        let mut last = (Progress::default(), 0.0);
+        let busy = |b: &Batcher| b.stats().eval_seconds;
         run_selfplay(
             &cfg,
             batcher.handle(),
@@ -283,16 +316,17 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
             |_| {},
             |p| {
                 if first.is_none() && p.elapsed >= warmup {
-                    first = Some(*p);
+                    first = Some((*p, busy(&batcher)));
                 }
                 if p.elapsed >= end && !stop.load(Ordering::Relaxed) {
-                    last = *p;
+                    last = (*p, busy(&batcher));
                     stop.store(true, Ordering::Relaxed);
                 }
             },
         )?;
         drop(batcher);
-        let first = first.context("self-play ended before the warm-up")?;
+        let (first, first_busy) = first.context("self-play ended before the warm-up")?;
+        let (last, last_busy) = last;
         let secs = (last.elapsed - first.elapsed).as_secs_f64();
         let evals = (last.batched_positions - first.batched_positions) as f64;
         let passes = (last.forward_passes - first.forward_passes).max(1) as f64;
@@ -300,25 +334,27 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
         sp_secs += secs;
         sp_passes += passes;
         sp_positions += (last.positions - first.positions) as f64;
+        let round_busy = last_busy - first_busy;
+        sp_busy += round_busy;
         if round == 0 {
             batch = (evals / passes).round().max(1.0) as usize;
         }
         // The raw forward pass on a thread of its own, like the batcher's.
         let options = model::BenchOptions { min_time: per_round, ..Default::default() };
         let net_cfg = cfg.model.clone();
-        let rows = std::thread::spawn(move || {
-            model::bench_forward(&net_cfg, shape, device, Precision::Auto, &[batch], &options)
-        })
-        .join()
-        .map_err(|_| anyhow::anyhow!("raw forward benchmark panicked"))?
-        .context("raw forward benchmark")?;
+        let rows =
+            std::thread::spawn(move || model::bench_forward(&net_cfg, shape, device, precision, &[batch], &options))
+                .join()
+                .map_err(|_| anyhow::anyhow!("raw forward benchmark panicked"))?
+                .context("raw forward benchmark")?;
         raw_evals += (rows[0].batch * rows[0].iterations) as f64;
         raw_secs += rows[0].seconds;
         println!(
-            "round {}: selfplay {:.1} evals/s (mean batch {:.1}), raw {:.1} evals/s at batch {batch}",
+            "round {}: selfplay {:.1} evals/s (mean batch {:.1}, network busy {:.1}%), raw {:.1} evals/s at batch {batch}",
             round + 1,
             evals / secs,
             evals / passes,
+            100.0 * round_busy / secs,
             rows[0].evals_per_sec
         );
     }
@@ -330,6 +366,10 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
         sp_evals / sp_passes,
         sp_positions / sp_secs,
         sp_passes / sp_secs
+    );
+    println!(
+        "network busy {:.1}% of the self-play time (the rest it waited for the workers' tree work)",
+        100.0 * sp_busy / sp_secs
     );
     println!("raw nn (as bench nn): {:.1} evals/s at batch {batch}", raw);
     println!("selfplay {:.1} evals/s vs raw {:.1} evals/s at batch {batch}: ratio {:.3}", sp_rate, raw, sp_rate / raw);

@@ -10,9 +10,14 @@
 //!
 //! The batcher thread takes the first queued request, then keeps gathering until the
 //! batch holds `max_batch` positions or `max_wait` has passed since that first request,
-//! runs one forward pass over the concatenated inputs, and sends every request its slice
-//! of the results. A request that alone fills the batch skips the copies. A request
-//! larger than `max_batch` runs alone in one pass of its own size.
+//! and hands the requests to the evaluator as the parts of one forward pass
+//! ([`Evaluator::evaluate_parts`]): a [`crate::TorchEvaluator`] copies each request's
+//! buffer once to the device and gives each its slice of the results, with no
+//! concatenation on the host. A request larger than `max_batch` runs alone in one pass of
+//! its own size. Input buffers are page-locked when the evaluator runs on CUDA.
+//!
+//! A producer keeps the device busy by having two requests out at once (two slots,
+//! double buffering): while one batch runs, it selects the leaves of the next.
 //!
 //! Shutdown ([`Batcher::shutdown`] or dropping the [`Batcher`]): new submissions fail with
 //! [`BatchError::Closed`]; every request submitted before is still evaluated and answered;
@@ -26,7 +31,11 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 
-use crate::evaluator::{EvalError, Evaluation, Evaluator};
+use tch::Device;
+
+use crate::evaluation::Evaluation;
+use crate::evaluator::{EvalError, EvalPart, Evaluator};
+use crate::host_buffer::HostBuffer;
 use crate::shape::NetShape;
 
 /// Settings of a [`Batcher`].
@@ -111,6 +120,8 @@ struct Counters {
 
 struct Shared {
     shape: NetShape,
+    /// The device the slots' input buffers are pinned for (CUDA evaluators).
+    pinned_for: Option<Device>,
     /// `true` once shut down. Submissions send while holding the read lock and shutdown
     /// takes the write lock before queueing `Stop`, so every accepted request is queued
     /// before `Stop` and the thread (FIFO) answers it.
@@ -121,7 +132,7 @@ struct Shared {
 /// Buffers owned by a slot; they move with the request and come back with the reply.
 #[derive(Debug, Default)]
 struct Buffers {
-    inputs: Vec<f32>,
+    inputs: HostBuffer,
     n: usize,
     out: Evaluation,
 }
@@ -162,8 +173,12 @@ impl Batcher {
     /// Starts the batcher thread.
     pub fn spawn(evaluator: Arc<dyn Evaluator>, config: BatcherConfig) -> Batcher {
         let (tx, rx) = crossbeam_channel::unbounded();
-        let shared =
-            Arc::new(Shared { shape: evaluator.shape(), closed: RwLock::new(false), counters: Counters::default() });
+        let shared = Arc::new(Shared {
+            shape: evaluator.shape(),
+            pinned_for: evaluator.pinned_for(),
+            closed: RwLock::new(false),
+            counters: Counters::default(),
+        });
         let worker = Worker::new(evaluator, config.clone(), shared.clone(), rx);
         let thread = std::thread::Builder::new()
             .name(config.thread_name.clone())
@@ -229,7 +244,19 @@ impl BatcherHandle {
     /// A new slot with its own reusable buffers and reply channel.
     pub fn slot(&self) -> EvalSlot {
         let (reply_tx, reply_rx) = crossbeam_channel::bounded(1);
-        EvalSlot { handle: self.clone(), bufs: Some(Buffers::default()), reply_tx: Some(reply_tx), reply_rx }
+        EvalSlot {
+            bufs: Some(self.fresh_buffers(false)),
+            handle: self.clone(),
+            reply_tx: Some(reply_tx),
+            reply_rx,
+            reduced_precision: false,
+        }
+    }
+
+    fn fresh_buffers(&self, reduced_precision: bool) -> Buffers {
+        let mut out = Evaluation::new();
+        out.accept_reduced_precision(reduced_precision);
+        Buffers { inputs: HostBuffer::for_device(self.shared.pinned_for), n: 0, out }
     }
 
     pub fn stats(&self) -> BatcherStats {
@@ -271,6 +298,8 @@ pub struct EvalSlot {
     /// `None` while a request is out (it travels with the request).
     reply_tx: Option<Sender<Reply>>,
     reply_rx: Receiver<Reply>,
+    /// Results may come in the evaluator's precision.
+    reduced_precision: bool,
 }
 
 impl EvalSlot {
@@ -281,8 +310,25 @@ impl EvalSlot {
         let len = n * self.handle.shared.shape.input_len();
         let bufs = self.bufs.as_mut().expect("EvalSlot::inputs_mut while a request is pending");
         bufs.n = n;
-        bufs.inputs.resize(len, 0.0);
-        &mut bufs.inputs
+        bufs.inputs.resize(len);
+        bufs.inputs.as_mut_slice()
+    }
+
+    /// Keeps only the first `n` positions written into [`EvalSlot::inputs_mut`] (a
+    /// producer sizes the buffer for every position it might send, encodes, then says how
+    /// many it did). Panics if a request is pending.
+    pub fn set_len(&mut self, n: usize) {
+        let len = n * self.handle.shared.shape.input_len();
+        let bufs = self.bufs.as_mut().expect("EvalSlot::set_len while a request is pending");
+        bufs.n = bufs.n.min(n);
+        bufs.inputs.truncate(len);
+    }
+
+    /// Lets the results come in the evaluator's precision (f16 or bf16 logits, read with
+    /// [`Evaluation::logits`]) instead of f32. Panics if a request is pending.
+    pub fn accept_reduced_precision(&mut self, yes: bool) {
+        self.reduced_precision = yes;
+        self.bufs.as_mut().expect("EvalSlot::accept_reduced_precision while pending").out.accept_reduced_precision(yes);
     }
 
     /// Positions in the current request.
@@ -341,7 +387,7 @@ impl EvalSlot {
                 let (tx, rx) = crossbeam_channel::bounded(1);
                 self.reply_tx = Some(tx);
                 self.reply_rx = rx;
-                self.bufs = Some(Buffers::default());
+                self.bufs = Some(self.handle.fresh_buffers(self.reduced_precision));
                 Err(BatchError::Lost)
             }
         }
@@ -385,15 +431,12 @@ struct Worker {
     /// A request that did not fit into the previous batch.
     carry: Option<Request>,
     pending_swap: Option<Arc<dyn Evaluator>>,
-    inputs: Vec<f32>,
-    out: Evaluation,
     stopping: bool,
     disconnected: bool,
 }
 
 impl Worker {
     fn new(evaluator: Arc<dyn Evaluator>, config: BatcherConfig, shared: Arc<Shared>, rx: Receiver<Msg>) -> Worker {
-        let shape = shared.shape;
         let max_batch = config.max_batch.max(1);
         Worker {
             evaluator,
@@ -404,8 +447,6 @@ impl Worker {
             positions: 0,
             carry: None,
             pending_swap: None,
-            inputs: Vec::with_capacity(max_batch * shape.input_len()),
-            out: Evaluation::with_capacity(max_batch, shape.policy_len()),
             stopping: false,
             disconnected: false,
         }
@@ -499,32 +540,16 @@ impl Worker {
 
     /// One forward pass over the gathered requests, then the replies.
     fn run_batch(&mut self) {
-        let shape = self.shared.shape;
         let total = self.positions;
         let started = Instant::now();
-        let result: Result<(), EvalError> = if self.batch.len() == 1 {
-            // One request: evaluate straight from and into its own buffers.
-            let req = &mut self.batch[0];
-            let evaluator = &self.evaluator;
-            catch(|| evaluator.evaluate_into(&req.bufs.inputs, req.bufs.n, &mut req.bufs.out))
-        } else {
-            self.inputs.clear();
-            for r in &self.batch {
-                self.inputs.extend_from_slice(&r.bufs.inputs);
-            }
-            let (evaluator, inputs, out) = (&self.evaluator, &self.inputs, &mut self.out);
-            let r = catch(|| evaluator.evaluate_into(inputs, total, out));
-            if r.is_ok() {
-                let mut offset = 0;
-                for req in &mut self.batch {
-                    let n = req.bufs.n;
-                    req.bufs.out.resize(n, shape.policy_len());
-                    req.bufs.out.copy_range_from(0, &self.out, offset, n);
-                    offset += n;
-                }
-            }
-            r
-        };
+        let mut parts: Vec<EvalPart<'_>> = self
+            .batch
+            .iter_mut()
+            .map(|r| EvalPart { inputs: r.bufs.inputs.as_slice(), n: r.bufs.n, out: &mut r.bufs.out })
+            .collect();
+        let evaluator = &self.evaluator;
+        let result = catch(|| evaluator.evaluate_parts(&mut parts));
+        drop(parts);
         let c = &self.shared.counters;
         c.eval_nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         c.forward_passes.fetch_add(1, Ordering::Relaxed);

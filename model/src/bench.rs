@@ -3,11 +3,13 @@
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tch::Device;
+use tch::{Device, Kind, Tensor};
 
 use crate::config::NetConfig;
 use crate::device::Precision;
-use crate::evaluator::{EvalError, Evaluation, Evaluator, TorchEvaluator};
+use crate::evaluation::Evaluation;
+use crate::evaluator::{EvalError, Evaluator, TorchEvaluator};
+use crate::host_buffer::HostBuffer;
 use crate::net::{Net, NetError};
 use crate::shape::NetShape;
 
@@ -44,6 +46,11 @@ pub struct BenchRow {
     pub evals_per_sec: f64,
     /// Mean wall time of one pass, milliseconds.
     pub ms_per_batch: f64,
+    /// The forward pass alone on inputs already on the device (no host copies, no
+    /// results handed back): positions per second and milliseconds per pass. The gap to
+    /// the end-to-end figures is the data path's cost.
+    pub device_evals_per_sec: f64,
+    pub device_ms_per_batch: f64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,8 +63,9 @@ pub enum BenchError {
 
 /// Builds a randomly initialised network of `config` x `shape` on `device` and measures
 /// [`TorchEvaluator`] throughput (host input -> device -> host policy and WDL, the
-/// same path self-play uses) for each batch size. Inputs are sparse 0/1 planes like real
-/// encodings. Uses libtorch's current CPU thread setting.
+/// same path self-play uses) for each batch size, and beside it the forward pass alone
+/// on inputs already on the device. Inputs are sparse 0/1 planes like real encodings.
+/// Uses libtorch's current CPU thread setting.
 pub fn bench_forward(
     config: &NetConfig,
     shape: NetShape,
@@ -70,44 +78,68 @@ pub fn bench_forward(
     let evaluator = TorchEvaluator::new(&net, device, precision)?;
     drop(net);
     let mut rows = Vec::with_capacity(batch_sizes.len());
-    let mut out = Evaluation::new();
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     for &batch in batch_sizes {
         let batch = batch.max(1);
-        let inputs: Vec<f32> = (0..batch * shape.input_len())
-            .map(|_| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                if rng % 8 == 0 {
-                    1.0
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        for _ in 0..options.warmup_iters {
-            evaluator.evaluate_into(&inputs, batch, &mut out)?;
+        // Pinned on CUDA, as the batcher's request buffers are.
+        let mut buffer = HostBuffer::for_device(evaluator.pinned_for());
+        buffer.resize(batch * shape.input_len());
+        for x in buffer.as_mut_slice() {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            *x = if rng % 8 == 0 { 1.0 } else { 0.0 };
         }
-        let start = Instant::now();
-        let mut iterations = 0;
-        loop {
-            evaluator.evaluate_into(&inputs, batch, &mut out)?;
-            iterations += 1;
-            let enough = iterations >= options.min_iters && start.elapsed() >= options.min_time;
-            if enough || iterations >= options.max_iters.max(1) {
-                break;
-            }
-        }
-        // The last copy to the host synchronises the device, so wall time is honest.
-        let seconds = start.elapsed().as_secs_f64();
+        let inputs = buffer.as_slice();
+        let mut out = Evaluation::new();
+        out.accept_reduced_precision(true);
+        let (iterations, seconds) = timed(options, || evaluator.evaluate_into(inputs, batch, &mut out))?;
+        let s = shape;
+        let xs = Tensor::f_from_slice(inputs)
+            .and_then(|t| t.f_view([batch as i64, s.input_planes as i64, s.board_height as i64, s.board_width as i64]))
+            .and_then(|t| t.f_to_device(device))
+            .and_then(|t| t.f_to_kind(evaluator.kind()))
+            .map_err(EvalError::from)?;
+        let (device_iterations, device_seconds) = timed(options, || evaluator.forward_on_device(&xs))?;
         rows.push(BenchRow {
             batch,
             iterations,
             seconds,
             evals_per_sec: (batch * iterations) as f64 / seconds,
             ms_per_batch: seconds * 1e3 / iterations as f64,
+            device_evals_per_sec: (batch * device_iterations) as f64 / device_seconds,
+            device_ms_per_batch: device_seconds * 1e3 / device_iterations as f64,
         });
     }
     Ok(rows)
+}
+
+/// Runs `pass` for the warm-up, then times it for `min_time` and `min_iters` (each pass
+/// ends with the device finished: the results are on the host, or the device was waited
+/// for). Returns (timed passes, seconds).
+fn timed(options: &BenchOptions, mut pass: impl FnMut() -> Result<(), EvalError>) -> Result<(usize, f64), EvalError> {
+    for _ in 0..options.warmup_iters {
+        pass()?;
+    }
+    let start = Instant::now();
+    let mut iterations = 0;
+    loop {
+        pass()?;
+        iterations += 1;
+        let enough = iterations >= options.min_iters && start.elapsed() >= options.min_time;
+        if enough || iterations >= options.max_iters.max(1) {
+            break;
+        }
+    }
+    Ok((iterations, start.elapsed().as_secs_f64()))
+}
+
+/// The tensor kind's name as `koma bench nn` prints it.
+pub fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Half => "f16",
+        Kind::BFloat16 => "bf16",
+        Kind::Float => "f32",
+        _ => "other",
+    }
 }

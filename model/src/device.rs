@@ -13,6 +13,16 @@ pub enum DeviceError {
     NoSuchCudaDevice { name: String, count: usize },
 }
 
+/// Why CUDA is unavailable although this build has the CUDA backend, and the way out.
+pub const NO_GPU_HELP: &str = "no GPU or driver found: the default torch 2.13 wheel (scripts/setup.sh) is built for \
+     CUDA 13 and needs an NVIDIA driver 580 or newer (`nvidia-smi` shows yours); with an older driver, install a \
+     matching build, e.g. `KOMA_TORCH_CUDA=cu126 scripts/setup.sh --force` (driver 525+; also cu128, cu130, cpu), \
+     then rebuild (`cargo build --release`)";
+
+/// Why CUDA is unavailable in a build without the CUDA backend.
+pub const NO_CUDA_BACKEND_HELP: &str = "this build's libtorch has no CUDA backend (a CPU-only torch, e.g. \
+     KOMA_TORCH_CUDA=cpu): reinstall a CUDA build with `scripts/setup.sh --force` and rebuild";
+
 /// Parses `cpu`, `cuda` (= `cuda:0`), `cuda:N` or `auto` (the first GPU when CUDA is
 /// available, else the CPU) and checks that the device exists.
 pub fn parse_device(name: &str) -> Result<Device, DeviceError> {
@@ -28,11 +38,7 @@ pub fn parse_device(name: &str) -> Result<Device, DeviceError> {
         },
     };
     if !tch::Cuda::is_available() {
-        let why = if crate::torch_link::CUDA_BACKEND_LINKED {
-            "no GPU or driver found"
-        } else {
-            "this build's libtorch has no CUDA backend"
-        };
+        let why = if crate::torch_link::CUDA_BACKEND_LINKED { NO_GPU_HELP } else { NO_CUDA_BACKEND_HELP };
         return Err(DeviceError::CudaUnavailable(name.to_string(), why.to_string()));
     }
     let count = tch::Cuda::device_count() as usize;
@@ -109,5 +115,24 @@ pub fn torch_info() -> TorchInfo {
         cuda_devices: if cuda_available { tch::Cuda::device_count() as usize } else { 0 },
         cudnn_available: cuda_available && tch::Cuda::cudnn_is_available(),
         cpu_threads: tch::get_num_threads(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_gpu_error_names_the_driver_requirement_and_the_fix() {
+        if tch::Cuda::is_available() {
+            return; // a GPU machine: nothing to report
+        }
+        let e = parse_device("cuda").unwrap_err().to_string();
+        assert!(e.starts_with("device `cuda` requested but CUDA is not available"), "{e}");
+        if crate::torch_link::CUDA_BACKEND_LINKED {
+            assert!(e.contains("driver 580") && e.contains("KOMA_TORCH_CUDA=cu126 scripts/setup.sh --force"), "{e}");
+        } else {
+            assert!(e.contains("no CUDA backend"), "{e}");
+        }
     }
 }

@@ -1,11 +1,13 @@
 //! The forward pass as a service: raw encoded positions in, policy logits and WDL
 //! probabilities out.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use tch::{Device, Kind, Tensor};
 
 use crate::device::Precision;
+pub use crate::evaluation::{Evaluation, Logits};
 use crate::net::{FusedNet, Net};
 use crate::shape::{NetShape, WDL_LEN};
 
@@ -27,92 +29,6 @@ impl From<tch::TchError> for EvalError {
     }
 }
 
-/// Results for a batch of positions: policy logits (`batch x policy_len`, unnormalised;
-/// the caller masks illegal moves and applies the softmax) and WDL probabilities
-/// (`batch x 3`: win, draw, loss for the side to move; each row sums to 1).
-///
-/// Buffers are reused: [`Evaluation::resize`] keeps the allocation when it is big enough.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Evaluation {
-    batch: usize,
-    policy_len: usize,
-    policy: Vec<f32>,
-    wdl: Vec<f32>,
-}
-
-impl Evaluation {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn with_capacity(batch: usize, policy_len: usize) -> Self {
-        Evaluation {
-            batch: 0,
-            policy_len,
-            policy: Vec::with_capacity(batch * policy_len),
-            wdl: Vec::with_capacity(batch * WDL_LEN),
-        }
-    }
-
-    /// Sets the size; reallocates only when the capacity is too small. Contents are
-    /// unspecified afterwards (to be overwritten).
-    pub fn resize(&mut self, batch: usize, policy_len: usize) {
-        self.batch = batch;
-        self.policy_len = policy_len;
-        self.policy.resize(batch * policy_len, 0.0);
-        self.wdl.resize(batch * WDL_LEN, 0.0);
-    }
-
-    pub fn batch(&self) -> usize {
-        self.batch
-    }
-
-    pub fn policy_len(&self) -> usize {
-        self.policy_len
-    }
-
-    /// Policy logits of position `i`.
-    pub fn policy(&self, i: usize) -> &[f32] {
-        &self.policy[i * self.policy_len..(i + 1) * self.policy_len]
-    }
-
-    /// (win, draw, loss) probabilities of position `i`.
-    pub fn wdl(&self, i: usize) -> [f32; 3] {
-        let w = &self.wdl[i * WDL_LEN..(i + 1) * WDL_LEN];
-        [w[0], w[1], w[2]]
-    }
-
-    /// Expected score of position `i` for the side to move in [-1, 1]: win - loss.
-    pub fn value(&self, i: usize) -> f32 {
-        let [w, _, l] = self.wdl(i);
-        w - l
-    }
-
-    pub fn policy_all(&self) -> &[f32] {
-        &self.policy
-    }
-
-    pub fn wdl_all(&self) -> &[f32] {
-        &self.wdl
-    }
-
-    /// Mutable (policy, wdl) buffers, for [`Evaluator`] implementations. Call
-    /// [`Evaluation::resize`] first.
-    pub fn buffers_mut(&mut self) -> (&mut [f32], &mut [f32]) {
-        (&mut self.policy, &mut self.wdl)
-    }
-
-    /// Copies positions `src_start..src_start + n` of `src` to `dst_start..` of `self`.
-    pub(crate) fn copy_range_from(&mut self, dst_start: usize, src: &Evaluation, src_start: usize, n: usize) {
-        let pl = self.policy_len;
-        debug_assert_eq!(pl, src.policy_len);
-        self.policy[dst_start * pl..(dst_start + n) * pl]
-            .copy_from_slice(&src.policy[src_start * pl..(src_start + n) * pl]);
-        self.wdl[dst_start * WDL_LEN..(dst_start + n) * WDL_LEN]
-            .copy_from_slice(&src.wdl[src_start * WDL_LEN..(src_start + n) * WDL_LEN]);
-    }
-}
-
 /// Evaluates batches of encoded positions (layout: [`NetShape`]).
 pub trait Evaluator: Send + Sync {
     /// Input and output sizes.
@@ -129,9 +45,95 @@ pub trait Evaluator: Send + Sync {
         Ok(out)
     }
 
+    /// Evaluates several requests in one forward pass: part `i`'s `n` positions are read
+    /// from its `inputs` and its results written to its `out`. The default concatenates
+    /// the inputs and splits the outputs (two extra copies); [`TorchEvaluator`] copies
+    /// each part once to the device and hands each its slice of the results.
+    fn evaluate_parts(&self, parts: &mut [EvalPart<'_>]) -> Result<(), EvalError> {
+        if let [only] = parts {
+            return self.evaluate_into(only.inputs, only.n, only.out);
+        }
+        let total: usize = parts.iter().map(|p| p.n).sum();
+        let mut inputs = Vec::with_capacity(total * self.shape().input_len());
+        for p in parts.iter() {
+            inputs.extend_from_slice(p.inputs);
+        }
+        let all = self.evaluate(&inputs, total)?;
+        let mut offset = 0;
+        for p in parts.iter_mut() {
+            p.out.resize(p.n, all.policy_len());
+            p.out.copy_range_from(0, &all, offset, p.n);
+            offset += p.n;
+        }
+        Ok(())
+    }
+
+    /// The device whose transfers want page-locked (pinned) host buffers, if any: a
+    /// batcher then allocates its producers' input buffers pinned for it.
+    fn pinned_for(&self) -> Option<Device> {
+        None
+    }
+
+    /// Bytes this evaluator moved between host buffers and its device, if it counts them.
+    fn copy_stats(&self) -> Option<CopyStats> {
+        None
+    }
+
     /// A short human-readable description (device, precision, size).
     fn describe(&self) -> String {
         format!("evaluator ({})", self.shape())
+    }
+}
+
+/// One request of a batch: `n` positions' encoded inputs, and where their results go.
+pub struct EvalPart<'a> {
+    pub inputs: &'a [f32],
+    pub n: usize,
+    pub out: &'a mut Evaluation,
+}
+
+/// What an evaluator's host-device data path did since it was built: every copy of
+/// input or output data it makes adds its bytes here, so `input_bytes_copied /
+/// input_bytes` is the number of copies in per batch (1: one copy in) and likewise out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CopyStats {
+    pub batches: u64,
+    /// Requests handed in as parts of those batches, each read from its producer's own
+    /// buffer (a batcher that concatenated them first would show one part per batch).
+    pub parts: u64,
+    /// Bytes of the inputs handed in (f32 planes) and of the outputs handed back (logits
+    /// in the precision handed back, WDL f32).
+    pub input_bytes: u64,
+    pub output_bytes: u64,
+    /// Bytes copied on the way in and on the way out.
+    pub input_bytes_copied: u64,
+    pub output_bytes_copied: u64,
+}
+
+#[derive(Default)]
+struct CopyCounters {
+    batches: AtomicU64,
+    parts: AtomicU64,
+    input_bytes: AtomicU64,
+    output_bytes: AtomicU64,
+    input_bytes_copied: AtomicU64,
+    output_bytes_copied: AtomicU64,
+}
+
+impl CopyCounters {
+    fn add(counter: &AtomicU64, bytes: usize) {
+        counter.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> CopyStats {
+        CopyStats {
+            batches: self.batches.load(Ordering::Relaxed),
+            parts: self.parts.load(Ordering::Relaxed),
+            input_bytes: self.input_bytes.load(Ordering::Relaxed),
+            output_bytes: self.output_bytes.load(Ordering::Relaxed),
+            input_bytes_copied: self.input_bytes_copied.load(Ordering::Relaxed),
+            output_bytes_copied: self.output_bytes_copied.load(Ordering::Relaxed),
+        }
     }
 }
 
@@ -178,21 +180,59 @@ impl Evaluator for UniformEvaluator {
 
 /// A network on a torch device, in inference form: batch norms folded into the
 /// convolutions, evaluation semantics, no autograd, weights in the chosen precision
-/// (by default f16 on CUDA, f32 on the CPU). Inputs are converted on the device;
-/// outputs come back as f32 (softmax of the WDL computed in f32).
+/// (by default f16 on CUDA, f32 on the CPU).
+///
+/// The data path is one copy each way. In: each request's f32 planes are copied once,
+/// straight from the producer's buffer (page-locked when the batcher allocated it for
+/// CUDA) into the batch's input (on the CPU a reused tensor in the network's precision;
+/// on CUDA a non-blocking transfer per request, joined and converted on the device, the
+/// batch padded to a fixed size so that cuDNN's benchmark mode tunes a few shapes only).
+/// Out: each request gets its rows of the logits in the network's precision when it
+/// accepts that ([`Evaluation::accept_reduced_precision`]), else f32, and of the WDL
+/// (softmax in f32): on the CPU views of the forward pass's own output (no copy), on
+/// CUDA one non-blocking transfer into page-locked memory, then one wait for the stream.
+/// [`Evaluator::copy_stats`] counts the bytes of every copy.
 ///
 /// libtorch modules are not `Sync` in tch's types; a mutex serialises forward passes
-/// (uncontended in the usual set-up: one [`crate::Batcher`] thread per evaluator).
+/// (uncontended in the usual set-up: one [`crate::Batcher`] thread per evaluator, and one
+/// evaluator and batcher per device).
 pub struct TorchEvaluator {
-    net: Mutex<FusedNet>,
+    state: Mutex<Inference>,
     shape: NetShape,
     device: Device,
     kind: Kind,
+    copies: CopyCounters,
+}
+
+struct Inference {
+    net: FusedNet,
+    /// CPU only: the reused batch input, in the network's precision.
+    input: Tensor,
+}
+
+/// The batch size a CUDA forward pass is padded to: powers of two up to 128, then
+/// multiples of 128, so that cuDNN's benchmark mode meets few distinct shapes.
+pub fn padded_batch(n: usize) -> usize {
+    if n <= 128 {
+        n.max(1).next_power_of_two()
+    } else {
+        n.div_ceil(128) * 128
+    }
+}
+
+fn kind_bytes(kind: Kind) -> usize {
+    match kind {
+        Kind::Half | Kind::BFloat16 => 2,
+        Kind::Uint8 | Kind::Int8 | Kind::Bool => 1,
+        Kind::Double | Kind::Int64 => 8,
+        _ => 4,
+    }
 }
 
 impl TorchEvaluator {
-    /// Snapshot of `net`'s current weights on `device`. Later changes to `net` (training)
-    /// do not affect this evaluator; build a new one and hand it to the batcher.
+    /// Snapshot of `net`'s current weights on `device` in `precision` (`[train]
+    /// precision` for self-play). Later changes to `net` (training) do not affect this
+    /// evaluator; build a new one and hand it to the batcher.
     pub fn new(net: &Net, device: Device, precision: Precision) -> Result<Self, EvalError> {
         crate::torch_link::anchor();
         let kind = precision.kind_for(device);
@@ -200,7 +240,14 @@ impl TorchEvaluator {
             tch::Cuda::cudnn_set_benchmark(true);
         }
         let fused = net.fuse(device, kind)?;
-        Ok(TorchEvaluator { net: Mutex::new(fused), shape: net.shape(), device, kind })
+        let input = Tensor::zeros([0], (kind, Device::Cpu));
+        Ok(TorchEvaluator {
+            state: Mutex::new(Inference { net: fused, input }),
+            shape: net.shape(),
+            device,
+            kind,
+            copies: CopyCounters::default(),
+        })
     }
 
     pub fn device(&self) -> Device {
@@ -210,6 +257,106 @@ impl TorchEvaluator {
     pub fn kind(&self) -> Kind {
         self.kind
     }
+
+    /// Forward pass only, on inputs already on the device in the network's precision
+    /// (`[B, planes, H, W]`), waiting for the device to finish: the device time of a
+    /// batch, for `koma bench nn`.
+    pub fn forward_on_device(&self, xs: &Tensor) -> Result<(), EvalError> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        tch::no_grad(|| -> Result<(), EvalError> {
+            let (policy, wdl) = st.net.forward(xs)?;
+            let wdl = wdl.f_softmax(-1, Kind::Float)?;
+            if let Device::Cuda(i) = self.device {
+                tch::Cuda::synchronize(i as i64);
+            }
+            drop((policy, wdl));
+            Ok(())
+        })
+    }
+
+    /// The parts' inputs as one `[B, planes, H, W]` tensor on the device in the network's
+    /// precision (B padded on CUDA), each input value copied once.
+    fn stage_inputs(&self, input: &mut Tensor, parts: &[EvalPart<'_>], total: usize) -> Result<Tensor, EvalError> {
+        let s = self.shape;
+        let len = s.input_len();
+        let rows = if self.device.is_cuda() { padded_batch(total) } else { total };
+        let dims = [rows as i64, s.input_planes as i64, s.board_height as i64, s.board_width as i64];
+        // SAFETY (both branches): `from_blob` views a producer's buffer that outlives this
+        // call; on CUDA the transfers finish before `evaluate_parts` returns (it waits for
+        // the stream).
+        let view = |p: &EvalPart<'_>| unsafe {
+            Tensor::f_from_blob(
+                p.inputs.as_ptr() as *const u8,
+                &[p.inputs.len() as i64],
+                &[1],
+                Kind::Float,
+                Device::Cpu,
+            )
+        };
+        let mut offset = 0i64;
+        if self.device.is_cuda() {
+            let mut pieces = Vec::with_capacity(parts.len() + 1);
+            for p in parts.iter().filter(|p| p.n > 0) {
+                pieces.push(view(p)?.f_to_device_(self.device, Kind::Float, true, false)?);
+                CopyCounters::add(&self.copies.input_bytes_copied, p.inputs.len() * 4);
+            }
+            if rows > total {
+                pieces.push(Tensor::f_zeros([((rows - total) * len) as i64], (Kind::Float, self.device))?);
+            }
+            let flat = if pieces.len() == 1 { pieces.pop().expect("one") } else { Tensor::f_cat(&pieces, 0)? };
+            return Ok(flat.f_view(dims)?.f_to_kind(self.kind)?);
+        }
+        if input.numel() < total * len {
+            *input = Tensor::f_zeros([(total * len) as i64], (self.kind, Device::Cpu))?;
+        }
+        for p in parts.iter().filter(|p| p.n > 0) {
+            let n = p.inputs.len() as i64;
+            input.f_narrow(0, offset, n)?.f_copy_(&view(p)?)?;
+            CopyCounters::add(&self.copies.input_bytes_copied, p.inputs.len() * 4);
+            offset += n;
+        }
+        Ok(input.f_narrow(0, 0, (total * len) as i64)?.f_view(dims)?)
+    }
+
+    /// Hands each part its rows of the results (see the type's documentation).
+    fn hand_out(&self, policy: &Tensor, wdl: &Tensor, parts: &mut [EvalPart<'_>]) -> Result<(), EvalError> {
+        let pl = self.shape.policy_len();
+        let wdl = wdl.f_softmax(-1, Kind::Float)?;
+        let cuda = self.device.is_cuda();
+        let last = parts.iter().rposition(|p| p.n > 0);
+        let mut offset = 0i64;
+        for (i, p) in parts.iter_mut().enumerate() {
+            if p.n == 0 {
+                p.out.resize(0, pl);
+                continue;
+            }
+            let n = p.n as i64;
+            let want = if p.out.reduced_precision_accepted() { self.kind } else { Kind::Float };
+            let mut rows = policy.f_narrow(0, offset, n)?;
+            let mut values = wdl.f_narrow(0, offset, n)?;
+            let bytes = (p.n * pl * kind_bytes(want), p.n * WDL_LEN * 4);
+            if cuda {
+                rows = rows.f_to_device_(Device::Cpu, want, true, false)?;
+                // The last transfer blocks: it waits for the stream, so every transfer
+                // before it (and the inputs' transfers) has finished.
+                values = values.f_to_device_(Device::Cpu, Kind::Float, Some(i) != last, false)?;
+                CopyCounters::add(&self.copies.output_bytes_copied, bytes.0 + bytes.1);
+            } else {
+                if rows.kind() != want || !rows.is_contiguous() {
+                    rows = rows.f_to_kind(want)?.f_contiguous()?;
+                    CopyCounters::add(&self.copies.output_bytes_copied, bytes.0);
+                }
+                if !values.is_contiguous() {
+                    values = values.f_contiguous()?;
+                    CopyCounters::add(&self.copies.output_bytes_copied, bytes.1);
+                }
+            }
+            CopyCounters::add(&self.copies.output_bytes, bytes.0 + bytes.1);
+            p.out.set_tensors(p.n, pl, rows, values);
+            offset += n;
+        }
+        Ok(())
+    }
 }
 
 impl Evaluator for TorchEvaluator {
@@ -218,35 +365,46 @@ impl Evaluator for TorchEvaluator {
     }
 
     fn evaluate_into(&self, inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError> {
-        check_input(&self.shape, inputs, batch)?;
-        let s = self.shape;
-        out.resize(batch, s.policy_len());
-        if batch == 0 {
+        self.evaluate_parts(&mut [EvalPart { inputs, n: batch, out }])
+    }
+
+    fn evaluate_parts(&self, parts: &mut [EvalPart<'_>]) -> Result<(), EvalError> {
+        for p in parts.iter() {
+            check_input(&self.shape, p.inputs, p.n)?;
+        }
+        let total: usize = parts.iter().map(|p| p.n).sum();
+        if total == 0 {
+            for p in parts.iter_mut() {
+                p.out.resize(0, self.shape.policy_len());
+            }
             return Ok(());
         }
-        let net = self.net.lock().unwrap_or_else(|e| e.into_inner());
-        tch::no_grad(|| -> Result<(), EvalError> {
-            let mut xs = Tensor::f_from_slice(inputs)?.f_view([
-                batch as i64,
-                s.input_planes as i64,
-                s.board_height as i64,
-                s.board_width as i64,
-            ])?;
-            if self.device != Device::Cpu {
-                xs = xs.f_to_device(self.device)?;
-            }
-            if self.kind != Kind::Float {
-                xs = xs.f_to_kind(self.kind)?;
-            }
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Inference { net, input } = &mut *st;
+        let result = tch::no_grad(|| -> Result<(), EvalError> {
+            let xs = self.stage_inputs(input, parts, total)?;
             let (policy, wdl) = net.forward(&xs)?;
-            let policy = if policy.kind() == Kind::Float { policy } else { policy.f_to_kind(Kind::Float)? };
-            let wdl = wdl.f_softmax(-1, Kind::Float)?;
-            let (p, w) = out.buffers_mut();
-            // copy_data moves device tensors to the host and makes them contiguous.
-            policy.f_copy_data(p, batch * s.policy_len())?;
-            wdl.f_copy_data(w, batch * WDL_LEN)?;
-            Ok(())
-        })
+            self.hand_out(&policy, &wdl, parts)
+        });
+        if result.is_err() {
+            if let Device::Cuda(i) = self.device {
+                // No transfer from a producer's buffer may outlive this call.
+                tch::Cuda::synchronize(i as i64);
+            }
+        }
+        let c = &self.copies;
+        c.batches.fetch_add(1, Ordering::Relaxed);
+        c.parts.fetch_add(parts.len() as u64, Ordering::Relaxed);
+        CopyCounters::add(&c.input_bytes, total * self.shape.input_len() * 4);
+        result
+    }
+
+    fn pinned_for(&self) -> Option<Device> {
+        self.device.is_cuda().then_some(self.device)
+    }
+
+    fn copy_stats(&self) -> Option<CopyStats> {
+        Some(self.copies.snapshot())
     }
 
     fn describe(&self) -> String {

@@ -188,7 +188,7 @@ fn worker<L: LeafEvaluator>(
         match result {
             Ok(out) => {
                 for i in 0..n {
-                    search.apply(out.policy(i), out.wdl(i), rng);
+                    search.apply(out.logits(i), out.wdl(i), rng);
                 }
             }
             Err(e) => {

@@ -30,6 +30,7 @@
 use std::collections::VecDeque;
 
 use model::encoding::Encoder;
+use model::Logits;
 use rules::{EndRules, Move, Position};
 
 use crate::config::SearchConfig;
@@ -340,7 +341,7 @@ impl Search {
     /// policy logits for that position (`policy_len` values), `wdl` its (win, draw, loss)
     /// for the side to move. The root's evaluation also sets up the root (noise, Gumbel
     /// candidates).
-    pub fn apply(&mut self, policy: &[f32], wdl: [f32; 3], rng: &mut Rng) {
+    pub fn apply<'a>(&mut self, policy: impl Into<Logits<'a>>, wdl: [f32; 3], rng: &mut Rng) {
         let leaf = self.pending.pop_front().expect("Search::apply without a pending leaf");
         let root = leaf.is_root();
         let v = self.tree.apply(leaf, policy, wdl);

@@ -27,6 +27,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use model::encoding::Encoder;
+use model::Logits;
 use rules::{EndRules, ImpasseRule, Move, Position, RoyalRule};
 
 use crate::config::SearchConfig;
@@ -739,9 +740,11 @@ impl Tree {
         p
     }
 
-    /// Applies the evaluation of `leaf`: policy logits (`policy_len` values) and (win,
-    /// draw, loss) for the leaf's side to move. Returns the value (win - loss) backed up.
-    pub fn apply(&mut self, leaf: Leaf, policy: &[f32], wdl: [f32; 3]) -> f32 {
+    /// Applies the evaluation of `leaf`: policy logits (`policy_len` values, f32 or the
+    /// network's f16/bf16) and (win, draw, loss) for the leaf's side to move. Returns the
+    /// value (win - loss) backed up.
+    pub fn apply<'a>(&mut self, leaf: Leaf, policy: impl Into<Logits<'a>>, wdl: [f32; 3]) -> f32 {
+        let policy = policy.into();
         let node = *leaf.path.last().expect("non-empty path");
         let n = self.nodes[node as usize];
         debug_assert_eq!(n.state, State::Pending);
@@ -752,7 +755,7 @@ impl Tree {
         self.logit_buf.clear();
         let mut max = f32::NEG_INFINITY;
         for &l in &leaf.labels {
-            let x = policy.get(l as usize).copied().unwrap_or(0.0) * inv_t;
+            let x = policy.get(l as usize).unwrap_or(0.0) * inv_t;
             let x = if x.is_finite() { x } else { 0.0 };
             max = max.max(x);
             self.logit_buf.push(x);

@@ -74,9 +74,15 @@ pub struct SelfplayConfig {
     pub opening_file: Option<String>,
     /// Samples per chunk file. Default 4096. Valid: 1..=1000000.
     pub samples_per_chunk: usize,
-    /// Largest forward pass of the batcher, in positions; 0 = workers x games_per_worker.
-    /// Default 0. Valid: 0..=65536.
+    /// Largest forward pass of the batcher, in positions; 0 = the positions one round of
+    /// every worker's groups sends, workers x games_per_worker / batches_in_flight
+    /// (rounded up). Default 0. Valid: 0..=65536.
     pub max_batch: usize,
+    /// Requests each worker keeps out at once (double buffering): its games are split into
+    /// this many groups, and while the network evaluates one group's leaves the worker
+    /// selects the next group's, so tree work and forward passes overlap. 1 = the worker
+    /// waits for each evaluation. Default 2. Valid: 1..=8.
+    pub batches_in_flight: usize,
     /// Longest wait of the batcher for more requests once one arrived, microseconds.
     /// Default 1000. Valid: 0..=10000000 (10 s).
     pub max_wait_us: u64,
@@ -108,6 +114,7 @@ impl Default for SelfplayConfig {
             opening_file: None,
             samples_per_chunk: 4096,
             max_batch: 0,
+            batches_in_flight: 2,
             max_wait_us: 1000,
             device: "cpu".to_string(),
             torch_threads: 0,
@@ -117,6 +124,26 @@ impl Default for SelfplayConfig {
 }
 
 impl SelfplayConfig {
+    /// Worker threads: `workers`, or the machine's cores when 0.
+    pub fn worker_count(&self) -> usize {
+        if self.workers == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            self.workers
+        }
+    }
+
+    /// The batcher's `max_batch`: the configured one, or (0) the positions every worker
+    /// sends per group, `workers x games_per_worker / batches_in_flight` rounded up, so
+    /// that one group from each worker fills a batch while the other groups are selected.
+    pub fn effective_max_batch(&self) -> usize {
+        if self.max_batch > 0 {
+            return self.max_batch;
+        }
+        let groups = self.batches_in_flight.clamp(1, self.games_per_worker.max(1));
+        (self.worker_count() * self.games_per_worker).div_ceil(groups).max(1)
+    }
+
     /// The move temperature at `ply` plies into the game (PUCT root).
     pub fn temperature_at(&self, ply: usize) -> f32 {
         if ply < self.temperature_plies.unwrap_or(30) as usize {
@@ -243,6 +270,7 @@ impl SelfplayConfig {
         whole("random_opening_plies", self.random_opening_plies as u64, 0, 10_000)?;
         whole("samples_per_chunk", self.samples_per_chunk as u64, 1, 1_000_000)?;
         whole("max_batch", self.max_batch as u64, 0, 65536)?;
+        whole("batches_in_flight", self.batches_in_flight as u64, 1, 8)?;
         whole("max_wait_us", self.max_wait_us, 0, 10_000_000)?;
         model::check_device_name("selfplay.device", &self.device)?;
         whole("torch_threads", self.torch_threads as u64, 0, 1024)?;

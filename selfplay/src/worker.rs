@@ -1,6 +1,8 @@
 //! Self-play workers: a rayon pool in which each worker plays many games at once, steps
-//! each game's search one simulation at a time, and submits the leaves of all its games
-//! to the batching service as one request (no thread per game).
+//! each game's search one simulation at a time, and submits the leaves of its games to
+//! the batching service (no thread per game). The games are split into
+//! `batches_in_flight` groups (default 2), one request each, so that the worker selects
+//! one group's leaves while the network evaluates another's (double buffering).
 //!
 //! Why N long-lived loops rather than a parallel iterator over games: every simulation of
 //! a game waits for a network evaluation, and the network is the costly part. A
@@ -20,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use model::encoding::Encoder;
-use model::BatcherHandle;
+use model::{BatcherHandle, EvalSlot};
 use rules::{Color, EndRules, Position, Variant};
 
 use crate::config::SelfplayFileConfig;
@@ -378,74 +380,118 @@ impl Ctx<'_> {
         }
     }
 
-    /// One worker: plays its games until no more are to be started.
-    fn worker(
-        &self,
-        index: usize,
-        handle: BatcherHandle,
-        tx: std::sync::mpsc::Sender<GameRecord>,
-    ) -> Result<(), SelfplayError> {
-        let k = self.cfg.selfplay.games_per_worker;
-        let len = self.encoder.input_len();
-        let mut slot = handle.slot();
-        let mut games: Vec<Game> = Vec::with_capacity(k);
+    /// One worker: plays its games until no more are to be started. Its games are split
+    /// into `batches_in_flight` groups, each with its own request to the batcher: while
+    /// one group's leaves are evaluated, the worker applies and selects the others'.
+    fn worker(&self, handle: BatcherHandle, tx: std::sync::mpsc::Sender<GameRecord>) -> Result<(), SelfplayError> {
+        let sp = &self.cfg.selfplay;
+        let k = sp.games_per_worker.max(1);
+        let group_count = sp.batches_in_flight.clamp(1, k);
         let mut spare: Vec<Search> = Vec::new();
-        let new_search = || Search::new(self.cfg.search.clone(), self.end_rules, self.cfg.variant);
-        for _ in 0..k {
-            match self.claim_game() {
-                Some(n) => games.push(self.new_game(n, new_search())),
-                None => break,
-            }
-        }
-        let mut buf = vec![0.0f32; k * len];
-        let mut waiting: Vec<usize> = Vec::with_capacity(k);
-        let _ = index;
+        let mut groups: Vec<Group> = (0..group_count)
+            .map(|g| {
+                let size = k / group_count + usize::from(g < k % group_count);
+                let mut slot = handle.slot();
+                // The search reads only the legal moves' logits: f16/bf16 logits from the
+                // device need no conversion pass.
+                slot.accept_reduced_precision(true);
+                let mut games = Vec::with_capacity(size);
+                while games.len() < size {
+                    match self.claim_game() {
+                        Some(n) => games.push(self.new_game(n, self.new_search())),
+                        None => break,
+                    }
+                }
+                Group { games, slot, waiting: Vec::with_capacity(size) }
+            })
+            .collect();
         loop {
             if self.opts.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            waiting.clear();
-            let mut gi = 0;
-            while gi < games.len() {
-                let off = waiting.len() * len;
-                let g = &mut games[gi];
-                let step = g.search.select(&self.encoder, &mut buf[off..off + len], &mut g.rng);
-                match step {
-                    Step::NeedsEval => {
-                        waiting.push(gi);
-                        gi += 1;
-                    }
-                    Step::Done | Step::Collision => {
-                        if let Some(end) = self.finish_move(g) {
-                            let record = self.finish_game(g, end);
-                            let _ = tx.send(record);
-                            // Replace the game with a new one, or drop it.
-                            let done = games.swap_remove(gi);
-                            spare.push(done.search);
-                            if let Some(n) = self.claim_game() {
-                                let s = spare.pop().unwrap_or_else(new_search);
-                                games.push(self.new_game(n, s));
-                            }
-                            // `gi` now holds another game (or is past the end).
-                        } else {
-                            self.start_search(g);
-                        }
+            let mut in_flight = false;
+            for g in &mut groups {
+                if g.slot.is_pending() {
+                    let out = g.slot.wait()?;
+                    for (j, &gi) in g.waiting.iter().enumerate() {
+                        let game = &mut g.games[gi];
+                        game.search.apply(out.logits(j), out.wdl(j), &mut game.rng);
                     }
                 }
+                self.select_and_submit(g, &tx, &mut spare)?;
+                in_flight |= g.slot.is_pending();
             }
-            if waiting.is_empty() {
+            if !in_flight {
                 return Ok(());
-            }
-            let n = waiting.len();
-            slot.inputs_mut(n).copy_from_slice(&buf[..n * len]);
-            self.counters.evaluations.fetch_add(n as u64, Ordering::Relaxed);
-            let out = slot.evaluate()?;
-            for (j, &gi) in waiting.iter().enumerate() {
-                let g = &mut games[gi];
-                g.search.apply(out.policy(j), out.wdl(j), &mut g.rng);
             }
         }
     }
+
+    fn new_search(&self) -> Search {
+        Search::new(self.cfg.search.clone(), self.end_rules, self.cfg.variant)
+    }
+
+    /// Steps every game of `g` to its next leaf, encoding the leaves straight into the
+    /// group's request buffer, finishing moves and games on the way (a finished game is
+    /// replaced by a new one while games remain to be started), and submits the leaves.
+    fn select_and_submit(
+        &self,
+        g: &mut Group,
+        tx: &std::sync::mpsc::Sender<GameRecord>,
+        spare: &mut Vec<Search>,
+    ) -> Result<(), SelfplayError> {
+        let len = self.encoder.input_len();
+        let Group { games, slot, waiting } = g;
+        waiting.clear();
+        if games.is_empty() {
+            return Ok(());
+        }
+        // Every game sends at most one leaf; a replaced game keeps the count.
+        let buf = slot.inputs_mut(games.len());
+        let mut gi = 0;
+        while gi < games.len() {
+            let off = waiting.len() * len;
+            let game = &mut games[gi];
+            match game.search.select(&self.encoder, &mut buf[off..off + len], &mut game.rng) {
+                Step::NeedsEval => {
+                    waiting.push(gi);
+                    gi += 1;
+                }
+                Step::Done | Step::Collision => {
+                    if let Some(end) = self.finish_move(game) {
+                        let record = self.finish_game(game, end);
+                        let _ = tx.send(record);
+                        // Replace the game with a new one, or drop it.
+                        let done = games.swap_remove(gi);
+                        spare.push(done.search);
+                        if let Some(n) = self.claim_game() {
+                            let s = spare.pop().unwrap_or_else(|| self.new_search());
+                            games.push(self.new_game(n, s));
+                        }
+                        // `gi` now holds another game (or is past the end).
+                    } else {
+                        self.start_search(game);
+                    }
+                }
+            }
+        }
+        let n = waiting.len();
+        if n == 0 {
+            return Ok(());
+        }
+        slot.set_len(n);
+        self.counters.evaluations.fetch_add(n as u64, Ordering::Relaxed);
+        slot.submit()?;
+        Ok(())
+    }
+}
+
+/// A worker's share of its games whose leaves travel to the network as one request.
+struct Group {
+    games: Vec<Game>,
+    slot: EvalSlot,
+    /// Indices into `games` of the leaves of the request out, in the order sent.
+    waiting: Vec<usize>,
 }
 
 /// Plays self-play games with `cfg` against the evaluator behind `handle` until
@@ -464,11 +510,7 @@ pub fn run_selfplay(
     if encoder.net_shape() != handle.shape() {
         return Err(SelfplayError::Shape { encoder: encoder.net_shape(), evaluator: handle.shape() });
     }
-    let workers = if cfg.selfplay.workers == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        cfg.selfplay.workers
-    };
+    let workers = cfg.selfplay.worker_count();
     let seed = if cfg.selfplay.seed != 0 {
         cfg.selfplay.seed
     } else {
@@ -509,12 +551,12 @@ pub fn run_selfplay(
         let runner = scope.spawn(move || -> Result<(), SelfplayError> {
             let errors = std::sync::Mutex::new(Vec::new());
             pool.scope(|s| {
-                for i in 0..workers {
+                for _ in 0..workers {
                     let tx = tx.clone();
                     let h = handle2.clone();
                     let errors = &errors;
                     s.spawn(move |_| {
-                        if let Err(e) = ctx.worker(i, h, tx) {
+                        if let Err(e) = ctx.worker(h, tx) {
                             // Stop the others: a batcher error is fatal.
                             ctx.opts.stop.store(true, Ordering::Relaxed);
                             errors.lock().unwrap().push(e);

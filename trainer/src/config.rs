@@ -35,6 +35,18 @@ pub enum TrainPrecision {
     F16,
 }
 
+impl TrainPrecision {
+    /// The precision of inference (self-play, evaluation games) that goes with it: `auto`
+    /// is f16 on CUDA and f32 on the CPU, `f32` and `f16` are themselves.
+    pub fn inference(self) -> model::Precision {
+        match self {
+            TrainPrecision::Auto => model::Precision::Auto,
+            TrainPrecision::F32 => model::Precision::F32,
+            TrainPrecision::F16 => model::Precision::F16,
+        }
+    }
+}
+
 /// Training settings (`[train]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

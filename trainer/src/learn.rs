@@ -26,7 +26,7 @@ use selfplay::samples::{GameResult, Sample};
 use crate::config::TrainFileConfig;
 use crate::datasets::read_training_inputs;
 use crate::learner::{Learner, StepStats};
-use crate::replay::encode_batch;
+use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets};
 use crate::run::{optim_path, set_torch_threads, TrainError};
 use crate::tb::Tb;
 
@@ -238,8 +238,6 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     let steps = ((train.len() as f64 * opts.epochs) / bs as f64).ceil().max(1.0) as u64;
     let mut perm: Vec<usize> = (0..train.len()).collect();
     let mut pos = perm.len();
-    let mut acc = StepStats::default();
-    let mut acc_n = 0;
     let validate = |learner: &Learner| -> Option<StepStats> {
         if val.is_empty() {
             return None;
@@ -266,47 +264,63 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     };
     let mut last = None;
     let training = Reporter::shown_if(opts.progress, "learn: training", Some(steps), "steps");
-    while learner.step < steps && !stop.load(Ordering::SeqCst) {
-        let mut batch = Vec::with_capacity(bs);
-        for _ in 0..bs.min(train.len()) {
-            if pos >= perm.len() {
-                for i in (1..perm.len()).rev() {
-                    perm.swap(i, rng.below(i + 1));
+    // A thread draws and encodes the next batches while the learner trains (prefetch).
+    let (batches_tx, batches_rx) = std::sync::mpsc::sync_channel::<Batch>(tcfg.prefetch.max(1));
+    let q_mix = tcfg.q_mix as f32;
+    // On a GPU the dense policy targets are made on the device from sparse pairs.
+    let targets = if device.is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
+    let encoder_ref = &encoder;
+    let train_ref = &train;
+    std::thread::scope(|scope| -> Result<(), TrainError> {
+        scope.spawn(move || loop {
+            let mut batch = Vec::with_capacity(bs);
+            for _ in 0..bs.min(train_ref.len()) {
+                if pos >= perm.len() {
+                    for i in (1..perm.len()).rev() {
+                        perm.swap(i, rng.below(i + 1));
+                    }
+                    pos = 0;
                 }
-                pos = 0;
+                batch.push(train_ref[perm[pos]].clone());
+                pos += 1;
             }
-            batch.push(train[perm[pos]].clone());
-            pos += 1;
-        }
-        let b = encode_batch(&encoder, &batch, tcfg.q_mix as f32);
-        let st = learner.train_step(&b)?;
-        if st.skipped {
-            continue;
-        }
-        acc.add(&st);
-        acc_n += 1;
-        let step = learner.step;
-        if step % tcfg.log_interval == 0 || step == steps {
-            let m = acc.scaled(1.0 / acc_n as f64);
-            tb.step_stats(&m, step);
-            training.set_message(format!(
-                "loss {:.3} (policy {:.3}, value {:.3}) accuracy {:.3}",
-                m.loss, m.policy_loss, m.value_loss, m.policy_accuracy
-            ));
-            acc = StepStats::default();
-            acc_n = 0;
-        }
-        if step % tcfg.checkpoint_interval == 0 {
-            if let Some(v) = validate(&learner) {
-                tb.scalar("val/loss_policy", v.policy_loss, step);
-                tb.scalar("val/loss_value", v.value_loss, step);
-                tb.scalar("val/policy_accuracy", v.policy_accuracy, step);
+            if batches_tx.send(encode_batch_with(encoder_ref, &batch, q_mix, targets)).is_err() {
+                return;
             }
-            last = Some(save(&learner)?);
-            tb.flush();
+        });
+        let batches = batches_rx;
+        while learner.step < steps && !stop.load(Ordering::SeqCst) {
+            let Ok(b) = batches.recv() else { break };
+            // No wait for the device here: statistics are read once per log interval and
+            // before each checkpoint (where a non-finite step stops the run unsaved).
+            learner.train_step_deferred(&b);
+            let step = learner.step;
+            let checkpoint = step % tcfg.checkpoint_interval == 0;
+            if step % tcfg.log_interval == 0 || step == steps || checkpoint {
+                if let Some(m) = learner.take_stats()?.filter(|m| !m.skipped) {
+                    tb.step_stats(&m, step);
+                    training.set_message(format!(
+                        "loss {:.3} (policy {:.3}, value {:.3}) accuracy {:.3}",
+                        m.loss, m.policy_loss, m.value_loss, m.policy_accuracy
+                    ));
+                }
+            }
+            if checkpoint {
+                if let Some(v) = validate(&learner) {
+                    tb.scalar("val/loss_policy", v.policy_loss, step);
+                    tb.scalar("val/loss_value", v.value_loss, step);
+                    tb.scalar("val/policy_accuracy", v.policy_accuracy, step);
+                }
+                last = Some(save(&learner)?);
+                tb.flush();
+            }
+            training.set_position(step);
         }
-        training.set_position(step);
-    }
+        // Dropping the receiver ends the prefetch thread.
+        drop(batches);
+        learner.take_stats()?;
+        Ok(())
+    })?;
     training.finish();
     let v = validate(&learner);
     if let Some(v) = &v {

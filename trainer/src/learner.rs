@@ -9,6 +9,13 @@
 //! (steps whose gradients overflow are skipped and the scale halves). A loss that is not
 //! finite, or a gradient norm that is not finite without f16 to blame, stops training
 //! ([`NonFiniteLoss`]).
+//!
+//! Nothing in a step waits for the device: the gradient norm, clipping, the decision to
+//! skip a step, the loss scale and the running sums of the statistics all stay on the
+//! device ([`Learner::train_step_deferred`]), and [`Learner::take_stats`] reads them in
+//! one transfer, once per log interval (a non-finite step is reported then, naming its
+//! step; its update was not applied). [`Learner::train_step`] is the same step followed
+//! by that read (one wait per step instead of six).
 
 use model::tch::{self, Device, Kind, Tensor};
 use model::Net;
@@ -84,18 +91,48 @@ pub struct Learner {
     cfg: TrainConfig,
     device: Device,
     autocast: bool,
-    loss_scale: f64,
-    good_steps: u64,
+    /// Device scalars: the f16 loss scale and the good steps since it last changed.
+    loss_scale: Tensor,
+    good_steps: Tensor,
+    /// Device sums since the last read, [`STAT_COUNT`] values: loss, policy loss, value
+    /// loss, accuracy, value MSE, gradient norm over the steps applied, then the steps
+    /// applied and the steps run.
+    sums: Tensor,
+    /// The first step that must stop training: (step, 0 = loss / 1 = gradient norm,
+    /// value), step -1 while none.
+    first_bad: Tensor,
     /// Optimiser steps taken (the run's global step).
     pub step: u64,
 }
+
+/// Statistics summed per step on the device (see [`Learner`]'s `sums`).
+const STAT_COUNT: i64 = 8;
+/// The loss scale grows after this many good steps in a row (f16 autocast).
+const SCALE_GROWTH_INTERVAL: f64 = 2000.0;
 
 impl Learner {
     pub fn new(net: Net, cfg: &TrainConfig, step: u64) -> Learner {
         let device = net.device();
         let opt = Optimizer::new(net.var_store(), cfg);
         let autocast = device.is_cuda() && matches!(cfg.precision, TrainPrecision::Auto | TrainPrecision::F16);
-        Learner { net, opt, cfg: cfg.clone(), device, autocast, loss_scale: 65536.0, good_steps: 0, step }
+        if device.is_cuda() {
+            // Training batches have one fixed shape (batch_size): cuDNN tunes it once.
+            tch::Cuda::cudnn_set_benchmark(true);
+        }
+        let scalar = |v: f64| Tensor::from_slice(&[v as f32]).reshape([] as [i64; 0]).to_device(device);
+        let loss_scale = scalar(if autocast { 65536.0 } else { 1.0 });
+        Learner {
+            net,
+            opt,
+            cfg: cfg.clone(),
+            device,
+            autocast,
+            loss_scale,
+            good_steps: scalar(0.0),
+            sums: Tensor::zeros([STAT_COUNT], (Kind::Double, device)),
+            first_bad: Tensor::from_slice(&[-1.0f64, 0.0, 0.0]).to_device(device),
+            step,
+        }
     }
 
     pub fn device(&self) -> Device {
@@ -119,7 +156,16 @@ impl Learner {
         let xs = Tensor::from_slice(&b.inputs)
             .view([n, s.input_planes as i64, s.board_height as i64, s.board_width as i64])
             .to_device(d);
-        let pt = Tensor::from_slice(&b.policy).view([n, s.policy_len() as i64]).to_device(d);
+        let pl = s.policy_len() as i64;
+        let pt = if b.policy.is_empty() && n > 0 {
+            // Sparse targets: a few pairs per sample cross to the device, the dense target
+            // is made there.
+            let index = Tensor::from_slice(&b.policy_index).to_device(d);
+            let value = Tensor::from_slice(&b.policy_value).to_device(d);
+            Tensor::zeros([n * pl], (Kind::Float, d)).index_put(&[Some(index)], &value, false).view([n, pl])
+        } else {
+            Tensor::from_slice(&b.policy).view([n, pl]).to_device(d)
+        };
         let mask = Tensor::from_slice(&b.policy_mask).to_device(d);
         let wdl = Tensor::from_slice(&b.wdl).view([n, 3]).to_device(d);
         let value_mask = Tensor::from_slice(&b.value_mask).to_device(d);
@@ -153,62 +199,102 @@ impl Learner {
         (total, policy_loss, value_loss, acc, mse)
     }
 
-    /// One optimiser step on `b`. A loss that is not finite is an error (no step is
-    /// taken); so is a gradient norm that is not finite, unless f16 autocast may explain it
-    /// (then the step is skipped and the loss scale halves, down to 1).
+    /// One optimiser step on `b`, then a read of its statistics (one wait for the device).
+    /// A loss that is not finite is an error (no step is taken); so is a gradient norm
+    /// that is not finite, unless f16 autocast may explain it (then the step is skipped,
+    /// `skipped` is set, and the loss scale halves, down to 1).
     pub fn train_step(&mut self, b: &Batch) -> Result<StepStats, NonFiniteLoss> {
+        let before = self.step;
+        self.train_step_deferred(b);
+        self.step = before;
+        let stats = self.take_stats()?;
+        match stats {
+            Some(st) if !st.skipped => {
+                self.step += 1;
+                Ok(st)
+            }
+            _ => Ok(StepStats { lr: self.cfg.lr_at(self.step), skipped: true, ..StepStats::default() }),
+        }
+    }
+
+    /// One optimiser step on `b` without waiting for the device: its statistics are
+    /// added to the sums [`Learner::take_stats`] reads; a step that must stop training
+    /// is remembered there (and not applied). Counts the step.
+    pub fn train_step_deferred(&mut self, b: &Batch) {
         let lr = self.cfg.lr_at(self.step);
         self.opt.zero_grad();
         let autocast = self.autocast;
         let (total, pl, vl, acc, mse) = tch::autocast(autocast, || self.losses(b, true));
-        let scale = if autocast { self.loss_scale } else { 1.0 };
-        (&total * scale).backward();
-        if autocast {
-            self.opt.scale_grads(1.0 / scale);
-        }
-        let norm = self.opt.grad_norm();
-        let mut stats = StepStats {
-            loss: total.double_value(&[]),
-            policy_loss: pl.double_value(&[]),
-            value_loss: vl.double_value(&[]),
-            policy_accuracy: acc.double_value(&[]),
-            value_mse: mse.double_value(&[]),
-            grad_norm: norm,
-            lr,
-            skipped: false,
-        };
-        let fail = |what, value| NonFiniteLoss { step: self.step, what, value };
-        for (what, value) in
-            [("loss", stats.loss), ("policy loss", stats.policy_loss), ("value loss", stats.value_loss)]
-        {
-            if !value.is_finite() {
-                self.opt.zero_grad();
-                return Err(fail(what, value));
+        (&total * &self.loss_scale).backward();
+        self.opt.gather_grads();
+        tch::no_grad(|| {
+            let norm = self.opt.grad_norm() / &self.loss_scale;
+            let loss_bad = total.isfinite().logical_not();
+            let bad = norm.isfinite().logical_not().logical_or(&loss_bad);
+            // Loss-scale removal and clipping as one factor on the gradients.
+            let mut factor = self.loss_scale.reciprocal();
+            if self.cfg.grad_clip > 0.0 {
+                factor = factor * ((&norm + 1e-6).reciprocal() * self.cfg.grad_clip).clamp_max(1.0);
             }
-        }
-        if !norm.is_finite() {
-            self.opt.zero_grad();
-            // f16 overflow: skip, lower the scale. In f32, or at scale 1, it is no overflow.
-            if !autocast || self.loss_scale <= 1.0 {
-                return Err(fail("gradient norm", norm));
+            self.opt.step_on_device(lr, &factor, &bad);
+            // In f32, or at loss scale 1, a non-finite step is no overflow: it stops training.
+            let fatal = if autocast { bad.logical_and(&self.loss_scale.le(1.0)) } else { bad.shallow_clone() };
+            let what = loss_bad.logical_not().to_kind(Kind::Double);
+            let value = total.to_kind(Kind::Double).where_self(&loss_bad, &norm.to_kind(Kind::Double));
+            let this =
+                Tensor::stack(&[Tensor::full([], self.step as f64, (Kind::Double, self.device)), what, value], 0);
+            let first = fatal.logical_and(&self.first_bad.get(0).lt(0.0));
+            self.first_bad = this.where_self(&first, &self.first_bad);
+            if autocast {
+                self.update_loss_scale(&bad);
             }
-            self.loss_scale = (self.loss_scale / 2.0).max(1.0);
-            self.good_steps = 0;
-            stats.skipped = true;
-            return Ok(stats);
-        }
-        self.opt.clip(norm, self.cfg.grad_clip);
-        self.opt.step(lr);
-        self.opt.zero_grad();
+            let kept = bad.logical_not();
+            let stats = Tensor::stack(&[&total, &pl, &vl, &acc, &mse, &norm], 0).to_kind(Kind::Double);
+            let applied = stats.where_self(&kept, &stats.zeros_like());
+            let counts = Tensor::stack(&[kept.to_kind(Kind::Double), kept.ones_like().to_kind(Kind::Double)], 0);
+            let _ = self.sums.g_add_(&Tensor::cat(&[applied, counts], 0));
+        });
         self.step += 1;
-        if autocast {
-            self.good_steps += 1;
-            if self.good_steps >= 2000 {
-                self.loss_scale = (self.loss_scale * 2.0).min(16_777_216.0);
-                self.good_steps = 0;
-            }
+    }
+
+    /// Halves the loss scale after an overflow (not below 1) and doubles it after
+    /// [`SCALE_GROWTH_INTERVAL`] good steps (at most 2^24), on the device.
+    fn update_loss_scale(&mut self, bad: &Tensor) {
+        let halved = (&self.loss_scale * 0.5).clamp_min(1.0);
+        self.loss_scale = halved.where_self(bad, &self.loss_scale);
+        let good = (&self.good_steps + 1.0).where_self(&bad.logical_not(), &self.good_steps.zeros_like());
+        let grow = good.ge(SCALE_GROWTH_INTERVAL);
+        self.loss_scale = (&self.loss_scale * 2.0).clamp_max(16_777_216.0).where_self(&grow, &self.loss_scale);
+        self.good_steps = good.zeros_like().where_self(&grow, &good);
+    }
+
+    /// Reads the statistics summed since the last read (one transfer) and clears them:
+    /// their means over the steps applied (`skipped` when every step was skipped), or
+    /// `None` when no step ran. A step that had to stop training is the error.
+    pub fn take_stats(&mut self) -> Result<Option<StepStats>, NonFiniteLoss> {
+        let all = Tensor::cat(&[&self.sums, &self.first_bad], 0).to_device(Device::Cpu);
+        let v: Vec<f64> = Vec::<f64>::try_from(&all).expect("f64 statistics");
+        let _ = self.sums.zero_();
+        if v[8] >= 0.0 {
+            let _ = self.first_bad.get(0).fill_(-1.0);
+            let what = if v[9] == 0.0 { "loss" } else { "gradient norm" };
+            return Err(NonFiniteLoss { step: v[8] as u64, what, value: v[10] });
         }
-        Ok(stats)
+        let (applied, run) = (v[6], v[7]);
+        if run == 0.0 {
+            return Ok(None);
+        }
+        let k = 1.0 / applied.max(1.0);
+        Ok(Some(StepStats {
+            loss: v[0] * k,
+            policy_loss: v[1] * k,
+            value_loss: v[2] * k,
+            policy_accuracy: v[3] * k,
+            value_mse: v[4] * k,
+            grad_norm: v[5] * k,
+            lr: self.cfg.lr_at(self.step),
+            skipped: applied == 0.0,
+        }))
     }
 
     /// Losses of `b` without training (evaluation-mode batch norm).

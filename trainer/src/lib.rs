@@ -16,6 +16,7 @@
 //!   `koma worker`); [`run`]: `koma train`, both roles in one process, with checkpoints,
 //!   resume and signal handling; [`learn`]: `koma learn` from game records.
 
+pub mod bench;
 pub mod config;
 pub mod datasets;
 pub mod elo_plot;
@@ -33,7 +34,7 @@ pub use config::{OptimizerKind, TrainConfig, TrainFileConfig};
 pub use eval::{play_match, play_match_observed, MatchOutcome, MatchSettings, Opponent, TrainingEval};
 pub use learn::{learn, LearnOptions, LearnSummary};
 pub use learner::{Learner, NonFiniteLoss, StepStats};
-pub use replay::{Batch, Loader, Replay};
+pub use replay::{Batch, Loader, PolicyTargets, Replay};
 pub use roles::learner::{LearnerOptions, LearnerRole};
 pub use roles::worker::{run_worker, WorkerOptions, WorkerReport};
 pub use run::{install_signal_handler, read_state, train, RunState, TrainError, TrainOptions, TrainSummary};

@@ -161,8 +161,14 @@ pub struct Batch {
     pub n: usize,
     /// `n * input_len` input planes.
     pub inputs: Vec<f32>,
-    /// `n * policy_len` dense policy targets (zeros where the sample has none).
+    /// `n * policy_len` dense policy targets (zeros where the sample has none); empty
+    /// when the batch carries them sparse ([`PolicyTargets::Sparse`]).
     pub policy: Vec<f32>,
+    /// Sparse policy targets: flat indices (`row * policy_len + label`) into the dense
+    /// `n x policy_len` target and their probabilities (only with
+    /// [`PolicyTargets::Sparse`]; the learner scatters them on its device).
+    pub policy_index: Vec<i64>,
+    pub policy_value: Vec<f32>,
     /// `n` weights: 1 where the sample has a policy target (full search), else 0.
     pub policy_mask: Vec<f32>,
     /// `n * 3` win/draw/loss targets (zeros where the sample has none).
@@ -172,26 +178,63 @@ pub struct Batch {
     pub value_mask: Vec<f32>,
 }
 
-/// Encodes `samples` into a [`Batch`], the samples in parallel. Samples whose SFEN does
-/// not parse are left out (self-play never writes such samples; this keeps a damaged
-/// record from stopping training). `q_mix` mixes the root WDL into the value target.
+/// How a [`Batch`] carries its policy targets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PolicyTargets {
+    /// `n x policy_len` values made by the loader's threads: right for CPU training,
+    /// where the learner's thread is the one to spare.
+    #[default]
+    Dense,
+    /// (index, probability) pairs, a few dozen per sample, scattered into the dense target
+    /// on the learner's device: right for GPU training, where the dense target (2,187
+    /// floats per shogi sample) would be built on the host and copied to the device.
+    Sparse,
+}
+
+/// Encodes `samples` into a [`Batch`] with dense policy targets, the samples in
+/// parallel. Samples whose SFEN does not parse are left out (self-play never writes such
+/// samples; this keeps a damaged record from stopping training). `q_mix` mixes the root
+/// WDL into the value target.
 pub fn encode_batch(encoder: &Encoder, samples: &[Sample], q_mix: f32) -> Batch {
+    encode_batch_with(encoder, samples, q_mix, PolicyTargets::Dense)
+}
+
+/// [`encode_batch`] with the policy targets dense or sparse.
+pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], q_mix: f32, targets: PolicyTargets) -> Batch {
     let il = encoder.input_len();
     let pl = encoder.policy_size();
     let n = samples.len();
+    let dense = targets == PolicyTargets::Dense;
     let mut b = Batch {
         n,
         inputs: vec![0.0; n * il],
-        policy: vec![0.0; n * pl],
+        policy: vec![0.0; if dense { n * pl } else { 0 }],
         policy_mask: vec![0.0; n],
         wdl: vec![0.0; n * 3],
         value_mask: vec![0.0; n],
+        ..Batch::default()
     };
     // The costly part (planes, dense policy) in parallel, one sample per task.
-    let encoded: Vec<bool> = (b.inputs.par_chunks_mut(il), b.policy.par_chunks_mut(pl), samples)
-        .into_par_iter()
-        .map(|(input, policy, s)| encode_one(encoder, s, input, policy))
-        .collect();
+    let encoded: Vec<bool> = if dense {
+        (b.inputs.par_chunks_mut(il), b.policy.par_chunks_mut(pl), samples)
+            .into_par_iter()
+            .map(|(input, policy, s)| encode_one(encoder, s, input, policy))
+            .collect()
+    } else {
+        (b.inputs.par_chunks_mut(il), samples)
+            .into_par_iter()
+            .map(|(input, s)| encode_one(encoder, s, input, &mut []))
+            .collect()
+    };
+    if !dense {
+        let rows = samples.iter().zip(&encoded).filter(|(_, &ok)| ok).map(|(s, _)| s);
+        for (row, s) in rows.enumerate().filter(|(_, s)| s.full_search) {
+            for &(label, p) in s.policy.iter().filter(|(l, _)| (*l as usize) < pl) {
+                b.policy_index.push((row * pl + label as usize) as i64);
+                b.policy_value.push(p);
+            }
+        }
+    }
     for (i, s) in samples.iter().enumerate() {
         if s.full_search && !s.policy.is_empty() {
             b.policy_mask[i] = 1.0;
@@ -210,7 +253,9 @@ pub fn encode_batch(encoder: &Encoder, samples: &[Sample], q_mix: f32) -> Batch 
     let mut kept = 0;
     for (i, _) in encoded.iter().enumerate().filter(|(_, &ok)| ok) {
         b.inputs.copy_within(i * il..(i + 1) * il, kept * il);
-        b.policy.copy_within(i * pl..(i + 1) * pl, kept * pl);
+        if dense {
+            b.policy.copy_within(i * pl..(i + 1) * pl, kept * pl);
+        }
         b.wdl.copy_within(i * 3..(i + 1) * 3, kept * 3);
         b.policy_mask[kept] = b.policy_mask[i];
         b.value_mask[kept] = b.value_mask[i];
@@ -252,7 +297,8 @@ pub struct Loader {
 }
 
 impl Loader {
-    /// Starts the thread: batches of `batch_size` from `replay`, `prefetch` ahead.
+    /// Starts the thread: batches of `batch_size` from `replay`, `prefetch` ahead, with
+    /// dense policy targets.
     pub fn spawn(
         replay: Arc<Mutex<Replay>>,
         encoder: Encoder,
@@ -260,6 +306,20 @@ impl Loader {
         prefetch: usize,
         q_mix: f32,
         seed: u64,
+    ) -> Loader {
+        Loader::spawn_with_targets(replay, encoder, batch_size, prefetch, q_mix, seed, PolicyTargets::Dense)
+    }
+
+    /// [`Loader::spawn`] with the policy targets dense (CPU learner) or sparse (GPU
+    /// learner: scattered on the device).
+    pub fn spawn_with_targets(
+        replay: Arc<Mutex<Replay>>,
+        encoder: Encoder,
+        batch_size: usize,
+        prefetch: usize,
+        q_mix: f32,
+        seed: u64,
+        targets: PolicyTargets,
     ) -> Loader {
         let (tx, rx): (SyncSender<Batch>, Receiver<Batch>) = std::sync::mpsc::sync_channel(prefetch.max(1));
         let stop = Arc::new(AtomicBool::new(false));
@@ -277,7 +337,7 @@ impl Loader {
                         std::thread::sleep(Duration::from_millis(50));
                         continue;
                     }
-                    let b = encode_batch(&encoder, &samples, q_mix);
+                    let b = encode_batch_with(&encoder, &samples, q_mix, targets);
                     if b.n == 0 {
                         continue;
                     }
