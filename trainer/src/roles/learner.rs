@@ -65,6 +65,7 @@ struct LocalWorker {
 struct LogStats {
     acc: StepStats,
     acc_n: u64,
+    /// Log intervals whose every step was skipped (f16 overflow).
     skipped: u64,
     last_loss: f64,
     train_seconds: f64,
@@ -337,32 +338,46 @@ impl LearnerRole {
     }
 
     /// One optimiser step, then the scalars, checkpoint and evaluation that fall due.
+    /// The step does not wait for the device: its statistics are read once per log
+    /// interval and before every checkpoint (so a non-finite loss stops the run before
+    /// any weights that saw it are saved).
     fn train_one(&mut self) -> Result<(), TrainError> {
         let loader = self.loader.as_mut().expect("loader started");
         let Some(batch) = loader.next(Duration::from_secs(1)) else { return Ok(()) };
         let t = Instant::now();
-        let st = self.learner.train_step(&batch)?;
+        self.learner.train_step_deferred(&batch);
         self.stats.train_seconds += t.elapsed().as_secs_f64();
-        if st.skipped {
-            self.stats.skipped += 1;
-            return Ok(());
-        }
         self.state.samples_trained += batch.n as u64;
-        self.stats.acc.add(&st);
-        self.stats.acc_n += 1;
-        self.stats.last_loss = st.loss;
         let line = self.status("training");
         self.display.show(&line, false);
         let step = self.learner.step;
+        let eval_due = self.tcfg.eval_interval > 0 && step % self.tcfg.eval_interval == 0;
+        let checkpoint_due = step % self.tcfg.checkpoint_interval == 0 || eval_due;
+        if step % self.tcfg.log_interval == 0 || checkpoint_due {
+            self.read_stats()?;
+        }
         if step % self.tcfg.log_interval == 0 {
             self.log_scalars();
         }
-        let eval_due = self.tcfg.eval_interval > 0 && step % self.tcfg.eval_interval == 0;
-        if step % self.tcfg.checkpoint_interval == 0 || eval_due {
+        if checkpoint_due {
             self.checkpoint()?;
             if eval_due {
                 self.start_evaluation();
             }
+        }
+        Ok(())
+    }
+
+    /// The means of the steps since the last read (one transfer from the device).
+    fn read_stats(&mut self) -> Result<(), TrainError> {
+        match self.learner.take_stats()? {
+            Some(st) if st.skipped => self.stats.skipped += 1,
+            Some(st) => {
+                self.stats.acc.add(&st);
+                self.stats.acc_n += 1;
+                self.stats.last_loss = st.loss;
+            }
+            None => {}
         }
         Ok(())
     }
@@ -567,7 +582,10 @@ impl LearnerRole {
         self.tb.flush();
         self.push_tb();
         if self.stats.skipped > 0 {
-            self.display.println(&format!("koma train: {} steps skipped (f16 gradient overflow)", self.stats.skipped));
+            self.display.println(&format!(
+                "koma train: every step of {} log intervals skipped (f16 gradient overflow)",
+                self.stats.skipped
+            ));
         }
         self.display.println("");
         Ok(TrainSummary {
