@@ -28,7 +28,7 @@ use super::worker::WorkerReport;
 use crate::config::{ConfigError, TrainConfig, TrainFileConfig};
 use crate::eval::TrainingEval;
 use crate::learner::{Learner, StepStats};
-use crate::replay::{Loader, Replay};
+use crate::replay::{Loader, PolicyTargets, Replay};
 use crate::run::{optim_path, set_torch_threads, TrainError, TrainSummary};
 use crate::tb::{tags, Tb};
 
@@ -201,13 +201,16 @@ impl LearnerRole {
         self.take_from_store()?;
         let encoder = Encoder::for_net(variant, self.learner.net.config());
         let t = &self.tcfg;
-        self.loader = Some(Loader::spawn(
+        // On a GPU the dense policy targets are made on the device from sparse pairs.
+        let targets = if self.learner.device().is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
+        self.loader = Some(Loader::spawn_with_targets(
             self.replay.clone(),
             encoder,
             t.batch_size,
             t.prefetch,
             t.q_mix as f32,
             self.session_seed,
+            targets,
         ));
         Ok(())
     }
@@ -225,7 +228,7 @@ impl LearnerRole {
         let per_chunk = sp_cfg.selfplay.samples_per_chunk;
         let feed = Some(self.feed.clone());
         let sink = Arc::new(ChunkSink::new(&id, sp_cfg.variant, &encoder, per_chunk, uploader, feed));
-        let ev = evaluator_of(&self.learner.net, device_t)?;
+        let ev = evaluator_of(&self.learner.net, device_t, self.tcfg.precision.inference())?;
         let selfplay = SelfplayThread::start(&sp_cfg, ev, sink.clone(), u64::MAX, &id)?;
         self.local.push(LocalWorker { selfplay, sink, device: device_t });
         Ok(())
@@ -471,7 +474,7 @@ impl LearnerRole {
         super::network::prune(&self.files, self.tcfg.keep_checkpoints, self.state.eval_checkpoint.as_deref())?;
         self.last_ckpt_step = Some(step);
         for w in &self.local {
-            w.selfplay.replace_network(evaluator_of(&self.learner.net, w.device)?)?;
+            w.selfplay.replace_network(evaluator_of(&self.learner.net, w.device, self.tcfg.precision.inference())?)?;
         }
         Ok(())
     }

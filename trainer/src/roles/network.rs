@@ -21,9 +21,9 @@ pub fn load_network(stem: &Path, expected: &Expected, device: Device) -> Result<
     Ok(load_net(stem, expected, device)?)
 }
 
-/// An evaluator (inference copy) of `net` on `device`.
-pub fn evaluator_of(net: &Net, device: Device) -> Result<Arc<dyn Evaluator>, TrainError> {
-    Ok(Arc::new(TorchEvaluator::new(net, device, Precision::Auto)?))
+/// An evaluator (inference copy) of `net` on `device` in `precision` (`[train] precision`).
+pub fn evaluator_of(net: &Net, device: Device, precision: Precision) -> Result<Arc<dyn Evaluator>, TrainError> {
+    Ok(Arc::new(TorchEvaluator::new(net, device, precision)?))
 }
 
 /// `models/latest.json`: the newest published network.

@@ -203,17 +203,6 @@ pub struct SelfplayThread {
 }
 
 /// The batcher's largest forward pass: the configured size, else every game at once.
-fn max_batch(cfg: &SelfplayFileConfig) -> usize {
-    let sp = &cfg.selfplay;
-    let workers =
-        if sp.workers == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { sp.workers };
-    if sp.max_batch > 0 {
-        sp.max_batch
-    } else {
-        (workers * sp.games_per_worker).max(1)
-    }
-}
-
 impl SelfplayThread {
     /// Starts self-play of `games` games (`u64::MAX`: until stopped) with `evaluator`.
     pub fn start(
@@ -226,7 +215,7 @@ impl SelfplayThread {
         let batcher = Batcher::spawn(
             evaluator,
             BatcherConfig {
-                max_batch: max_batch(cfg),
+                max_batch: cfg.selfplay.effective_max_batch(),
                 max_wait: Duration::from_micros(cfg.selfplay.max_wait_us),
                 thread_name: format!("koma-batcher-{name}"),
             },

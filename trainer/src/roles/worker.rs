@@ -135,6 +135,8 @@ struct Worker {
     id: String,
     opts: WorkerOptions,
     device: Device,
+    /// Inference precision (`[train] precision` of the run's config).
+    precision: Precision,
     expected: Expected,
     model: ModelPointer,
     started: Instant,
@@ -164,7 +166,7 @@ impl Worker {
     /// The network `pointer` names, on this worker's device.
     fn load(&self, pointer: &ModelPointer) -> Result<Network, TrainError> {
         let stem = pull_network(&self.files, &pointer.model)?;
-        Ok(Network::load(&stem, &self.expected, self.device, Precision::Auto)?)
+        Ok(Network::load(&stem, &self.expected, self.device, self.precision)?)
     }
 
     /// Switches to a newer published network, if there is one.
@@ -249,7 +251,9 @@ pub fn run_worker(url: &str, opts: &WorkerOptions, stop: Arc<AtomicBool>) -> Res
         return Ok(WorkerReport::default());
     };
     let expected = Expected::variant(variant);
-    let mut worker = Worker { files, id, opts: opts.clone(), device, expected, model, started: Instant::now() };
+    let precision = cfg.train.precision.inference();
+    let mut worker =
+        Worker { files, id, opts: opts.clone(), device, precision, expected, model, started: Instant::now() };
     let first = worker.model.clone();
     let network = worker.load(&first)?;
     let mut sp_cfg = cfg.base.clone();
