@@ -23,7 +23,7 @@ use rules::{Color, EndRules, Variant};
 use search::Rng;
 use selfplay::samples::{GameResult, Sample};
 
-use crate::config::TrainFileConfig;
+use crate::config::{TrainConfig, TrainFileConfig};
 use crate::datasets::read_training_inputs;
 use crate::learner::{Learner, StepStats};
 use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets};
@@ -176,10 +176,51 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     let variant = cfg.base.variant;
     let tcfg = &cfg.train;
     let encoder = Encoder::for_net(variant, &cfg.base.model);
+    let (games, problems) = read_games_of(opts, variant, &encoder)?;
+    let seed = if tcfg.seed != 0 { tcfg.seed } else { 1 };
+    let mut rng = Rng::new(seed);
+    let (train, val) = hold_out(&games, opts.validation, &mut rng);
+    let device = parse_device(if tcfg.device.is_empty() { &cfg.base.selfplay.device } else { &tcfg.device })?;
+    set_torch_threads(cfg.base.selfplay.torch_threads);
+    let shape = encoder.net_shape();
+    let net = match &opts.init {
+        Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,
+        None => Net::new(&cfg.base.model, shape, seed, device)?,
+    };
+    let run_dir = opts.runs_dir.join(&opts.run);
+    let session = Session {
+        ckpt_dir: run_dir.join("checkpoints"),
+        tb: Tb::new(run_dir.join("tb")).map_err(|source| TrainError::Io { path: run_dir.join("tb"), source })?,
+        learner: Learner::new(net, tcfg, 0),
+        variant,
+        encoder: &encoder,
+        val: &val,
+        batch_size: tcfg.batch_size,
+    };
+    std::fs::create_dir_all(&session.ckpt_dir)
+        .map_err(|source| TrainError::Io { path: session.ckpt_dir.clone(), source })?;
+    let steps = ((train.len() as f64 * opts.epochs) / tcfg.batch_size as f64).ceil().max(1.0) as u64;
+    let (learner, validation, checkpoint) = session.run(&train, tcfg, steps, rng, opts.progress, &stop)?;
+    Ok(LearnSummary {
+        games: games.len(),
+        positions: train.len() + val.len(),
+        skipped_files: problems,
+        steps: learner.step,
+        validation,
+        checkpoint,
+    })
+}
+
+/// The games (groups of samples) of the inputs, and the problems met reading them.
+fn read_games_of(
+    opts: &LearnOptions,
+    variant: Variant,
+    encoder: &Encoder,
+) -> Result<(Vec<Vec<Sample>>, Vec<String>), TrainError> {
     if opts.progress {
         eprintln!("learn: reading {} input path(s)", opts.records.len());
     }
-    let inputs = read_training_inputs(&opts.records, variant, &encoder);
+    let inputs = read_training_inputs(&opts.records, variant, encoder);
     if variant != Variant::Shogi && inputs.files[1..].iter().any(|&n| n > 0) {
         return Err(TrainError::Run(format!(
             "hcpe, hcpe3 and game records are standard shogi; the config's variant is {} (sample chunks only)",
@@ -204,141 +245,152 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
             problems.first().map(|p| format!(" ({p})")).unwrap_or_default()
         )));
     }
-    let seed = if tcfg.seed != 0 { tcfg.seed } else { 1 };
-    let mut rng = Rng::new(seed);
-    // Hold out whole games for validation.
-    let n_val = if games.len() >= 20 { ((games.len() as f64) * opts.validation).round() as usize } else { 0 };
+    Ok((games, problems))
+}
+
+/// Training and validation samples: whole games are held out (`share` of them, none
+/// below 20 games), so that no position of a validation game is trained on.
+fn hold_out(games: &[Vec<Sample>], share: f64, rng: &mut Rng) -> (Vec<Sample>, Vec<Sample>) {
+    let n_val = if games.len() >= 20 { ((games.len() as f64) * share).round() as usize } else { 0 };
     let mut order: Vec<usize> = (0..games.len()).collect();
     for i in (1..order.len()).rev() {
         order.swap(i, rng.below(i + 1));
     }
-    let mut train: Vec<Sample> = Vec::new();
-    let mut val: Vec<Sample> = Vec::new();
+    let (mut train, mut val) = (Vec::new(), Vec::new());
     for (k, &gi) in order.iter().enumerate() {
-        if k < n_val {
-            val.extend(games[gi].iter().cloned());
-        } else {
-            train.extend(games[gi].iter().cloned());
-        }
+        let to = if k < n_val { &mut val } else { &mut train };
+        to.extend(games[gi].iter().cloned());
     }
-    let positions = train.len() + val.len();
-    let device = parse_device(if tcfg.device.is_empty() { &cfg.base.selfplay.device } else { &tcfg.device })?;
-    set_torch_threads(cfg.base.selfplay.torch_threads);
-    let shape = encoder.net_shape();
-    let net = match &opts.init {
-        Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,
-        None => Net::new(&cfg.base.model, shape, seed, device)?,
-    };
-    let mut learner = Learner::new(net, tcfg, 0);
-    let run_dir = opts.runs_dir.join(&opts.run);
-    let ckpt_dir = run_dir.join("checkpoints");
-    std::fs::create_dir_all(&ckpt_dir).map_err(|source| TrainError::Io { path: ckpt_dir.clone(), source })?;
-    let mut tb = Tb::new(run_dir.join("tb")).map_err(|source| TrainError::Io { path: run_dir.join("tb"), source })?;
-    let bs = tcfg.batch_size;
-    let steps = ((train.len() as f64 * opts.epochs) / bs as f64).ceil().max(1.0) as u64;
-    let mut perm: Vec<usize> = (0..train.len()).collect();
-    let mut pos = perm.len();
-    let validate = |learner: &Learner| -> Option<StepStats> {
-        if val.is_empty() {
+    (train, val)
+}
+
+/// What one `koma learn` trains and where it writes.
+struct Session<'a> {
+    ckpt_dir: PathBuf,
+    tb: Tb,
+    learner: Learner,
+    variant: Variant,
+    encoder: &'a Encoder,
+    val: &'a [Sample],
+    batch_size: usize,
+}
+
+impl Session<'_> {
+    /// Trains `steps` steps (or until `stop`) on batches that a second thread draws and
+    /// encodes ahead (prefetch); returns the learner, the final validation and checkpoint.
+    fn run(
+        mut self,
+        train: &[Sample],
+        tcfg: &TrainConfig,
+        steps: u64,
+        rng: Rng,
+        progress: bool,
+        stop: &AtomicBool,
+    ) -> Result<(Learner, Option<StepStats>, PathBuf), TrainError> {
+        let training = Reporter::shown_if(progress, "learn: training", Some(steps), "steps");
+        let (batches_tx, batches) = std::sync::mpsc::sync_channel::<Batch>(tcfg.prefetch.max(1));
+        // On a GPU the dense policy targets are made on the device from sparse pairs.
+        let targets = if self.learner.device().is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
+        let (encoder, bs, q_mix) = (self.encoder, self.batch_size, tcfg.q_mix as f32);
+        let mut last = None;
+        std::thread::scope(|scope| -> Result<(), TrainError> {
+            scope.spawn(move || {
+                draw_batches(train, bs, rng, |batch| {
+                    batches_tx.send(encode_batch_with(encoder, batch, q_mix, targets)).is_ok()
+                })
+            });
+            while self.learner.step < steps && !stop.load(Ordering::SeqCst) {
+                let Ok(b) = batches.recv() else { break };
+                // No wait for the device here: statistics are read once per log interval
+                // and before each checkpoint (where a non-finite step stops the run unsaved).
+                self.learner.train_step_deferred(&b);
+                let step = self.learner.step;
+                let checkpoint = step % tcfg.checkpoint_interval == 0;
+                if step % tcfg.log_interval == 0 || step == steps || checkpoint {
+                    if let Some(m) = self.learner.take_stats()?.filter(|m| !m.skipped) {
+                        self.tb.step_stats(&m, step);
+                        training.set_message(format!(
+                            "loss {:.3} (policy {:.3}, value {:.3}) accuracy {:.3}",
+                            m.loss, m.policy_loss, m.value_loss, m.policy_accuracy
+                        ));
+                    }
+                }
+                if checkpoint {
+                    self.log_validation();
+                    last = Some(self.save()?);
+                    self.tb.flush();
+                }
+                training.set_position(step);
+            }
+            // Dropping the receiver ends the prefetch thread.
+            drop(batches);
+            self.learner.take_stats()?;
+            Ok(())
+        })?;
+        training.finish();
+        let v = self.log_validation();
+        let final_ckpt = match last {
+            Some(p) if p.ends_with(format!("ckpt-{:08}", self.learner.step)) => p,
+            _ => self.save()?,
+        };
+        self.tb.flush();
+        Ok((self.learner, v, final_ckpt))
+    }
+
+    /// Mean losses over the validation games (none without them), logged to TensorBoard.
+    fn log_validation(&mut self) -> Option<StepStats> {
+        if self.val.is_empty() {
             return None;
         }
         let mut sum = StepStats::default();
         let mut n = 0;
-        for chunk in val.chunks(bs) {
-            let b = encode_batch(&encoder, chunk, 0.0);
-            sum.add(&learner.validate(&b));
+        for chunk in self.val.chunks(self.batch_size) {
+            sum.add(&self.learner.validate(&encode_batch(self.encoder, chunk, 0.0)));
             n += 1;
         }
-        Some(sum.scaled(1.0 / n as f64))
-    };
-    let save = |learner: &Learner| -> Result<PathBuf, TrainError> {
-        let stem = ckpt_dir.join(format!("ckpt-{:08}", learner.step));
-        let info = CheckpointInfo {
-            variant: variant.name().to_string(),
-            encoder_version: ENCODER_VERSION,
-            step: learner.step,
-        };
-        save_checkpoint(&learner.net, &stem, &info)?;
-        learner.opt.save(&optim_path(&stem))?;
-        Ok(stem)
-    };
-    let mut last = None;
-    let training = Reporter::shown_if(opts.progress, "learn: training", Some(steps), "steps");
-    // A thread draws and encodes the next batches while the learner trains (prefetch).
-    let (batches_tx, batches_rx) = std::sync::mpsc::sync_channel::<Batch>(tcfg.prefetch.max(1));
-    let q_mix = tcfg.q_mix as f32;
-    // On a GPU the dense policy targets are made on the device from sparse pairs.
-    let targets = if device.is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
-    let encoder_ref = &encoder;
-    let train_ref = &train;
-    std::thread::scope(|scope| -> Result<(), TrainError> {
-        scope.spawn(move || loop {
-            let mut batch = Vec::with_capacity(bs);
-            for _ in 0..bs.min(train_ref.len()) {
-                if pos >= perm.len() {
-                    for i in (1..perm.len()).rev() {
-                        perm.swap(i, rng.below(i + 1));
-                    }
-                    pos = 0;
-                }
-                batch.push(train_ref[perm[pos]].clone());
-                pos += 1;
-            }
-            if batches_tx.send(encode_batch_with(encoder_ref, &batch, q_mix, targets)).is_err() {
-                return;
-            }
-        });
-        let batches = batches_rx;
-        while learner.step < steps && !stop.load(Ordering::SeqCst) {
-            let Ok(b) = batches.recv() else { break };
-            // No wait for the device here: statistics are read once per log interval and
-            // before each checkpoint (where a non-finite step stops the run unsaved).
-            learner.train_step_deferred(&b);
-            let step = learner.step;
-            let checkpoint = step % tcfg.checkpoint_interval == 0;
-            if step % tcfg.log_interval == 0 || step == steps || checkpoint {
-                if let Some(m) = learner.take_stats()?.filter(|m| !m.skipped) {
-                    tb.step_stats(&m, step);
-                    training.set_message(format!(
-                        "loss {:.3} (policy {:.3}, value {:.3}) accuracy {:.3}",
-                        m.loss, m.policy_loss, m.value_loss, m.policy_accuracy
-                    ));
-                }
-            }
-            if checkpoint {
-                if let Some(v) = validate(&learner) {
-                    tb.scalar("val/loss_policy", v.policy_loss, step);
-                    tb.scalar("val/loss_value", v.value_loss, step);
-                    tb.scalar("val/policy_accuracy", v.policy_accuracy, step);
-                }
-                last = Some(save(&learner)?);
-                tb.flush();
-            }
-            training.set_position(step);
-        }
-        // Dropping the receiver ends the prefetch thread.
-        drop(batches);
-        learner.take_stats()?;
-        Ok(())
-    })?;
-    training.finish();
-    let v = validate(&learner);
-    if let Some(v) = &v {
-        tb.scalar("val/loss_policy", v.policy_loss, learner.step);
-        tb.scalar("val/loss_value", v.value_loss, learner.step);
-        tb.scalar("val/policy_accuracy", v.policy_accuracy, learner.step);
+        let v = sum.scaled(1.0 / n as f64);
+        let step = self.learner.step;
+        self.tb.scalar("val/loss_policy", v.policy_loss, step);
+        self.tb.scalar("val/loss_value", v.value_loss, step);
+        self.tb.scalar("val/policy_accuracy", v.policy_accuracy, step);
+        Some(v)
     }
-    let final_ckpt = match last {
-        Some(p) if p.ends_with(format!("ckpt-{:08}", learner.step)) => p,
-        _ => save(&learner)?,
-    };
-    tb.flush();
-    Ok(LearnSummary {
-        games: games.len(),
-        positions,
-        skipped_files: problems,
-        steps: learner.step,
-        validation: v,
-        checkpoint: final_ckpt,
-    })
+
+    /// A checkpoint of the current step: optimiser state first, then the weights and
+    /// their metadata (what makes it a checkpoint), as `koma train` writes them.
+    fn save(&self) -> Result<PathBuf, TrainError> {
+        let stem = self.ckpt_dir.join(format!("ckpt-{:08}", self.learner.step));
+        self.learner.opt.save(&optim_path(&stem))?;
+        let info = CheckpointInfo {
+            variant: self.variant.name().to_string(),
+            encoder_version: ENCODER_VERSION,
+            step: self.learner.step,
+        };
+        save_checkpoint(&self.learner.net, &stem, &info)?;
+        Ok(stem)
+    }
+}
+
+/// Hands `send` batches of `bs` samples drawn without replacement (reshuffled after
+/// each pass) until it returns false.
+fn draw_batches(train: &[Sample], bs: usize, mut rng: Rng, mut send: impl FnMut(&[Sample]) -> bool) {
+    let mut perm: Vec<usize> = (0..train.len()).collect();
+    let mut pos = perm.len();
+    let mut batch = Vec::with_capacity(bs);
+    loop {
+        batch.clear();
+        for _ in 0..bs.min(train.len()) {
+            if pos >= perm.len() {
+                for i in (1..perm.len()).rev() {
+                    perm.swap(i, rng.below(i + 1));
+                }
+                pos = 0;
+            }
+            batch.push(train[perm[pos]].clone());
+            pos += 1;
+        }
+        if !send(&batch) {
+            return;
+        }
+    }
 }
