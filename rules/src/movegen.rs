@@ -526,6 +526,11 @@ impl Position {
             self.generate_legal(&mut out);
             return out.len() as u64;
         }
+        self.count_pseudo_legal()
+    }
+
+    /// The number of moves before dai's repetition ban.
+    fn count_pseudo_legal(&self) -> u64 {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("popcnt") {
             // SAFETY: the CPU has the instructions the function is built for.
@@ -565,35 +570,41 @@ impl Position {
         out.retain(|&mv| !self.recreates(mv, &earlier, &mut scratch));
     }
 
-    /// Is there a move that the repetition ban allows? Stops at the first.
+    /// Is there a move that the repetition ban allows? Without drops two different moves
+    /// never lead to the same position that is not a capture or promotion (the only lion
+    /// move with an empty first square is the pass, which moves nothing), so each earlier
+    /// position bans at most one move: more moves than such positions leave one allowed,
+    /// found by counting alone.
     fn has_unbanned_move(&self) -> bool {
+        let count = self.count_pseudo_legal();
+        let earlier = self.repeatable_hashes();
+        if count == 0 || earlier.is_empty() || (!self.t.spec.drops && count > earlier.len() as u64) {
+            return count > 0;
+        }
         let mut moves = Vec::with_capacity(128);
         self.generate_into(&mut moves);
-        let earlier = self.repeatable_hashes();
-        if earlier.is_empty() {
-            return !moves.is_empty();
-        }
         let mut scratch = None;
         moves.iter().any(|&mv| !self.recreates(mv, &earlier, &mut scratch))
     }
 
-    /// The hashes (sorted) of the earlier positions that a move from here could recreate:
-    /// those with the opponent to move. Without drops, captures and promotions cannot be
-    /// undone (pieces on the board only get fewer, unpromoted ones too), so no position
-    /// before the last of them can come back: the scan stops there.
+    /// The hashes (sorted, distinct) of the earlier positions that a move from here could
+    /// recreate: those with the opponent to move. Without drops, captures and promotions
+    /// cannot be undone (pieces on the board only get fewer, unpromoted ones too), so no
+    /// position before the last of them can come back: the scan stops there.
     fn repeatable_hashes(&self) -> Vec<u64> {
         let reversible_only = !self.t.spec.drops;
         let mut out = Vec::new();
         // history[n - 1] was the opponent's move: the position before it had them to move.
         for (back, e) in self.history.iter().rev().enumerate() {
-            if back % 2 == 0 {
-                out.push(e.hash_before());
-            }
             if reversible_only && (e.mv.is_promotion() || e.undo.captured_anything()) {
                 break;
             }
+            if back % 2 == 0 {
+                out.push(e.hash_before());
+            }
         }
         out.sort_unstable();
+        out.dedup();
         out
     }
 
