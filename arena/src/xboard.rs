@@ -46,6 +46,9 @@ pub struct XboardEngine {
     limits_sent: bool,
     /// The score of the last thinking-output line (`post` mode) of the last search.
     score: Option<EngineScore>,
+    /// The engine answers `ping N` with `pong N` (feature ping=1).
+    ping: bool,
+    pings: u32,
 }
 
 /// Splits a `feature` line into (name, value) pairs; values may be quoted.
@@ -109,6 +112,8 @@ impl XboardEngine {
             playing: false,
             limits_sent: false,
             score: None,
+            ping: false,
+            pings: 0,
         };
         e.proc.send("xboard")?;
         e.proc.send("protover 2")?;
@@ -134,6 +139,7 @@ impl XboardEngine {
                     match k.as_str() {
                         "usermove" => e.usermove = v == "1",
                         "memory" => memory = v == "1",
+                        "ping" => e.ping = v == "1",
                         "variants" => e.variants = v.split(',').map(|s| s.trim().to_string()).collect(),
                         "done" => done = v == "1",
                         _ => {}
@@ -382,6 +388,30 @@ impl BeforeLast for Position {
     }
 }
 
+/// How long an engine may take to answer `ping` at the start of a game (it may first
+/// have to stop a search of the previous game).
+const PING_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl XboardEngine {
+    /// Waits for `pong` to a fresh `ping`, dropping every line before it: output of the
+    /// previous game that came after it ended (Sjaak II's own result claim after its
+    /// mating move, a move it was still computing) would otherwise be read as this game's
+    /// first reply (a resignation, then an illegal move).
+    fn sync(&mut self) -> Result<(), Fault> {
+        if !self.ping {
+            return Ok(());
+        }
+        self.pings += 1;
+        let pong = format!("pong {}", self.pings);
+        self.proc.send(&format!("ping {}", self.pings))?;
+        match self.proc.recv_until(Instant::now() + PING_TIMEOUT, |l| (l.trim() == pong).then_some(())) {
+            Ok(()) => Ok(()),
+            Err(ProcessError::Timeout) => Err(Fault::Timeout),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
 impl Player for XboardEngine {
     fn new_game(&mut self, start: &Position) -> Result<(), Fault> {
         self.proc.drain();
@@ -402,7 +432,7 @@ impl Player for XboardEngine {
         // Thinking output: the scores of teacher data (`koma gen`).
         self.proc.send("post")?;
         self.proc.send("force")?;
-        Ok(())
+        self.sync()
     }
 
     fn last_score(&self) -> Option<EngineScore> {
