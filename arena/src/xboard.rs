@@ -370,6 +370,11 @@ fn classify_protocol2(line: &str, side: Color) -> Option<Reply> {
     if l.starts_with(own_loss) {
         return Some(Reply::Resign);
     }
+    // HaChu resigns dai games as gote with `0-1 {resign}`: whatever the result's colours,
+    // a claim whose reason is a resignation is the claimant's.
+    if (l.starts_with("1-0") || l.starts_with("0-1")) && l.contains("{resign") {
+        return Some(Reply::Resign);
+    }
     if l.starts_with("1-0") || l.starts_with("0-1") || l.starts_with("1/2-1/2") {
         return Some(Reply::Claim(l.to_string()));
     }
@@ -456,6 +461,16 @@ impl Drop for XboardEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn result_claims_with_a_resignation_are_the_claimants() {
+        let resigns = |l: &str, side| matches!(classify_protocol2(l, side), Some(Reply::Resign));
+        assert!(resigns("0-1 {resign}", Color::Gote) && resigns("0-1 {resign}", Color::Sente));
+        assert!(resigns("1-0 {White resigns}", Color::Gote));
+        assert!(resigns("1-0 {resign}", Color::Sente));
+        assert!(matches!(classify_protocol2("1-0 {Sente mates}", Color::Sente), Some(Reply::Claim(_))));
+        assert!(matches!(classify_protocol2("1/2-1/2 {50-move rule}", Color::Gote), Some(Reply::Claim(_))));
+    }
 
     #[test]
     fn features_and_gnushogi_lines() {

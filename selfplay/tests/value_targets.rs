@@ -146,7 +146,7 @@ fn dai_royal_capture_and_bare_king_win_for_the_capturing_side() {
 }
 
 /// Dai games cut at `max_plies` are draws for both sides (value target 0), as in the
-/// other games: see selfplay/README.md, "Game ends".
+/// other games: see README.md, "Game ends in self-play".
 #[test]
 fn dai_games_at_the_length_limit_are_draws_for_both_sides() {
     let start = Position::startpos(Variant::Dai).to_sfen();
