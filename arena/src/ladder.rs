@@ -19,6 +19,8 @@ use crate::player::PlayerSpec;
 use crate::stats::{score_from_elo, Wdl, Z95};
 
 const SHIPPED: &str = include_str!("../ladder.toml");
+const SHIPPED_SHO: &str = include_str!("../ladder-sho.toml");
+const SHIPPED_DAI: &str = include_str!("../ladder-dai.toml");
 
 /// A reference player.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -52,6 +54,26 @@ impl Ladder {
     /// The ladder shipped with koma (`arena/ladder.toml`, built in).
     pub fn shipped() -> Ladder {
         Ladder::from_toml(SHIPPED).expect("arena/ladder.toml is valid")
+    }
+
+    /// The shipped ladder of `variant` (`arena/ladder.toml`, `arena/ladder-sho.toml`,
+    /// `arena/ladder-dai.toml`).
+    pub fn shipped_for(variant: Variant) -> Ladder {
+        let text = match variant {
+            Variant::Shogi => SHIPPED,
+            Variant::Sho => SHIPPED_SHO,
+            Variant::Dai => SHIPPED_DAI,
+        };
+        Ladder::from_toml(text).expect("the shipped ladders are valid")
+    }
+
+    /// A ladder table file, or a variant's name (`shogi`, `sho`, `dai`) for its shipped
+    /// ladder.
+    pub fn load_or_shipped(name: &str) -> Result<Ladder, String> {
+        match name.parse::<Variant>() {
+            Ok(v) if !Path::new(name).exists() => Ok(Ladder::shipped_for(v)),
+            _ => Ladder::load(Path::new(name)),
+        }
     }
 
     pub fn from_toml(text: &str) -> Result<Ladder, String> {
@@ -246,6 +268,23 @@ mod tests {
         assert!(
             Ladder::from_toml("tc = \"nodes=1\"\n[[rung]]\nname = \"a\"\nspec = \"random\"\nelo = 1\nx = 2\n").is_err()
         );
+    }
+
+    #[test]
+    fn the_sho_and_dai_ladders_are_the_readme_tables() {
+        let sho = Ladder::load_or_shipped("sho").unwrap();
+        assert_eq!(sho, Ladder::shipped_for(Variant::Sho));
+        assert_eq!(sho.variant, Variant::Sho);
+        let dai = Ladder::shipped_for(Variant::Dai);
+        assert_eq!(dai.variant, Variant::Dai);
+        let names: Vec<&str> = dai.rungs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["random", "greedy", "hachu1", "hachu2"]);
+        for l in [&sho, &dai] {
+            assert!(l.rungs.len() >= 4, "three rungs above random");
+            assert!(l.rungs.windows(2).all(|w| w[0].elo < w[1].elo));
+        }
+        assert_eq!(Ladder::shipped_for(Variant::Shogi), Ladder::shipped());
+        assert!(Ladder::load_or_shipped("no-such-ladder.toml").is_err());
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub struct XboardEngine {
     limits_sent: bool,
     /// The score of the last thinking-output line (`post` mode) of the last search.
     score: Option<EngineScore>,
+    /// The engine answers `ping N` with `pong N` (feature ping=1).
+    ping: bool,
+    pings: u32,
 }
 
 /// Splits a `feature` line into (name, value) pairs; values may be quoted.
@@ -109,6 +112,8 @@ impl XboardEngine {
             playing: false,
             limits_sent: false,
             score: None,
+            ping: false,
+            pings: 0,
         };
         e.proc.send("xboard")?;
         e.proc.send("protover 2")?;
@@ -134,6 +139,7 @@ impl XboardEngine {
                     match k.as_str() {
                         "usermove" => e.usermove = v == "1",
                         "memory" => memory = v == "1",
+                        "ping" => e.ping = v == "1",
                         "variants" => e.variants = v.split(',').map(|s| s.trim().to_string()).collect(),
                         "done" => done = v == "1",
                         _ => {}
@@ -364,6 +370,11 @@ fn classify_protocol2(line: &str, side: Color) -> Option<Reply> {
     if l.starts_with(own_loss) {
         return Some(Reply::Resign);
     }
+    // HaChu resigns dai games as gote with `0-1 {resign}`: whatever the result's colours,
+    // a claim whose reason is a resignation is the claimant's.
+    if (l.starts_with("1-0") || l.starts_with("0-1")) && l.contains("{resign") {
+        return Some(Reply::Resign);
+    }
     if l.starts_with("1-0") || l.starts_with("0-1") || l.starts_with("1/2-1/2") {
         return Some(Reply::Claim(l.to_string()));
     }
@@ -379,6 +390,30 @@ impl BeforeLast for Position {
         let mut p = self.clone();
         p.undo();
         p
+    }
+}
+
+/// How long an engine may take to answer `ping` at the start of a game (it may first
+/// have to stop a search of the previous game).
+const PING_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl XboardEngine {
+    /// Waits for `pong` to a fresh `ping`, dropping every line before it: output of the
+    /// previous game that came after it ended (Sjaak II's own result claim after its
+    /// mating move, a move it was still computing) would otherwise be read as this game's
+    /// first reply (a resignation, then an illegal move).
+    fn sync(&mut self) -> Result<(), Fault> {
+        if !self.ping {
+            return Ok(());
+        }
+        self.pings += 1;
+        let pong = format!("pong {}", self.pings);
+        self.proc.send(&format!("ping {}", self.pings))?;
+        match self.proc.recv_until(Instant::now() + PING_TIMEOUT, |l| (l.trim() == pong).then_some(())) {
+            Ok(()) => Ok(()),
+            Err(ProcessError::Timeout) => Err(Fault::Timeout),
+            Err(e) => Err(e.into()),
+        }
     }
 }
 
@@ -402,7 +437,7 @@ impl Player for XboardEngine {
         // Thinking output: the scores of teacher data (`koma gen`).
         self.proc.send("post")?;
         self.proc.send("force")?;
-        Ok(())
+        self.sync()
     }
 
     fn last_score(&self) -> Option<EngineScore> {
@@ -426,6 +461,16 @@ impl Drop for XboardEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn result_claims_with_a_resignation_are_the_claimants() {
+        let resigns = |l: &str, side| matches!(classify_protocol2(l, side), Some(Reply::Resign));
+        assert!(resigns("0-1 {resign}", Color::Gote) && resigns("0-1 {resign}", Color::Sente));
+        assert!(resigns("1-0 {White resigns}", Color::Gote));
+        assert!(resigns("1-0 {resign}", Color::Sente));
+        assert!(matches!(classify_protocol2("1-0 {Sente mates}", Color::Sente), Some(Reply::Claim(_))));
+        assert!(matches!(classify_protocol2("1/2-1/2 {50-move rule}", Color::Gote), Some(Reply::Claim(_))));
+    }
 
     #[test]
     fn features_and_gnushogi_lines() {

@@ -259,6 +259,19 @@ fn engine(name: &str) -> Option<PathBuf> {
     None
 }
 
+/// Output of the previous game that comes late (Sjaak II's result claim after its own
+/// mating move, a move it was still computing) is not read as the next game's reply: the
+/// arena waits for `pong` to a `ping` at the start of every game. The fake prints a stale
+/// illegal move after each `new` and resigns when asked to move, so it must lose every
+/// game by resignation, none by an illegal move.
+#[test]
+fn stale_xboard_output_is_dropped_at_the_start_of_a_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "while read line; do\n  case \"$line\" in\n    protover*) echo 'feature usermove=1 ping=1 myname=\"fake\" done=1';;\n    new) sleep 0.3; echo 'move a1a9';;\n    ping*) echo \"pong ${line#ping }\";;\n    go|usermove*) echo resign;;\n    quit) exit 0;;\n  esac\ndone\n";
+    let engine = format!("xboard:{}", script(dir.path(), "xb-stale.sh", body).display());
+    fake_loses(&engine, "resign");
+}
+
 /// A smoke match between real engines. Skipped where they are not installed, except
 /// under CI (the `CI` variable set), where `.ci/run` installs them: then missing
 /// engines fail the test.

@@ -31,7 +31,8 @@ enum LadderCommand {
     /// Print `# variant V` and `# tc TC` (where the rungs were measured), then the
     /// rungs: NAME ELO SPEC, one per line, lowest first.
     Rungs {
-        /// A ladder table (default: the shipped arena/ladder.toml).
+        /// A ladder table, or shogi/sho/dai for that game's shipped one (default: the
+        /// shipped arena/ladder.toml).
         #[arg(long)]
         ladder: Option<PathBuf>,
     },
@@ -50,7 +51,7 @@ enum LadderCommand {
 
 fn load(path: Option<&Path>) -> Result<Ladder> {
     match path {
-        Some(p) => Ladder::load(p).map_err(|e| BadInput(e).into()),
+        Some(p) => Ladder::load_or_shipped(&p.to_string_lossy()).map_err(|e| BadInput(e).into()),
         None => Ok(Ladder::shipped()),
     }
 }

@@ -19,6 +19,7 @@ use crate::moves::Move;
 use crate::position::Position;
 use crate::types::{Color, Kind, Piece, Square, EMPTY, GOTE_BIT, STRIDE};
 use crate::variant::{has, mailbox_offset, CodeMoves, LionPower, DIRS};
+use crate::zobrist::KEYS;
 
 /// Where generated moves go: a list, or a running count.
 trait Sink {
@@ -525,6 +526,11 @@ impl Position {
             self.generate_legal(&mut out);
             return out.len() as u64;
         }
+        self.count_pseudo_legal()
+    }
+
+    /// The number of moves before dai's repetition ban.
+    fn count_pseudo_legal(&self) -> u64 {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("popcnt") {
             // SAFETY: the CPU has the instructions the function is built for.
@@ -556,17 +562,102 @@ impl Position {
 
     /// Dai shogi's ban on moves that recreate an earlier position.
     fn remove_repetitions(&self, out: &mut Vec<Move>) {
-        let mut scratch = self.scratch();
-        out.retain(|&mv| {
-            let undo = scratch.make(mv);
-            let h = scratch.hash;
-            scratch.unmake(mv, undo);
-            !self.history.iter().any(|e| e.hash_before() == h)
-        });
+        let earlier = self.repeatable_hashes();
+        if earlier.is_empty() {
+            return;
+        }
+        let mut scratch = None;
+        out.retain(|&mv| !self.recreates(mv, &earlier, &mut scratch));
+    }
+
+    /// Is there a move that the repetition ban allows? Without drops two different moves
+    /// never lead to the same position that is not a capture or promotion (the only lion
+    /// move with an empty first square is the pass, which moves nothing), so each earlier
+    /// position bans at most one move: more moves than such positions leave one allowed,
+    /// found by counting alone.
+    fn has_unbanned_move(&self) -> bool {
+        let count = self.count_pseudo_legal();
+        let earlier = self.repeatable_hashes();
+        if count == 0 || earlier.is_empty() || (!self.t.spec.drops && count > earlier.len() as u64) {
+            return count > 0;
+        }
+        let mut moves = Vec::with_capacity(128);
+        self.generate_into(&mut moves);
+        let mut scratch = None;
+        moves.iter().any(|&mv| !self.recreates(mv, &earlier, &mut scratch))
+    }
+
+    /// The hashes (sorted, distinct) of the earlier positions that a move from here could
+    /// recreate: those with the opponent to move. Without drops, captures and promotions
+    /// cannot be undone (pieces on the board only get fewer, unpromoted ones too), so no
+    /// position before the last of them can come back: the scan stops there.
+    fn repeatable_hashes(&self) -> Vec<u64> {
+        let reversible_only = !self.t.spec.drops;
+        let mut out = Vec::new();
+        // history[n - 1] was the opponent's move: the position before it had them to move.
+        for (back, e) in self.history.iter().rev().enumerate() {
+            if reversible_only && (e.mv.is_promotion() || e.undo.captured_anything()) {
+                break;
+            }
+            if back % 2 == 0 {
+                out.push(e.hash_before());
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Does `mv` lead to a position whose hash is in `earlier` (sorted)? `scratch` holds
+    /// a copy of the position for moves whose hash is not computed directly.
+    fn recreates(&self, mv: Move, earlier: &[u64], scratch: &mut Option<Position>) -> bool {
+        let h = match self.quiet_hash_after(mv) {
+            Some(Some(h)) => h,
+            Some(None) => return false,
+            None => {
+                let pos = scratch.get_or_insert_with(|| self.scratch());
+                let undo = pos.make(mv);
+                let h = pos.hash;
+                pos.unmake(mv, undo);
+                h
+            }
+        };
+        earlier.binary_search(&h).is_ok()
+    }
+
+    /// Without drops: `Some(None)` for a capture or promotion (it cannot recreate an
+    /// earlier position), else `Some(hash after mv)` from the Zobrist keys alone. `None`
+    /// where drops exist (the hash needs the hands; see `recreates`).
+    fn quiet_hash_after(&self, mv: Move) -> Option<Option<u64>> {
+        if self.t.spec.drops {
+            return None;
+        }
+        let (from, to) = match mv {
+            Move::Normal { promote: true, .. } => return Some(None),
+            Move::Normal { from, to, .. } => (from, to),
+            Move::Lion { from, mid, to } => {
+                if self.board[mid.index()] != EMPTY {
+                    return Some(None);
+                }
+                (from, to)
+            }
+            Move::Drop { .. } => return None,
+        };
+        if to == from {
+            return Some(Some(self.hash ^ KEYS.gote_to_move));
+        }
+        if self.board[to.index()] != EMPTY {
+            return Some(None);
+        }
+        let code = self.board[from.index()] as usize;
+        Some(Some(self.hash ^ KEYS.board[from.index()][code] ^ KEYS.board[to.index()][code] ^ KEYS.gote_to_move))
     }
 
     /// Is there at least one legal move?
     pub fn has_legal_move(&self) -> bool {
+        if self.bans_repetitions() {
+            return self.has_unbanned_move();
+        }
         self.count_legal() > 0
     }
 
@@ -636,5 +727,65 @@ mod tests {
         let pos = Position::from_sfen(Variant::Shogi, "4k4/9/9/9/4r4/9/4S4/9/4K4 b - 1").unwrap();
         let silver: Vec<_> = pos.legal_moves().into_iter().filter(|m| m.from() == Some(Square::new(5, 7))).collect();
         assert_eq!(silver, vec![Move::Normal { from: Square::new(5, 7), to: Square::new(5, 6), promote: false }]);
+    }
+
+    /// The repetition ban as first written: every pseudo-legal move made and its hash
+    /// looked up in the whole history.
+    fn banned_by_full_scan(pos: &Position) -> Vec<Move> {
+        let mut moves = Vec::new();
+        pos.generate_into(&mut moves);
+        let mut scratch = pos.scratch();
+        moves.retain(|&mv| {
+            let undo = scratch.make(mv);
+            let h = scratch.hash;
+            scratch.unmake(mv, undo);
+            !pos.history.iter().any(|e| e.hash_before() == h)
+        });
+        moves
+    }
+
+    #[test]
+    fn repetition_ban_agrees_with_a_full_history_scan() {
+        // Dai games in which a side often takes back its previous move, so that many moves
+        // would recreate earlier positions; kings and a few pieces, so shuffles are common.
+        let shuffle = "7k7/15/15/4r10/15/15/15/15/15/15/15/10R4/15/15/7K7 b - 1";
+        let starts = [Position::startpos(Variant::Dai), Position::from_sfen(Variant::Dai, shuffle).unwrap()];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut banned_moves = 0;
+        for mut pos in starts {
+            let mut last: [Option<Move>; 2] = [None, None];
+            for _ in 0..300 {
+                let legal = pos.legal_moves();
+                let reference = banned_by_full_scan(&pos);
+                assert_eq!(legal, reference, "{}", pos.to_sfen());
+                assert_eq!(pos.has_legal_move(), !legal.is_empty());
+                let mut pseudo = Vec::new();
+                pos.generate_into(&mut pseudo);
+                banned_moves += pseudo.len() - legal.len();
+                for &mv in &pseudo {
+                    if let Some(Some(h)) = pos.quiet_hash_after(mv) {
+                        let mut after = pos.scratch();
+                        after.make(mv);
+                        assert_eq!(h, after.hash, "{mv:?} in {}", pos.to_sfen());
+                    }
+                }
+                if legal.is_empty() || pos.outcome(&Default::default()).is_some() {
+                    break;
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let side = pos.side_to_move().index();
+                let back = last[side].and_then(|m| match m {
+                    Move::Normal { from, to, .. } => Some(Move::Normal { from: to, to: from, promote: false }),
+                    _ => None,
+                });
+                let mv = match back {
+                    Some(b) if seed >> 63 == 1 && legal.contains(&b) => b,
+                    _ => legal[(seed >> 33) as usize % legal.len()],
+                };
+                last[side] = Some(mv);
+                pos.play(mv);
+            }
+        }
+        assert!(banned_moves > 10, "the games should meet the ban: {banned_moves} moves banned");
     }
 }

@@ -63,6 +63,13 @@ pub(crate) struct HistoryEntry {
     pub gave_check: bool,
 }
 
+impl Undo {
+    /// The move captured a piece (on its destination or a lion's first square).
+    pub(crate) fn captured_anything(&self) -> bool {
+        self.captured != EMPTY || self.captured_mid != EMPTY
+    }
+}
+
 impl HistoryEntry {
     /// Hash of the position before this move.
     pub fn hash_before(&self) -> u64 {

@@ -40,13 +40,25 @@ fn config(resign: bool, max_plies: u32) -> SelfplayFileConfig {
     c
 }
 
-/// Plays `games` games from `sfen` and returns them.
+/// Dai: sente's rook takes gote's only royal (`royal_capture`).
+const DAI_ROOK_TAKES_KING: &str = "7k7/15/15/15/15/15/15/15/15/15/15/15/15/p14/7R6K b - 1";
+/// Dai: sente's rook takes gote's last piece but the king (`bare_king`).
+const DAI_ROOK_TAKES_LAST_PAWN: &str = "7k7/15/15/15/15/15/15/15/15/15/15/15/15/p14/R13K b - 1";
+
+/// Plays `games` games of shogi from `sfen` and returns them.
 fn play(sfen: &str, cfg: &SelfplayFileConfig, games: u64) -> Vec<GameRecord> {
-    let enc = Encoder::new(Variant::Shogi);
+    play_variant(Variant::Shogi, sfen, cfg, games)
+}
+
+fn play_variant(variant: Variant, sfen: &str, cfg: &SelfplayFileConfig, games: u64) -> Vec<GameRecord> {
+    let mut cfg = cfg.clone();
+    cfg.variant = variant;
+    let cfg = &cfg;
+    let enc = Encoder::new(variant);
     let dir = tempfile::tempdir().unwrap();
     let opening = dir.path().join("opening.txt");
     std::fs::write(&opening, format!("sfen {sfen}\n")).unwrap();
-    let openings = Openings::load(Variant::Shogi, &opening).unwrap();
+    let openings = Openings::load(variant, &opening).unwrap();
     let eval: Arc<dyn Evaluator> = Arc::new(UniformEvaluator::new(enc.net_shape()));
     let batcher = Batcher::spawn(eval, BatcherConfig { max_batch: 4, ..BatcherConfig::default() });
     let mut records = Vec::new();
@@ -58,10 +70,14 @@ fn play(sfen: &str, cfg: &SelfplayFileConfig, games: u64) -> Vec<GameRecord> {
 /// Every sample targets the game's result from its side to move's view; returns the
 /// sides that have samples.
 fn check_perspective(game: &GameRecord, winner: Option<Color>, reason: &str) -> Vec<Color> {
+    check_variant(Variant::Shogi, game, winner, reason)
+}
+
+fn check_variant(variant: Variant, game: &GameRecord, winner: Option<Color>, reason: &str) -> Vec<Color> {
     assert_eq!((game.end.winner, game.end.reason.as_str()), (winner, reason), "{:?}", game.moves);
     let mut sides = Vec::new();
     for s in &game.samples {
-        let side = Position::from_sfen(Variant::Shogi, &s.sfen).unwrap().side_to_move();
+        let side = Position::from_sfen(variant, &s.sfen).unwrap().side_to_move();
         let expected = match winner {
             None => GameResult::Draw,
             Some(w) if w == side => GameResult::Win,
@@ -114,6 +130,28 @@ fn games_at_the_length_limit_are_draws_for_both_sides() {
     let start = Position::startpos(Variant::Shogi).to_sfen();
     for game in play(&start, &config(false, 6), 2) {
         let sides = check_perspective(&game, None, "max_moves");
+        assert_eq!(sides.len(), 2);
+        assert_eq!(game.samples.len(), 6);
+    }
+}
+
+#[test]
+fn dai_royal_capture_and_bare_king_win_for_the_capturing_side() {
+    for (sfen, reason) in [(DAI_ROOK_TAKES_KING, "royal_capture"), (DAI_ROOK_TAKES_LAST_PAWN, "bare_king")] {
+        for game in play_variant(Variant::Dai, sfen, &config(false, 512), 2) {
+            let sides = check_variant(Variant::Dai, &game, Some(Color::Sente), reason);
+            assert_eq!(sides, [Color::Sente], "only the winner moved: {:?}", game.moves);
+        }
+    }
+}
+
+/// Dai games cut at `max_plies` are draws for both sides (value target 0), as in the
+/// other games: see README.md, "Game ends in self-play".
+#[test]
+fn dai_games_at_the_length_limit_are_draws_for_both_sides() {
+    let start = Position::startpos(Variant::Dai).to_sfen();
+    for game in play_variant(Variant::Dai, &start, &config(false, 6), 2) {
+        let sides = check_variant(Variant::Dai, &game, None, "max_moves");
         assert_eq!(sides.len(), 2);
         assert_eq!(game.samples.len(), 6);
     }

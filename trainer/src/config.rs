@@ -150,7 +150,9 @@ pub struct TrainConfig {
     /// --openings`) for evaluation games instead of random plies; empty = random plies.
     /// Default empty.
     pub eval_openings: String,
-    /// A ladder table (the format of `arena/ladder.toml`); empty = the shipped one.
+    /// A ladder table (the format of `arena/ladder.toml`), or `shogi`, `sho`, `dai` for
+    /// that game's shipped ladder (`arena/ladder.toml`, `arena/ladder-sho.toml`,
+    /// `arena/ladder-dai.toml`); empty = the standard shogi one.
     /// Default empty.
     pub eval_ladder: String,
     /// Stop after this many optimiser steps; 0 = no limit. Default 0. Valid: 0..=1e12.

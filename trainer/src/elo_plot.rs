@@ -19,6 +19,10 @@ pub struct EvalRecord {
     pub wins: u32,
     pub draws: u32,
     pub losses: u32,
+    /// The opponent's rating on the run's ladder (`train.eval_ladder`), where the run
+    /// wrote it; older logs have none (then the shipped standard shogi ladder's).
+    #[serde(default)]
+    pub opponent_ladder_elo: Option<f64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +60,7 @@ pub fn ladder_chart(records: &[EvalRecord], title: &str) -> Chart {
     let mut by_step: BTreeMap<u64, Vec<(f64, Wdl)>> = BTreeMap::new();
     let mut met: Vec<(String, f64)> = Vec::new();
     for r in records {
-        let Some(rating) = rung_rating(&r.opponent) else { continue };
+        let Some(rating) = r.opponent_ladder_elo.or_else(|| rung_rating(&r.opponent)) else { continue };
         let wdl = Wdl { wins: r.wins, draws: r.draws, losses: r.losses };
         by_step.entry(r.step).or_default().push((rating, wdl));
         if !met.iter().any(|(n, _)| *n == r.opponent) {

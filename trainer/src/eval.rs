@@ -233,12 +233,13 @@ pub fn eval_search(tcfg: &TrainConfig, selfplay: &SearchConfig) -> SearchConfig 
     }
 }
 
-/// The ladder of `train.eval_ladder` (empty: the shipped one).
+/// The ladder of `train.eval_ladder` (empty: the shipped one of standard shogi; a
+/// variant's name: its shipped ladder; else a table file).
 pub fn eval_ladder(tcfg: &TrainConfig) -> Result<Ladder, String> {
     if tcfg.eval_ladder.is_empty() {
         Ok(Ladder::shipped())
     } else {
-        Ladder::load(Path::new(&tcfg.eval_ladder))
+        Ladder::load_or_shipped(&tcfg.eval_ladder)
     }
 }
 

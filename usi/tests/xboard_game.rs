@@ -70,10 +70,14 @@ fn next_move(e: &mut Engine, secs: f64) -> String {
     mv
 }
 
-/// Plays one game; returns (plies, how it ended).
-fn game(variant: Variant, opp: &Opponent, koma_sente: bool, max_plies: usize) -> (usize, String) {
+/// koma's settings in the games against `Opponent`s: the uniform evaluator, 150 nodes.
+const UNIFORM_150: &[&str] = &["option ModelFile=<uniform>", "option NodesLimit=150", "nopost", "st 5"];
+
+/// Plays one game, koma set up by the XBoard commands `koma_init`; returns (plies, how it
+/// ended).
+fn game(variant: Variant, opp: &Opponent, koma_sente: bool, max_plies: usize, koma_init: &[&str]) -> (usize, String) {
     let mut koma = Engine::start(&["--xboard"]);
-    xboard_init(&mut koma, variant.name(), &["option ModelFile=<uniform>", "option NodesLimit=150", "nopost", "st 5"]);
+    xboard_init(&mut koma, variant.name(), koma_init);
     let mut hachu = Engine::spawn(opp.path, &[]);
     xboard_init(&mut hachu, opp.variant, opp.init);
     let mut pos = Position::startpos(variant);
@@ -155,7 +159,7 @@ fn games_against(variant: Variant, opp: &Opponent, max_plies: usize) {
         return;
     }
     for koma_sente in [true, false] {
-        let (plies, end) = game(variant, opp, koma_sente, max_plies);
+        let (plies, end) = game(variant, opp, koma_sente, max_plies, UNIFORM_150);
         let side = if koma_sente { "sente" } else { "gote" };
         eprintln!("{variant} vs {} (koma {side}): {plies} plies, {end}", opp.name);
         assert!(plies > 1);
@@ -170,6 +174,29 @@ fn sho_shogi_games_against_sjaak() {
 #[test]
 fn dai_shogi_games_against_hachu() {
     games_against(Variant::Dai, &HACHU_DAI, 300);
+}
+
+/// HaChu at depth 1, for the game with a network.
+const HACHU_DAI_DEPTH1: Opponent = Opponent { init: &["memory 64", "sd 1", "st 1", "nopost"], ..HACHU_DAI };
+
+/// A whole dai game between koma-usi in XBoard mode with a network (a tiny untrained
+/// checkpoint, as `koma-usi --init-model` writes it; 32 nodes a move) and HaChu at depth
+/// 1, every move of both checked by koma's rules: it ends by the rules (royal capture,
+/// bare king, no moves), a resignation or a claim, or is adjudicated at 200 plies.
+#[test]
+fn dai_game_of_a_network_against_hachu() {
+    let what = format!("{} ({}, Debian package {})", HACHU_DAI.name, HACHU_DAI.path, HACHU_DAI.package);
+    if !require(&what, Path::new(HACHU_DAI.path).exists()) {
+        return;
+    }
+    let model = tiny_checkpoint("dai");
+    let model_option = format!("option ModelFile={}", model.display());
+    let init = [model_option.as_str(), "option NodesLimit=32", "nopost", "st 5"];
+    let started = std::time::Instant::now();
+    let (plies, end) = game(Variant::Dai, &HACHU_DAI_DEPTH1, true, 200, &init);
+    eprintln!("dai, network vs HaChu depth 1: {plies} plies, {end}, {:.1} s", started.elapsed().as_secs_f64());
+    assert!(plies > 1, "{end}");
+    assert!(!end.contains("illegal by koma's rules"), "{end}");
 }
 
 #[test]
