@@ -200,6 +200,31 @@ pub trait Player: Send {
     }
 }
 
+/// Engines run in the match's own folder, so an option naming a file or folder relative
+/// to where `koma arena` was started (`ModelFile=runs/x/checkpoints/ckpt-00000100`) is
+/// handed over as an absolute path; every other value goes as written.
+fn absolute_paths(options: &[(String, String)]) -> Vec<(String, String)> {
+    let Ok(here) = std::env::current_dir() else { return options.to_vec() };
+    options
+        .iter()
+        .map(|(k, v)| {
+            let path = Path::new(v);
+            // A checkpoint is named by its stem, so a folder that exists is enough.
+            let names_a_place = if v.contains('/') {
+                path.parent().is_some_and(|dir| dir.as_os_str().is_empty() || dir.is_dir())
+            } else {
+                v.contains('.') && v.parse::<f64>().is_err() && path.exists()
+            };
+            let value = if path.is_relative() && names_a_place {
+                here.join(path).to_string_lossy().into_owned()
+            } else {
+                v.clone()
+            };
+            (k.clone(), value)
+        })
+        .collect()
+}
+
 /// How a player is given on the command line: `NAME=SPEC` with SPEC one of `random`,
 /// `greedy`, `koma:CHECKPOINT[,nodes=N][,device=D][,batch=B][,threads=T][,FIELD=VALUE...]`
 /// (FIELD: a `[search]` field, see [`KomaConfig`]), `usi:COMMAND[,Option=Value...]`,
@@ -338,11 +363,11 @@ impl PlayerSpec {
                 Box::new(KomaPlayer::new(network, config.clone(), variant, seed))
             }
             SpecKind::Usi { argv, options } => Box::new(
-                crate::usi::UsiEngine::start(argv, options, variant, workdir, handshake_timeout)
+                crate::usi::UsiEngine::start(argv, &absolute_paths(options), variant, workdir, handshake_timeout)
                     .map_err(|e| e.to_string())?,
             ),
             SpecKind::Xboard { argv, options } => Box::new(
-                crate::xboard::XboardEngine::start(argv, options, variant, workdir, handshake_timeout)
+                crate::xboard::XboardEngine::start(argv, &absolute_paths(options), variant, workdir, handshake_timeout)
                     .map_err(|e| e.to_string())?,
             ),
         })
@@ -404,5 +429,34 @@ mod tests {
             assert!(bad.parse::<TimeControl>().is_err(), "{bad}");
         }
         assert_eq!(TimeControl::Fischer { base_ms: 1, inc_ms: 2 }.to_string(), "fischer=1+2");
+    }
+    #[test]
+    fn option_paths_relative_to_the_arena_become_absolute() {
+        let here = std::env::current_dir().unwrap();
+        let options: Vec<(String, String)> = [
+            ("ModelFile", "src/ckpt-00000100"),
+            ("EvalDir", "src"),
+            ("Book", "Cargo.toml"),
+            ("Threads", "1"),
+            ("Ratio", "0.5"),
+            ("Missing", "no/such/dir/file"),
+            ("Absolute", "/usr/bin"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let got = absolute_paths(&options);
+        let value = |k: &str| got.iter().find(|(key, _)| key == k).unwrap().1.clone();
+        assert_eq!(value("ModelFile"), here.join("src/ckpt-00000100").to_string_lossy());
+        assert_eq!(value("Book"), here.join("Cargo.toml").to_string_lossy());
+        for (k, v) in [
+            ("EvalDir", "src"),
+            ("Threads", "1"),
+            ("Ratio", "0.5"),
+            ("Missing", "no/such/dir/file"),
+            ("Absolute", "/usr/bin"),
+        ] {
+            assert_eq!(value(k), v, "{k}");
+        }
     }
 }
