@@ -35,12 +35,19 @@ impl Engine {
 
     /// A prepared command (environment, working folder).
     pub fn from_command(command: &mut Command) -> Engine {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("start {command:?}: {e}"));
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        // A binary copied a moment ago can be "busy" (ETXTBSY) while another test thread's
+        // fork still holds the copy's write handle: try again briefly.
+        let mut tries = 0;
+        let mut child = loop {
+            match command.spawn() {
+                Err(e) if e.raw_os_error() == Some(26) && tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other.unwrap_or_else(|e| panic!("start {command:?}: {e}")),
+            }
+        };
         let stdout = child.stdout.take().unwrap();
         let stdin = child.stdin.take();
         let (tx, rx) = channel();
