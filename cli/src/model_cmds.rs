@@ -1,9 +1,9 @@
 //! `koma init`, `koma analyse` (old name `koma eval`), `koma export`, `koma bench nn`: the network on the
 //! command line.
 
-use koma_cli::bad;
 use anyhow::{Context, Result};
 use clap::Args;
+use koma_cli::bad;
 use model::encoding::Encoder;
 use model::{tch, Expected, NetConfig, Network, Precision};
 use rules::{Position, Variant};

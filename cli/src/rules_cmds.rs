@@ -1,9 +1,9 @@
 //! `koma perft`, `koma moves`, `koma outcome`: the rules core on the
 //! command line. Other tools parse this output, so its format is fixed.
 
-use koma_cli::bad;
 use anyhow::Result;
 use clap::Args;
+use koma_cli::bad;
 use rules::{EndRules, ImpasseRule, Notation, Position, Variant};
 use std::io::{BufRead, BufWriter, Write};
 use std::process::ExitCode;

@@ -63,6 +63,12 @@ fn extension(path: &Path) -> String {
 /// The files under `paths`, sorted per folder; in folders only the kinds `koma learn` reads.
 fn input_files(paths: &[PathBuf]) -> Vec<PathBuf> {
     const KNOWN: [&str; 10] = ["chunk", "hcpe", "hcpe3", "usi", "sfen", "kif", "kifu", "ki2", "ki2u", "csa"];
+    files_under(paths, |file| KNOWN.contains(&extension(file).as_str()))
+}
+
+/// `paths` with every folder among them replaced by the files below it (walked
+/// depth-first, sorted per folder) that `keep` accepts; files named outright are kept.
+pub(crate) fn files_under(paths: &[PathBuf], keep: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for p in paths {
         if !p.is_dir() {
@@ -77,7 +83,7 @@ fn input_files(paths: &[PathBuf]) -> Vec<PathBuf> {
             for e in entries {
                 if e.is_dir() {
                     stack.push(e);
-                } else if KNOWN.contains(&extension(&e).as_str()) {
+                } else if keep(&e) {
                     out.push(e);
                 }
             }

@@ -24,7 +24,7 @@ use search::Rng;
 use selfplay::samples::{GameResult, Sample};
 
 use crate::config::{TrainConfig, TrainFileConfig};
-use crate::datasets::read_training_inputs;
+use crate::datasets::{files_under, read_training_inputs};
 use crate::learner::{Learner, StepStats};
 use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets};
 use crate::run::{optim_path, set_torch_threads, TrainError};
@@ -58,33 +58,11 @@ pub struct LearnSummary {
     pub checkpoint: PathBuf,
 }
 
+/// The game records under `paths` (in folders, the formats that can be read).
 fn record_files(paths: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut stack = vec![p.clone()];
-            while let Some(d) = stack.pop() {
-                let Ok(rd) = std::fs::read_dir(&d) else { continue };
-                let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-                entries.sort();
-                for e in entries {
-                    if e.is_dir() {
-                        stack.push(e);
-                    } else if e
-                        .extension()
-                        .and_then(|x| x.to_str())
-                        .and_then(Format::from_extension)
-                        .is_some_and(|f| f.readable())
-                    {
-                        out.push(e);
-                    }
-                }
-            }
-        } else {
-            out.push(p.clone());
-        }
-    }
-    out
+    files_under(paths, |file| {
+        file.extension().and_then(|x| x.to_str()).and_then(Format::from_extension).is_some_and(|f| f.readable())
+    })
 }
 
 /// How the game of `record` ended: `Some(winner)` (`Some(None)`: a draw), or `None` when

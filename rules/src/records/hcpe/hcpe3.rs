@@ -197,15 +197,19 @@ impl<R: Read> Reader<R> {
 
     /// The next game, `Ok(None)` at the end.
     pub fn read_game(&mut self) -> Result<Option<Game>, HcpeError> {
-        read_raw(&mut self.source)?.map(decode_game).transpose()
+        read_game(&mut self.source)
     }
+}
+
+fn read_game<R: Read>(source: &mut Source<R>) -> Result<Option<Game>, HcpeError> {
+    read_raw(source)?.map(decode_game).transpose()
 }
 
 impl<R: Read> Iterator for Reader<R> {
     type Item = Result<Game, HcpeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.source.next_item(|source| read_raw(source)?.map(decode_game).transpose())
+        self.source.next_item(read_game)
     }
 }
 
