@@ -8,10 +8,10 @@
 //!   (board and hand, the mover's view) one ply deep, ties broken at random. It does
 //!   not look at the reply, so it grabs defended pieces.
 //!
-//! Material values come from the variant's movement data ([`piece_value`]), so the same
-//! code serves standard, sho and dai shogi.
+//! Material values come from the variant's movement data ([`rules::piece_value`]), so
+//! the same code serves standard, sho and dai shogi.
 
-use rules::{Color, EndRules, Kind, Move, Position};
+use rules::{material_balance, EndRules, Move, Position};
 
 use search::Rng;
 
@@ -86,54 +86,6 @@ impl BaselinePlayer for GreedyMover {
     }
 }
 
-/// Material value of a piece from its movement: a slider line 2.5, a two-square line
-/// 1.5, a step or jump 1, full lion power 10, limited lion power 4. Royal pieces count 0
-/// (losing them ends the game, which the players check separately). Standard shogi comes
-/// out as pawn 1, lance 2.5, knight 2, silver 5, gold 6, bishop 10, rook 10, dragon 14.
-pub fn piece_value(pos: &Position, kind: Kind, promoted: bool) -> f64 {
-    let spec = pos.spec();
-    let Some(ks) = spec.kinds.iter().find(|k| k.kind == kind) else {
-        return 0.0;
-    };
-    if ks.royal || (promoted && ks.promoted_royal) {
-        return 0.0;
-    }
-    let movement = match (promoted, ks.promotion) {
-        (true, Some((m, _))) => m,
-        _ => ks.movement,
-    };
-    let mut v = 0.0;
-    for leg in movement.legs {
-        v += match leg.range {
-            1 => 1.0,
-            2 => 1.5,
-            _ => 2.5,
-        };
-    }
-    v += match movement.lion {
-        rules::LionPower::None => 0.0,
-        rules::LionPower::Full => 10.0,
-        rules::LionPower::Lines(_) => 4.0,
-    };
-    v
-}
-
-/// Material (board and hand) of `color` minus the opponent's.
-pub fn material_balance(pos: &Position, color: Color) -> f64 {
-    let mut total = 0.0;
-    for (_, p) in pos.pieces() {
-        let v = piece_value(pos, p.kind(), p.is_promoted());
-        total += if p.color() == color { v } else { -v };
-    }
-    if pos.spec().drops {
-        for kind in Kind::HAND {
-            let v = piece_value(pos, kind, false);
-            total += v * (pos.hand(color, kind) as f64 - pos.hand(color.opponent(), kind) as f64);
-        }
-    }
-    total
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,18 +106,13 @@ mod tests {
     }
 
     #[test]
-    fn values_and_random_mover() {
+    fn random_and_greedy_move_in_every_variant() {
         let pos = Position::startpos(Variant::Shogi);
-        assert_eq!(piece_value(&pos, Kind::Pawn, false), 1.0);
-        assert_eq!(piece_value(&pos, Kind::Gold, false), 6.0);
-        assert_eq!(piece_value(&pos, Kind::King, false), 0.0);
-        assert_eq!(material_balance(&pos, Color::Sente), 0.0);
         let mut rng = Rng::new(7);
         let mv = RandomMover.choose(&pos, &mut rng).unwrap();
         assert!(pos.legal_moves().contains(&mv));
         for v in [Variant::Sho, Variant::Dai] {
             let p = Position::startpos(v);
-            assert_eq!(material_balance(&p, Color::Gote), 0.0);
             assert!(GreedyMover::default().choose(&p, &mut rng).is_some());
         }
     }

@@ -12,6 +12,7 @@
 mod bitboard;
 mod decimal;
 mod handicap;
+mod material;
 mod movegen;
 mod moves;
 mod outcome;
@@ -26,6 +27,7 @@ mod xboard;
 mod zobrist;
 
 pub use handicap::{Handicap, UnknownHandicap};
+pub use material::{material_balance, piece_value};
 pub use moves::{Move, UsiMove, UsiMoveError};
 pub use outcome::{EndRules, ImpasseRule, Outcome, Reason};
 pub use perft::{divide, perft};

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::config::TrainFileConfig;
 use crate::learner::Learner;
-use crate::replay::encode_batch;
+use crate::replay::{encode_batch, ValueTargets};
 use crate::run::TrainError;
 
 /// One measured batch size.
@@ -82,11 +82,12 @@ pub fn bench_learn(
         tcfg.batch_size = batch;
         let net = Net::new(&cfg.base.model, encoder.net_shape(), 1, device)?;
         let mut learner = Learner::new(net, &tcfg, 0);
-        let batches: Vec<_> = samples.chunks(batch).take(4).map(|c| encode_batch(&encoder, c, 0.0)).collect();
+        let batches: Vec<_> =
+            samples.chunks(batch).take(4).map(|c| encode_batch(&encoder, c, ValueTargets::RESULT)).collect();
         let started = Instant::now();
         let mut encoded = 0u32;
         while encoded < 4 || started.elapsed().as_secs_f64() < 0.5 {
-            encode_batch(&encoder, &samples[..batch], 0.0);
+            encode_batch(&encoder, &samples[..batch], ValueTargets::RESULT);
             encoded += 1;
         }
         let encoded_batches_per_sec = encoded as f64 / started.elapsed().as_secs_f64();

@@ -33,6 +33,11 @@ pub enum TrainPrecision {
     F32,
     /// f16 autocast with dynamic loss scaling (CUDA only; f32 on the CPU).
     F16,
+    /// Forward and backward passes in bf16 on a bf16 copy of the network, the update in
+    /// f32 on the f32 weights (copied back after each step), on any device: the CPU's
+    /// mixed precision (libtorch's CPU autocast is not reachable from tch). bf16 keeps
+    /// f32's range, so no loss scaling.
+    Bf16,
 }
 
 impl TrainPrecision {
@@ -43,6 +48,7 @@ impl TrainPrecision {
             TrainPrecision::Auto => model::Precision::Auto,
             TrainPrecision::F32 => model::Precision::F32,
             TrainPrecision::F16 => model::Precision::F16,
+            TrainPrecision::Bf16 => model::Precision::Bf16,
         }
     }
 }
@@ -104,6 +110,15 @@ pub struct TrainConfig {
     /// Default 0.0 (pure result, AlphaZero). KataGo mixes in search values; some shogi
     /// runs use 0.5 (dlshogi's "value = (result + Q) / 2"). Valid: [0, 1].
     pub q_mix: f64,
+    /// Weight of a material prior in the value target: the side to move's material
+    /// balance from the rules' movement tables (`rules::material_balance`, pawn 1, rook
+    /// 10) as a win probability, `sigmoid(balance / 6)`. Not AlphaZero's zero knowledge:
+    /// it hands a network that has seen a few thousand near-random games what a piece is
+    /// worth, which those games' results cannot teach in minutes (a 25-minute CPU run
+    /// without it valued a rook up at less than the start position). Default 0.0; the
+    /// CPU demo preset uses it (docs/strength.md). Valid: [0, 1], with q_mix + material_mix
+    /// at most 1.
+    pub material_mix: f64,
     /// Checkpoint (weights, optimiser state, counters) every this many steps; new
     /// weights go to self-play at the same time. Default 1000. KataGo: every ~10M
     /// samples; AlphaZero: new weights every 1000 steps. Valid: 1..=1e12.
@@ -160,7 +175,8 @@ pub struct TrainConfig {
     /// Stop after this many minutes of wall time; 0 = no limit. Default 0.
     /// Valid: [0, 1e8].
     pub max_minutes: f64,
-    /// Training precision. Default `auto` (f16 autocast with loss scaling on CUDA).
+    /// Training precision: `auto`, `f32`, `f16` or `bf16`. Default `auto` (f16 autocast
+    /// with loss scaling on CUDA, f32 on the CPU).
     pub precision: TrainPrecision,
     /// Torch device of the learner: `cpu`, `cuda`, `cuda:N`, `auto`; empty = the
     /// self-play device. Default empty. Also `gpu`.
@@ -203,6 +219,7 @@ impl Default for TrainConfig {
             policy_weight: 1.0,
             value_weight: 1.0,
             q_mix: 0.0,
+            material_mix: 0.0,
             checkpoint_interval: 1000,
             keep_checkpoints: 0,
             eval_interval: 5000,
@@ -275,6 +292,17 @@ impl TrainConfig {
             });
         }
         real("q_mix", self.q_mix, Range::Closed(0.0, 1.0))?;
+        real("material_mix", self.material_mix, Range::Closed(0.0, 1.0))?;
+        if self.q_mix + self.material_mix > 1.0 {
+            return Err(model::ConfigError::BadValue {
+                field: "train.material_mix".into(),
+                value: self.material_mix.to_string(),
+                expected: format!(
+                    "at most 1 - q_mix = {} (the game result's weight would be negative)",
+                    1.0 - self.q_mix
+                ),
+            });
+        }
         whole("checkpoint_interval", self.checkpoint_interval, 1, MAX_STEPS)?;
         whole("keep_checkpoints", self.keep_checkpoints as u64, 0, 1_000_000)?;
         whole("eval_interval", self.eval_interval, 0, MAX_STEPS)?;

@@ -26,7 +26,7 @@ use selfplay::samples::{GameResult, Sample};
 use crate::config::{TrainConfig, TrainFileConfig};
 use crate::datasets::{files_under, read_training_inputs};
 use crate::learner::{Learner, StepStats};
-use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets};
+use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets, ValueTargets};
 use crate::run::{optim_path, set_torch_threads, TrainError};
 use crate::tb::Tb;
 
@@ -269,12 +269,12 @@ impl Session<'_> {
         let (batches_tx, batches) = std::sync::mpsc::sync_channel::<Batch>(tcfg.prefetch.max(1));
         // On a GPU the dense policy targets are made on the device from sparse pairs.
         let targets = if self.learner.device().is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
-        let (encoder, bs, q_mix) = (self.encoder, self.batch_size, tcfg.q_mix as f32);
+        let (encoder, bs, value) = (self.encoder, self.batch_size, ValueTargets::from_config(tcfg));
         let mut last = None;
         std::thread::scope(|scope| -> Result<(), TrainError> {
             scope.spawn(move || {
                 draw_batches(train, bs, rng, |batch| {
-                    batches_tx.send(encode_batch_with(encoder, batch, q_mix, targets)).is_ok()
+                    batches_tx.send(encode_batch_with(encoder, batch, value, targets)).is_ok()
                 })
             });
             while self.learner.step < steps && !stop.load(Ordering::SeqCst) {
@@ -323,7 +323,7 @@ impl Session<'_> {
         let mut sum = StepStats::default();
         let mut n = 0;
         for chunk in self.val.chunks(self.batch_size) {
-            sum.add(&self.learner.validate(&encode_batch(self.encoder, chunk, 0.0)));
+            sum.add(&self.learner.validate(&encode_batch(self.encoder, chunk, ValueTargets::RESULT)));
             n += 1;
         }
         let v = sum.scaled(1.0 / n as f64);

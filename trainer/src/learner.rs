@@ -6,7 +6,9 @@
 //! value; only samples whose game result is known carry a value target); weight decay is
 //! applied by the optimiser. On CUDA with `precision = auto|f16`
 //! the forward and backward passes run under f16 autocast with dynamic loss scaling
-//! (steps whose gradients overflow are skipped and the scale halves). A loss that is not
+//! (steps whose gradients overflow are skipped and the scale halves). With `precision =
+//! bf16` (any device, the CPU included) they run on a bf16 copy of the network whose
+//! gradients the optimiser applies to the f32 weights ([`LowPrecisionCopy`]). A loss that is not
 //! finite, or a gradient norm that is not finite without f16 to blame, stops training
 //! ([`NonFiniteLoss`]).
 //!
@@ -101,8 +103,62 @@ pub struct Learner {
     /// The first step that must stop training: (step, 0 = loss / 1 = gradient norm,
     /// value), step -1 while none.
     first_bad: Tensor,
+    /// The bf16 copy the passes run on (`precision = bf16`), else none.
+    low: Option<LowPrecisionCopy>,
     /// Optimiser steps taken (the run's global step).
     pub step: u64,
+}
+
+/// A copy of the network in a lower precision for the forward and backward passes
+/// (mixed precision by hand, as libtorch's CPU autocast is not reachable from tch): the
+/// optimiser keeps the f32 weights ("master weights") and applies the copy's gradients
+/// to them; after each step the weights go to the copy and the copy's batch-norm
+/// statistics, which its training-mode passes update, come back.
+struct LowPrecisionCopy {
+    net: Net,
+    kind: Kind,
+    /// (copy's variable, network's variable, trainable) by name.
+    pairs: Vec<(Tensor, Tensor, bool)>,
+}
+
+impl LowPrecisionCopy {
+    fn new(net: &Net, kind: Kind) -> LowPrecisionCopy {
+        let mut copy =
+            Net::new(net.config(), net.shape(), 0, net.device()).expect("a network's own configuration builds");
+        copy.var_store_mut().copy(net.var_store()).expect("same variables");
+        copy.var_store_mut().set_kind(kind);
+        let master = net.var_store().variables();
+        let pairs = copy
+            .var_store()
+            .variables()
+            .into_iter()
+            .map(|(name, t)| {
+                let trainable = t.requires_grad();
+                (t, master[&name].shallow_clone(), trainable)
+            })
+            .collect();
+        LowPrecisionCopy { net: copy, kind, pairs }
+    }
+
+    fn zero_grad(&self) {
+        for (t, _, trainable) in &self.pairs {
+            if *trainable {
+                let mut t = t.shallow_clone();
+                t.zero_grad();
+            }
+        }
+    }
+
+    /// Weights to the copy, batch-norm statistics from it.
+    fn sync(&self) {
+        tch::no_grad(|| {
+            for (low, master, trainable) in &self.pairs {
+                let (mut to, from) =
+                    if *trainable { (low.shallow_clone(), master) } else { (master.shallow_clone(), low) };
+                to.copy_(from);
+            }
+        });
+    }
 }
 
 /// Statistics summed per step on the device (see [`Learner`]'s `sums`).
@@ -121,6 +177,7 @@ impl Learner {
         }
         let scalar = |v: f64| Tensor::from_slice(&[v as f32]).reshape([] as [i64; 0]).to_device(device);
         let loss_scale = scalar(if autocast { 65536.0 } else { 1.0 });
+        let low = (cfg.precision == TrainPrecision::Bf16).then(|| LowPrecisionCopy::new(&net, Kind::BFloat16));
         Learner {
             net,
             opt,
@@ -131,6 +188,7 @@ impl Learner {
             good_steps: scalar(0.0),
             sums: Tensor::zeros([STAT_COUNT], (Kind::Double, device)),
             first_bad: Tensor::from_slice(&[-1.0f64, 0.0, 0.0]).to_device(device),
+            low,
             step,
         }
     }
@@ -172,10 +230,14 @@ impl Learner {
         (xs, pt, mask, wdl, value_mask)
     }
 
-    /// Losses and metrics of `b` (tensors); `train` selects batch-norm mode.
+    /// Losses and metrics of `b` (tensors); `train` selects batch-norm mode and, with
+    /// `precision = bf16`, the bf16 copy of the network.
     fn losses(&self, b: &Batch, train: bool) -> (Tensor, Tensor, Tensor, Tensor, Tensor) {
         let (xs, pt, mask, wdl_t, vmask) = self.tensors(b);
-        let (logits, wdl_logits) = self.net.forward_t(&xs, train);
+        let (logits, wdl_logits) = match &self.low {
+            Some(low) if train => low.net.forward_t(&xs.to_kind(low.kind), true),
+            _ => self.net.forward_t(&xs, train),
+        };
         let logits = logits.to_kind(Kind::Float);
         let wdl_logits = wdl_logits.to_kind(Kind::Float);
         let logp = logits.log_softmax(-1, Kind::Float);
@@ -223,10 +285,16 @@ impl Learner {
     pub fn train_step_deferred(&mut self, b: &Batch) {
         let lr = self.cfg.lr_at(self.step);
         self.opt.zero_grad();
+        if let Some(low) = &self.low {
+            low.zero_grad();
+        }
         let autocast = self.autocast;
         let (total, pl, vl, acc, mse) = tch::autocast(autocast, || self.losses(b, true));
         (&total * &self.loss_scale).backward();
-        self.opt.gather_grads();
+        match &self.low {
+            Some(low) => self.opt.load_grads_from(low.net.var_store()),
+            None => self.opt.gather_grads(),
+        }
         tch::no_grad(|| {
             let norm = self.opt.grad_norm() / &self.loss_scale;
             let loss_bad = total.isfinite().logical_not();
@@ -254,6 +322,9 @@ impl Learner {
             let counts = Tensor::stack(&[kept.to_kind(Kind::Double), kept.ones_like().to_kind(Kind::Double)], 0);
             let _ = self.sums.g_add_(&Tensor::cat(&[applied, counts], 0));
         });
+        if let Some(low) = &self.low {
+            low.sync();
+        }
         self.step += 1;
     }
 

@@ -170,6 +170,26 @@ impl Optimizer {
         });
     }
 
+    /// Gradients computed on another copy of the network (a low-precision one, see
+    /// `TrainPrecision::Bf16`) into the flat buffer as f32: `vs` must hold the same
+    /// trainable variables; a variable without a gradient counts as zero.
+    pub fn load_grads_from(&mut self, vs: &VarStore) {
+        let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().filter(|(_, t)| t.requires_grad()).collect();
+        vars.sort_by(|a, b| a.0.cmp(&b.0));
+        assert!(vars.iter().map(|(n, _)| n).eq(self.names.iter()), "gradients of another network");
+        tch::no_grad(|| {
+            for ((_, t), &(off, n)) in vars.iter().zip(&self.spans) {
+                let g = t.grad();
+                let mut view = self.grad.narrow(0, off, n);
+                if g.defined() {
+                    view.copy_(&g.to_kind(Kind::Float).flatten(0, -1));
+                } else {
+                    let _ = view.zero_();
+                }
+            }
+        });
+    }
+
     /// Global L2 norm of the gradients, a device scalar (inf/NaN after an overflow).
     pub fn grad_norm(&self) -> Tensor {
         tch::no_grad(|| self.grad.norm())

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use model::encoding::Encoder;
 use rayon::prelude::*;
-use rules::Variant;
+use rules::{material_balance, Variant};
 use search::Rng;
 use selfplay::samples::{
     decode_header, encode_sample, list_chunks, read_chunk_expect, Sample, SampleError, HEADER_LEN,
@@ -191,16 +191,56 @@ pub enum PolicyTargets {
     Sparse,
 }
 
+/// What the value target mixes into the game's result (`train.q_mix`,
+/// `train.material_mix`): `(1 - q_mix - material_mix) * result + q_mix * root WDL +
+/// material_mix * material WDL`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ValueTargets {
+    /// Weight of the search's root WDL.
+    pub q_mix: f32,
+    /// Weight of the material prior: the side to move's material balance
+    /// ([`rules::material_balance`]) as a win probability, `sigmoid(balance /
+    /// MATERIAL_SCALE)`, no draw.
+    pub material_mix: f32,
+}
+
+/// Material units ([`rules::piece_value`]: pawn 1, gold 6, rook 10) per logistic unit
+/// of the material prior: a rook up is a 0.84 win probability, a pawn up 0.54.
+pub const MATERIAL_SCALE: f64 = 6.0;
+
+impl ValueTargets {
+    /// The game's result alone (AlphaZero).
+    pub const RESULT: ValueTargets = ValueTargets { q_mix: 0.0, material_mix: 0.0 };
+
+    pub fn from_config(cfg: &crate::config::TrainConfig) -> ValueTargets {
+        ValueTargets { q_mix: cfg.q_mix as f32, material_mix: cfg.material_mix as f32 }
+    }
+
+    /// The value target of `s`, or `None` when its game's result is unknown.
+    fn of(&self, s: &Sample, variant: Variant) -> Option<[f32; 3]> {
+        let result = s.result?.wdl();
+        let material = if self.material_mix > 0.0 {
+            let pos = s.position(variant).ok()?;
+            let win = 1.0 / (1.0 + (-material_balance(&pos, pos.side_to_move()) / MATERIAL_SCALE).exp());
+            [win as f32, 0.0, 1.0 - win as f32]
+        } else {
+            [0.0; 3]
+        };
+        let own = 1.0 - self.q_mix - self.material_mix;
+        Some(std::array::from_fn(|k| own * result[k] + self.q_mix * s.root_wdl[k] + self.material_mix * material[k]))
+    }
+}
+
 /// Encodes `samples` into a [`Batch`] with dense policy targets, the samples in
 /// parallel. Samples whose SFEN does not parse are left out (self-play never writes such
-/// samples; this keeps a damaged record from stopping training). `q_mix` mixes the root
-/// WDL into the value target.
-pub fn encode_batch(encoder: &Encoder, samples: &[Sample], q_mix: f32) -> Batch {
-    encode_batch_with(encoder, samples, q_mix, PolicyTargets::Dense)
+/// samples; this keeps a damaged record from stopping training). `value` says what the
+/// value target mixes into the result.
+pub fn encode_batch(encoder: &Encoder, samples: &[Sample], value: ValueTargets) -> Batch {
+    encode_batch_with(encoder, samples, value, PolicyTargets::Dense)
 }
 
 /// [`encode_batch`] with the policy targets dense or sparse.
-pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], q_mix: f32, targets: PolicyTargets) -> Batch {
+pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTargets, targets: PolicyTargets) -> Batch {
     let il = encoder.input_len();
     let pl = encoder.policy_size();
     let n = samples.len();
@@ -239,10 +279,8 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], q_mix: f32, targ
         if s.full_search && !s.policy.is_empty() {
             b.policy_mask[i] = 1.0;
         }
-        if let Some(r) = s.result {
-            for (t, (r, q)) in b.wdl[i * 3..i * 3 + 3].iter_mut().zip(r.wdl().into_iter().zip(s.root_wdl)) {
-                *t = (1.0 - q_mix) * r + q_mix * q;
-            }
+        if let Some(wdl) = value.of(s, encoder.variant()) {
+            b.wdl[i * 3..i * 3 + 3].copy_from_slice(&wdl);
             b.value_mask[i] = 1.0;
         }
     }
@@ -304,10 +342,10 @@ impl Loader {
         encoder: Encoder,
         batch_size: usize,
         prefetch: usize,
-        q_mix: f32,
+        value: ValueTargets,
         seed: u64,
     ) -> Loader {
-        Loader::spawn_with_targets(replay, encoder, batch_size, prefetch, q_mix, seed, PolicyTargets::Dense)
+        Loader::spawn_with_targets(replay, encoder, batch_size, prefetch, value, seed, PolicyTargets::Dense)
     }
 
     /// [`Loader::spawn`] with the policy targets dense (CPU learner) or sparse (GPU
@@ -317,7 +355,7 @@ impl Loader {
         encoder: Encoder,
         batch_size: usize,
         prefetch: usize,
-        q_mix: f32,
+        value: ValueTargets,
         seed: u64,
         targets: PolicyTargets,
     ) -> Loader {
@@ -337,7 +375,7 @@ impl Loader {
                         std::thread::sleep(Duration::from_millis(50));
                         continue;
                     }
-                    let b = encode_batch_with(&encoder, &samples, q_mix, targets);
+                    let b = encode_batch_with(&encoder, &samples, value, targets);
                     if b.n == 0 {
                         continue;
                     }
@@ -414,7 +452,7 @@ mod tests {
     #[test]
     fn batch_targets() {
         let enc = Encoder::new(Variant::Shogi);
-        let b = encode_batch(&enc, &[sample(4), sample(5)], 0.5);
+        let b = encode_batch(&enc, &[sample(4), sample(5)], ValueTargets { q_mix: 0.5, material_mix: 0.0 });
         assert_eq!(b.n, 2);
         assert_eq!(b.policy_mask, vec![1.0, 0.0]);
         assert_eq!(b.policy[4], 1.0);
@@ -431,7 +469,7 @@ mod tests {
         let unknown = Sample { result: None, ..sample(6) };
         let bad = Sample { sfen: "not a position".into(), ..sample(8) };
         let lost = Sample { result: Some(GameResult::Loss), ..sample(10) };
-        let b = encode_batch(&enc, &[unknown, bad, lost], 0.0);
+        let b = encode_batch(&enc, &[unknown, bad, lost], ValueTargets::RESULT);
         assert_eq!(b.n, 2);
         assert_eq!(b.value_mask, vec![0.0, 1.0]);
         assert_eq!(b.wdl, vec![0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
@@ -474,7 +512,7 @@ mod tests {
     fn loader_produces_batches() {
         let replay = Arc::new(Mutex::new(Replay::new(100)));
         replay.lock().unwrap().extend((0..10).map(sample));
-        let mut l = Loader::spawn(replay, Encoder::new(Variant::Shogi), 4, 2, 0.0, 1);
+        let mut l = Loader::spawn(replay, Encoder::new(Variant::Shogi), 4, 2, ValueTargets::RESULT, 1);
         let b = l.next(Duration::from_secs(10)).unwrap();
         assert_eq!(b.n, 4);
     }

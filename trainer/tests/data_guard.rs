@@ -8,7 +8,7 @@ use model::{Net, NetConfig};
 use rules::{Position, Variant};
 use selfplay::samples::{encode_records, wrap_payload, write_chunk, ChunkHeader, GameResult, Sample};
 use trainer::config::TrainConfig;
-use trainer::replay::encode_batch;
+use trainer::replay::{encode_batch, ValueTargets};
 use trainer::{Learner, Replay};
 
 fn samples(n: usize) -> Vec<Sample> {
@@ -85,7 +85,7 @@ fn a_non_finite_loss_stops_training_and_names_the_step() {
         ..Default::default()
     };
     let mut learner = Learner::new(net, &tcfg, 41);
-    let mut batch = encode_batch(&enc, &samples(4), 0.0);
+    let mut batch = encode_batch(&enc, &samples(4), ValueTargets::RESULT);
     learner.train_step(&batch).expect("a good batch trains");
     assert_eq!(learner.step, 42);
     batch.inputs[5] = f32::NAN;

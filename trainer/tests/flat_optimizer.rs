@@ -11,7 +11,7 @@ use rules::{Position, Variant};
 use selfplay::samples::{GameResult, Sample};
 use trainer::config::{OptimizerKind, TrainConfig};
 use trainer::optim::Optimizer;
-use trainer::replay::{encode_batch, encode_batch_with, PolicyTargets};
+use trainer::replay::{encode_batch, encode_batch_with, PolicyTargets, ValueTargets};
 use trainer::Learner;
 
 fn tiny_net(seed: u64) -> Net {
@@ -118,7 +118,7 @@ fn samples() -> Vec<Sample> {
 #[test]
 fn deferred_statistics_equal_the_per_step_ones() {
     let enc = Encoder::new(Variant::Shogi);
-    let batch = encode_batch(&enc, &samples(), 0.0);
+    let batch = encode_batch(&enc, &samples(), ValueTargets::RESULT);
     let cfg = TrainConfig { optimizer: OptimizerKind::Sgd, lr: 0.02, grad_clip: 0.5, ..Default::default() };
     let mut each = Learner::new(tiny_net(5), &cfg, 0);
     let mut deferred = Learner::new(tiny_net(5), &cfg, 0);
@@ -157,8 +157,8 @@ fn sparse_policy_targets_train_like_dense_ones() {
     // A sample without a policy target and one with two moves.
     s[3].full_search = false;
     s[4].policy = vec![(s[4].policy[0].0, 0.75), (0, 0.25)];
-    let dense = encode_batch(&enc, &s, 0.0);
-    let sparse = encode_batch_with(&enc, &s, 0.0, PolicyTargets::Sparse);
+    let dense = encode_batch(&enc, &s, ValueTargets::RESULT);
+    let sparse = encode_batch_with(&enc, &s, ValueTargets::RESULT, PolicyTargets::Sparse);
     assert!(sparse.policy.is_empty());
     assert_eq!(sparse.policy_index.len(), 16, "15 one-move targets and one two-move one, one without");
     assert_eq!(sparse.inputs, dense.inputs);

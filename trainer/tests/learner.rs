@@ -1,14 +1,14 @@
-//! The learner on a fixed small batch: both optimisers lower the loss, and the optimiser
-//! state survives a save/load round trip exactly.
+//! The learner on a fixed small batch: both optimisers lower the loss (in f32 and in
+//! bf16 on the CPU), and the optimiser state survives a save/load round trip exactly.
 
 use model::encoding::Encoder;
 use model::tch::Device;
 use model::{Net, NetConfig};
 use rules::{Position, Variant};
 use selfplay::samples::{GameResult, Sample};
-use trainer::config::{OptimizerKind, TrainConfig};
+use trainer::config::{OptimizerKind, TrainConfig, TrainPrecision};
 use trainer::optim::Optimizer;
-use trainer::replay::encode_batch;
+use trainer::replay::{encode_batch, ValueTargets};
 use trainer::Learner;
 
 fn samples() -> Vec<Sample> {
@@ -40,7 +40,7 @@ fn tiny_net(seed: u64) -> Net {
 #[test]
 fn both_optimisers_fit_a_batch() {
     let enc = Encoder::new(Variant::Shogi);
-    let batch = encode_batch(&enc, &samples(), 0.0);
+    let batch = encode_batch(&enc, &samples(), ValueTargets::RESULT);
     for (kind, lr) in [(OptimizerKind::Sgd, 0.05), (OptimizerKind::Adamw, 0.003)] {
         let cfg = TrainConfig { optimizer: kind, lr, warmup_steps: 5, batch_size: 16, ..Default::default() };
         let mut l = Learner::new(tiny_net(1), &cfg, 0);
@@ -56,10 +56,47 @@ fn both_optimisers_fit_a_batch() {
     }
 }
 
+/// `precision = bf16` on the CPU: the passes run on a bf16 copy, the f32 weights take
+/// the updates, and the copy follows them (the f32 network's own loss falls as well).
+#[test]
+fn bf16_training_steps_on_the_cpu() {
+    let enc = Encoder::new(Variant::Shogi);
+    let batch = encode_batch(&enc, &samples(), ValueTargets::RESULT);
+    let cfg = TrainConfig {
+        optimizer: OptimizerKind::Adamw,
+        lr: 0.003,
+        warmup_steps: 5,
+        batch_size: 16,
+        precision: TrainPrecision::Bf16,
+        ..Default::default()
+    };
+    let mut l = Learner::new(tiny_net(1), &cfg, 0);
+    let before = l.validate(&batch);
+    let weights = |l: &Learner| -> Vec<f32> {
+        let w = l.net.var_store().variables()["stem.conv.weight"].shallow_clone();
+        assert_eq!(w.kind(), model::tch::Kind::Float, "the weights stay f32");
+        Vec::<f32>::try_from(w.flatten(0, -1)).unwrap()
+    };
+    let w0 = weights(&l);
+    let first = l.train_step(&batch).unwrap();
+    assert!(!first.skipped && first.loss.is_finite(), "{first:?}");
+    let w1 = weights(&l);
+    let moved = w0.iter().zip(&w1).filter(|(a, b)| a != b).count();
+    assert!(moved > w0.len() / 2, "one bf16 step moved {moved} of {} f32 weights", w0.len());
+    let mut last = first;
+    for _ in 0..60 {
+        last = l.train_step(&batch).unwrap();
+    }
+    assert!(last.loss < 0.5 * first.loss, "bf16: loss {} -> {}", first.loss, last.loss);
+    // Evaluated in f32 on the f32 weights, after the copy's batch-norm statistics came back.
+    let after = l.validate(&batch);
+    assert!(after.loss < 0.7 * before.loss, "f32 loss {} -> {}", before.loss, after.loss);
+}
+
 #[test]
 fn optimiser_state_round_trips() {
     let enc = Encoder::new(Variant::Shogi);
-    let batch = encode_batch(&enc, &samples(), 0.0);
+    let batch = encode_batch(&enc, &samples(), ValueTargets::RESULT);
     let dir = tempfile::tempdir().unwrap();
     for kind in [OptimizerKind::Sgd, OptimizerKind::Adamw] {
         let cfg = TrainConfig { optimizer: kind, lr: 0.01, warmup_steps: 0, ..Default::default() };
@@ -105,11 +142,11 @@ fn unknown_results_stay_out_of_the_value_loss() {
     let unknown: Vec<Sample> = known.iter().map(|s| Sample { result: None, ..s.clone() }).collect();
     let mixed: Vec<Sample> = known.iter().chain(&unknown).cloned().collect();
     let l = Learner::new(tiny_net(3), &TrainConfig::default(), 0);
-    let a = l.validate(&encode_batch(&enc, &known, 0.0));
-    let b = l.validate(&encode_batch(&enc, &mixed, 0.0));
+    let a = l.validate(&encode_batch(&enc, &known, ValueTargets::RESULT));
+    let b = l.validate(&encode_batch(&enc, &mixed, ValueTargets::RESULT));
     assert!(a.value_loss > 0.1);
     assert!((a.value_loss - b.value_loss).abs() < 1e-5, "{} vs {}", a.value_loss, b.value_loss);
     assert!((a.value_mse - b.value_mse).abs() < 1e-5, "{} vs {}", a.value_mse, b.value_mse);
-    let c = l.validate(&encode_batch(&enc, &unknown, 0.0));
+    let c = l.validate(&encode_batch(&enc, &unknown, ValueTargets::RESULT));
     assert_eq!((c.value_loss, c.value_mse), (0.0, 0.0));
 }

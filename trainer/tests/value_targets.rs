@@ -9,7 +9,7 @@ use rules::records::{EndReason, GameEnd, Record, RecordedMove, Start};
 use rules::{Color, Position, Variant};
 use selfplay::samples::{GameResult, Sample};
 use trainer::learn::{read_record_samples, record_samples};
-use trainer::replay::encode_batch;
+use trainer::replay::{encode_batch, ValueTargets};
 
 /// The CSA moves of a fourfold repetition from the start position (kings step out and
 /// back three times).
@@ -29,7 +29,7 @@ fn learn_samples(name: &str, text: &str) -> Vec<Sample> {
 /// Every sample's value target is the result for its side to move (`None`: unknown), in
 /// the sample and in the encoded batch; returns the sides that have samples.
 fn check_perspective(samples: &[Sample], winner: Option<Option<Color>>) -> Vec<Color> {
-    let batch = encode_batch(&Encoder::new(Variant::Shogi), samples, 0.0);
+    let batch = encode_batch(&Encoder::new(Variant::Shogi), samples, ValueTargets::RESULT);
     assert_eq!(batch.n, samples.len());
     let mut sides = Vec::new();
     for (i, s) in samples.iter().enumerate() {
@@ -105,4 +105,48 @@ fn unknown_results_have_no_value_target() {
     assert_eq!(check_perspective(&aborted, None).len(), 2);
     let unfinished = learn_samples("b.usi", "startpos moves 7g7f 3c3d 2g2f\n");
     assert_eq!(check_perspective(&unfinished, None).len(), 2);
+}
+
+/// A sample of `sfen` from a game `result` (for its side to move), root WDL `root`.
+fn sample(sfen: &str, result: Option<GameResult>, root: [f32; 3]) -> Sample {
+    Sample {
+        sfen: sfen.into(),
+        repetitions: 0,
+        policy: Vec::new(),
+        result,
+        root_wdl: root,
+        plies_left: 10,
+        full_search: false,
+    }
+}
+
+#[test]
+fn material_prior_favours_the_side_with_more_material() {
+    // Gote's rook is in sente's hand: sente is 20 up (rule-derived values, rook 10).
+    let sente_up = "lnsgkgsnl/7b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b R 1";
+    let gote_to_move = "lnsgkgsnl/7b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w R 1";
+    let samples = [
+        sample(sente_up, Some(GameResult::Draw), [0.2, 0.6, 0.2]),
+        sample(gote_to_move, Some(GameResult::Draw), [0.2, 0.6, 0.2]),
+        sample(sente_up, None, [0.2, 0.6, 0.2]),
+    ];
+    let enc = Encoder::new(Variant::Shogi);
+    let mix = ValueTargets { q_mix: 0.25, material_mix: 0.5 };
+    let batch = encode_batch(&enc, &samples, mix);
+    let win = (1.0 / (1.0 + (-20.0f64 / trainer::replay::MATERIAL_SCALE).exp())) as f32;
+    // (1 - 0.25 - 0.5) x draw + 0.25 x root + 0.5 x (win, 0, loss) of the side to move.
+    let expect = |w: f32| [0.25 * 0.0 + 0.05 + 0.5 * w, 0.25 + 0.15, 0.05 + 0.5 * (1.0 - w)];
+    for (i, w) in [(0, win), (1, 1.0 - win)] {
+        let got = &batch.wdl[i * 3..i * 3 + 3];
+        for (g, e) in got.iter().zip(expect(w)) {
+            assert!((g - e).abs() < 1e-6, "sample {i}: {got:?} vs {:?}", expect(w));
+        }
+        assert!((got.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+    }
+    assert!(batch.wdl[0] > 0.45 && batch.wdl[3] < 0.1, "{:?}", &batch.wdl[..6]);
+    // No result: no value target, whatever the mix.
+    assert_eq!((&batch.wdl[6..9], batch.value_mask[2]), (&[0.0; 3][..], 0.0));
+    // Without the mix the result alone.
+    let plain = encode_batch(&enc, &samples, ValueTargets::RESULT);
+    assert_eq!(&plain.wdl[..3], &GameResult::Draw.wdl()[..]);
 }

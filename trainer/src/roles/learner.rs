@@ -28,7 +28,7 @@ use super::worker::WorkerReport;
 use crate::config::{ConfigError, TrainConfig, TrainFileConfig};
 use crate::eval::TrainingEval;
 use crate::learner::{Learner, StepStats};
-use crate::replay::{Loader, PolicyTargets, Replay};
+use crate::replay::{Loader, PolicyTargets, Replay, ValueTargets};
 use crate::run::{optim_path, set_torch_threads, TrainError, TrainSummary};
 use crate::tb::{tags, Tb};
 
@@ -208,7 +208,7 @@ impl LearnerRole {
             encoder,
             t.batch_size,
             t.prefetch,
-            t.q_mix as f32,
+            ValueTargets::from_config(t),
             self.session_seed,
             targets,
         ));
