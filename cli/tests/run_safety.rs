@@ -13,12 +13,8 @@ use common::KOMA;
 /// A tiny network whose first evaluation (at step 0) plays many games.
 const CONFIG: &str = concat!(
     tiny_network!(),
-    r#"[search]
-gumbel = true
-gumbel_m = 4
-[selfplay]
-workers = 1
-games_per_worker = 4
+    tiny_search!(),
+    r#"games_per_worker = 4
 simulations_full = 4
 simulations_cheap = 2
 max_plies = 40

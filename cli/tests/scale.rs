@@ -11,19 +11,10 @@ mod common;
 
 use common::KOMA;
 
-const CONFIG: &str = r#"
-variant = "shogi"
-[model]
-blocks = 1
-channels = 8
-value_channels = 2
-value_hidden = 8
-[search]
-gumbel = true
-gumbel_m = 4
-[selfplay]
-workers = 1
-games_per_worker = 4
+const CONFIG: &str = concat!(
+    tiny_network!(),
+    tiny_search!(),
+    r#"games_per_worker = 4
 simulations_full = 4
 simulations_cheap = 2
 max_plies = 30
@@ -42,7 +33,8 @@ checkpoint_interval = 4
 eval_interval = 0
 log_interval = 2
 seed = 9
-"#;
+"#
+);
 
 /// A child process that is killed when the test ends, however it ends; its stderr goes to
 /// a file (a pipe nobody reads would block it once full).

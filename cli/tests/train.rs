@@ -12,12 +12,8 @@ use common::{scratch_with_config, KOMA};
 
 const CONFIG: &str = concat!(
     tiny_network!(),
-    r#"[search]
-gumbel = true
-gumbel_m = 4
-[selfplay]
-workers = 1
-games_per_worker = 8
+    tiny_search!(),
+    r#"games_per_worker = 8
 simulations_full = 4
 simulations_cheap = 2
 max_plies = 40

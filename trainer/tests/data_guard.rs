@@ -2,6 +2,8 @@
 //! hold garbage never reach the learner (skipped, reported, counted), and a loss that is
 //! not finite stops training instead of being trained on or skipped as f16 overflow.
 
+mod common;
+
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::tch::Device;
 use model::{Net, NetConfig};
@@ -12,24 +14,7 @@ use trainer::replay::{encode_batch, ValueTargets};
 use trainer::{Learner, Replay};
 
 fn samples(n: usize) -> Vec<Sample> {
-    let enc = Encoder::new(Variant::Shogi);
-    let mut pos = Position::startpos(Variant::Shogi);
-    let mut out = Vec::new();
-    for i in 0..n {
-        let moves = pos.legal_moves();
-        let mv = moves[(i * 5) % moves.len()];
-        out.push(Sample {
-            sfen: pos.to_sfen(),
-            repetitions: 0,
-            policy: vec![(enc.move_index(&pos, mv) as u32, 1.0)],
-            result: Some(GameResult::Draw),
-            root_wdl: [0.25, 0.5, 0.25],
-            plies_left: (n - i) as u32,
-            full_search: true,
-        });
-        pos.play(mv);
-    }
-    out
+    common::game_samples(n, 5, |_| GameResult::Draw, [0.25, 0.5, 0.25])
 }
 
 fn header(count: usize) -> ChunkHeader {

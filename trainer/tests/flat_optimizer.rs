@@ -4,10 +4,12 @@
 //! their statistics each time, and sparse policy targets (scattered by the learner)
 //! against dense ones.
 
+mod common;
+
 use model::encoding::Encoder;
 use model::tch::{Device, Kind, Tensor};
 use model::{Net, NetConfig};
-use rules::{Position, Variant};
+use rules::Variant;
 use selfplay::samples::{GameResult, Sample};
 use trainer::config::{OptimizerKind, TrainConfig};
 use trainer::optim::Optimizer;
@@ -95,24 +97,7 @@ fn two_steps_match_the_per_tensor_formulas() {
 }
 
 fn samples() -> Vec<Sample> {
-    let enc = Encoder::new(Variant::Shogi);
-    let mut pos = Position::startpos(Variant::Shogi);
-    let mut out = Vec::new();
-    for i in 0..16 {
-        let moves = pos.legal_moves();
-        let mv = moves[(i * 5) % moves.len()];
-        out.push(Sample {
-            sfen: pos.to_sfen(),
-            repetitions: 0,
-            policy: vec![(enc.move_index(&pos, mv) as u32, 1.0)],
-            result: Some(if i % 3 == 0 { GameResult::Win } else { GameResult::Draw }),
-            root_wdl: [0.4, 0.2, 0.4],
-            plies_left: 16 - i as u32,
-            full_search: true,
-        });
-        pos.play(mv);
-    }
-    out
+    common::game_samples(16, 5, |i| if i % 3 == 0 { GameResult::Win } else { GameResult::Draw }, [0.4, 0.2, 0.4])
 }
 
 #[test]

@@ -1,10 +1,12 @@
 //! The learner on a fixed small batch: both optimisers lower the loss (in f32 and in
 //! bf16 on the CPU), and the optimiser state survives a save/load round trip exactly.
 
+mod common;
+
 use model::encoding::Encoder;
 use model::tch::Device;
 use model::{Net, NetConfig};
-use rules::{Position, Variant};
+use rules::Variant;
 use selfplay::samples::{GameResult, Sample};
 use trainer::config::{OptimizerKind, TrainConfig, TrainPrecision};
 use trainer::optim::Optimizer;
@@ -12,24 +14,7 @@ use trainer::replay::{encode_batch, ValueTargets};
 use trainer::Learner;
 
 fn samples() -> Vec<Sample> {
-    let enc = Encoder::new(Variant::Shogi);
-    let mut pos = Position::startpos(Variant::Shogi);
-    let mut out = Vec::new();
-    for i in 0..16 {
-        let moves = pos.legal_moves();
-        let mv = moves[(i * 7) % moves.len()];
-        out.push(Sample {
-            sfen: pos.to_sfen(),
-            repetitions: 0,
-            policy: vec![(enc.move_index(&pos, mv) as u32, 1.0)],
-            result: Some(if i % 2 == 0 { GameResult::Win } else { GameResult::Loss }),
-            root_wdl: [0.4, 0.2, 0.4],
-            plies_left: 16 - i as u32,
-            full_search: true,
-        });
-        pos.play(mv);
-    }
-    out
+    common::game_samples(16, 7, |i| if i % 2 == 0 { GameResult::Win } else { GameResult::Loss }, [0.4, 0.2, 0.4])
 }
 
 fn tiny_net(seed: u64) -> Net {

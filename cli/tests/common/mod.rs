@@ -50,3 +50,17 @@ value_hidden = 8
 "#
     };
 }
+
+/// The search and the head of the self-play table of the tests' configs: after
+/// `tiny_network!()`, before the test's own `[selfplay]` keys.
+#[macro_export]
+macro_rules! tiny_search {
+    () => {
+        r#"[search]
+gumbel = true
+gumbel_m = 4
+[selfplay]
+workers = 1
+"#
+    };
+}
