@@ -100,9 +100,9 @@ fn load_config(path: &Path, device: Option<&String>) -> Result<(SelfplayFileConf
     if let Some(d) = device {
         cfg.selfplay.device = d.clone();
     }
-    if cfg.selfplay.torch_threads > 0 {
-        model::tch::set_num_threads(cfg.selfplay.torch_threads as i32);
-    }
+    // As training sets them (one thread per two cores on small machines), so that `koma
+    // bench selfplay` measures what `koma train` runs.
+    trainer::run::set_torch_threads(cfg.selfplay.torch_threads);
     Ok((cfg, precision))
 }
 

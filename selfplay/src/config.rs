@@ -89,7 +89,9 @@ pub struct SelfplayConfig {
     /// Torch device of the network: `cpu`, `cuda`, `cuda:N` (also `gpu`, `auto`). Default
     /// `cpu`.
     pub device: String,
-    /// libtorch intra-op threads; 0 = leave libtorch's default. Default 0. Valid: 0..=1024.
+    /// libtorch intra-op threads; 0 = half the cores on machines of up to 8 cores (the
+    /// learner or the tree search has the other half), else libtorch's default. Default
+    /// 0. Valid: 0..=1024.
     pub torch_threads: usize,
     /// Seed of the self-play random numbers; 0 = from the clock. Default 0. Any u64.
     pub seed: u64,
