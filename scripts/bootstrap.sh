@@ -3,11 +3,14 @@
 # moves and scores (`koma learn`), then, optionally, self-play continues from it
 # (`koma train --init`).
 #
-#   scripts/bootstrap.sh [--run NAME] [--games N] [--engine SPEC] [--epochs E]
-#                        [--config FILE] [--selfplay-minutes M]
+#   scripts/bootstrap.sh [--variant shogi|dai] [--run NAME] [--games N] [--engine SPEC]
+#                        [--epochs E] [--config FILE] [--selfplay-minutes M]
 #
-# Defaults: Fairy-Stockfish at depth 5 (scripts/install-engines.sh installs it), 2,000
-# games (about 230,000 positions), 3 epochs, configs/shogi-boot.toml, no self-play.
+# Defaults (scripts/install-engines.sh installs the engines), no self-play:
+#   shogi: Fairy-Stockfish at depth 5, 2,000 games (about 230,000 positions), 3 epochs,
+#          configs/shogi-boot.toml, games cut at 320 plies;
+#   dai:   HaChu at depth 1, 600 games (about 260,000 positions), 2 epochs,
+#          configs/dai-tiny.toml, games cut at 500 plies.
 # Output: runs/NAME/teacher/ (sample chunks), runs/NAME/ (checkpoints, TensorBoard).
 # Measure the result with scripts/ladder.sh runs/NAME/checkpoints/ckpt-XXXXXXXX.
 set -euo pipefail
@@ -18,23 +21,35 @@ source scripts/env.sh
 cargo build --release -p koma-cli >&2
 
 run="boot-$(date -u +%Y%m%d-%H%M%S)"
-games=2000
-engine="usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,depth=5"
-epochs=3
-config="configs/shogi-boot.toml"
+variant=shogi
+games=""
+engine=""
+epochs=""
+config=""
 selfplay_minutes=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
+        --variant) variant="$2"; shift 2 ;;
         --run) run="$2"; shift 2 ;;
         --games) games="$2"; shift 2 ;;
         --engine) engine="$2"; shift 2 ;;
         --epochs) epochs="$2"; shift 2 ;;
         --config) config="$2"; shift 2 ;;
         --selfplay-minutes) selfplay_minutes="$2"; shift 2 ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "bootstrap.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+case "$variant" in
+    shogi) defaults=(2000 "usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,depth=5" 3 configs/shogi-boot.toml 320) ;;
+    dai) defaults=(600 "xboard:/usr/games/hachu,depth=1" 2 configs/dai-tiny.toml 500) ;;
+    *) echo "bootstrap.sh: --variant is shogi or dai (sho: pass --engine and --config)" >&2; exit 2 ;;
+esac
+games="${games:-${defaults[0]}}"
+engine="${engine:-${defaults[1]}}"
+epochs="${epochs:-${defaults[2]}}"
+config="${config:-${defaults[3]}}"
+max_plies="${defaults[4]}"
 koma=target/release/koma
 teacher="runs/$run/teacher"
 latest() { ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1 | sed 's/\.json$//'; }
@@ -42,7 +57,8 @@ latest() { ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1 | s
 SECONDS=0
 if [[ -z "$(ls "$teacher"/*.chunk 2>/dev/null)" ]]; then
     echo "bootstrap.sh: [1/3] $games teacher games by $engine -> $teacher" >&2
-    $koma gen --engine "$engine" --games "$games" --out "$teacher" --quiet
+    $koma gen --variant "$variant" --engine "$engine" --games "$games" --max-plies "$max_plies" \
+        --out "$teacher" --quiet
 else
     echo "bootstrap.sh: [1/3] teacher data already in $teacher" >&2
 fi
