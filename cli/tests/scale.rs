@@ -104,6 +104,22 @@ fn spawn(args: &[&str], env: &[(String, String)]) -> Proc {
     Proc(child, log)
 }
 
+/// SIGTERM to the learner (it checkpoints, publishes and says `interrupted`), then to
+/// each worker once it plays; every one must exit successfully. The workers' outputs.
+fn stop_learner_then_workers<const N: usize>(l: Proc, workers: [Proc; N]) -> [String; N] {
+    l.signal("-TERM");
+    let (status, stdout, stderr) = l.wait(120);
+    assert!(status.success(), "learner: {stderr}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    workers.map(|w| {
+        w.wait_for_log(": playing on");
+        w.signal("-TERM");
+        let (status, stdout, stderr) = w.wait(60);
+        assert!(status.success(), "worker: {stderr}");
+        stdout
+    })
+}
+
 fn learner(run: &str, cfg: &Path, extra: &[&str], env: &[(String, String)]) -> Proc {
     let mut args = vec!["learner", "--run", run, "--config", cfg.to_str().unwrap(), "--quiet", "--poll-seconds", "0.3"];
     args.extend_from_slice(extra);
@@ -186,15 +202,7 @@ fn a_learner_and_two_workers_train_on_one_local_run() {
         json(&run.join("state.json"))
             .is_some_and(|s| ["w1", "w2"].iter().all(|w| s["samples_by_worker"][w].as_u64().unwrap_or(0) > 0))
     });
-    l.signal("-TERM");
-    let (status, stdout, stderr) = l.wait(120);
-    assert!(status.success(), "learner: {stderr}");
-    assert!(stdout.contains("interrupted"), "{stdout}");
-    for w in [w1, w2] {
-        w.wait_for_log(": playing on");
-        w.signal("-TERM");
-        let (status, stdout, stderr) = w.wait(60);
-        assert!(status.success(), "worker: {stderr}");
+    for stdout in stop_learner_then_workers(l, [w1, w2]) {
         assert!(stdout.contains("games"), "{stdout}");
     }
     let state = json(&run.join("state.json")).unwrap();
@@ -367,16 +375,7 @@ fn a_learner_and_two_workers_train_on_an_s3_run() {
     wait_until("samples of both workers in state.json", 600, || {
         state().is_some_and(|s| ["w1", "w2"].iter().all(|w| s["samples_by_worker"][w].as_u64().unwrap_or(0) > 0))
     });
-    l.signal("-TERM");
-    let (status, stdout, stderr) = l.wait(120);
-    assert!(status.success(), "learner: {stderr}");
-    assert!(stdout.contains("interrupted"), "{stdout}");
-    for w in [w1, w2] {
-        w.wait_for_log(": playing on");
-        w.signal("-TERM");
-        let (status, _, stderr) = w.wait(60);
-        assert!(status.success(), "worker: {stderr}");
-    }
+    stop_learner_then_workers(l, [w1, w2]);
     // What is in the bucket: both workers' chunks, taken in; the published network.
     let state = state().unwrap();
     let step = state["step"].as_u64().unwrap();

@@ -215,8 +215,14 @@ impl SampleCheck {
 /// self-play encoded it: [`Encoder::encode`] of the SFEN position, with the repetition
 /// planes set from [`Sample::repetitions`] (the SFEN has no game history).
 pub fn encode_sample(encoder: &Encoder, sample: &Sample, out: &mut [f32]) -> Result<(), SampleError> {
-    let pos = sample.position(encoder.variant())?;
-    encoder.encode(&pos, out);
+    encode_sample_at(encoder, sample, &sample.position(encoder.variant())?, out);
+    Ok(())
+}
+
+/// [`encode_sample`] of a sample whose position (`sample.position(..)`) the caller has
+/// already read.
+pub fn encode_sample_at(encoder: &Encoder, sample: &Sample, pos: &Position, out: &mut [f32]) {
+    encoder.encode(pos, out);
     let squares = encoder.squares();
     for (i, plane) in encoder.input_plane_info().iter().enumerate() {
         if let InputPlane::Repetition { at_least } = *plane {
@@ -224,7 +230,6 @@ pub fn encode_sample(encoder: &Encoder, sample: &Sample, out: &mut [f32]) -> Res
             out[i * squares..(i + 1) * squares].fill(v);
         }
     }
-    Ok(())
 }
 
 /// What the header of a chunk says.

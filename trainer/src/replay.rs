@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 use model::encoding::Encoder;
 use rayon::prelude::*;
-use rules::{material_balance, Variant};
+use rules::{material_balance, Position, Variant};
 use search::Rng;
 use selfplay::samples::{
-    decode_header, encode_sample, list_chunks, read_chunk_expect, Sample, SampleError, HEADER_LEN,
+    decode_header, encode_sample_at, list_chunks, read_chunk_expect, Sample, SampleError, HEADER_LEN,
 };
 
 /// The newest samples, oldest first.
@@ -216,16 +216,20 @@ impl ValueTargets {
         ValueTargets { q_mix: cfg.q_mix as f32, material_mix: cfg.material_mix as f32 }
     }
 
-    /// The value target of `s`, or `None` when its game's result is unknown.
-    fn of(&self, s: &Sample, variant: Variant) -> Option<[f32; 3]> {
-        let result = s.result?.wdl();
-        let material = if self.material_mix > 0.0 {
-            let pos = s.position(variant).ok()?;
-            let win = 1.0 / (1.0 + (-material_balance(&pos, pos.side_to_move()) / MATERIAL_SCALE).exp());
-            [win as f32, 0.0, 1.0 - win as f32]
+    /// The side to move's material win probability in `pos`, when the mix uses it.
+    fn material_win(&self, pos: &Position) -> f32 {
+        if self.material_mix > 0.0 {
+            (1.0 / (1.0 + (-material_balance(pos, pos.side_to_move()) / MATERIAL_SCALE).exp())) as f32
         } else {
-            [0.0; 3]
-        };
+            0.0
+        }
+    }
+
+    /// The value target of `s` (`material_win` from [`ValueTargets::material_win`]), or
+    /// `None` when its game's result is unknown.
+    fn of(&self, s: &Sample, material_win: f32) -> Option<[f32; 3]> {
+        let result = s.result?.wdl();
+        let material = [material_win, 0.0, 1.0 - material_win];
         let own = 1.0 - self.q_mix - self.material_mix;
         Some(std::array::from_fn(|k| own * result[k] + self.q_mix * s.root_wdl[k] + self.material_mix * material[k]))
     }
@@ -255,19 +259,20 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
         ..Batch::default()
     };
     // The costly part (planes, dense policy) in parallel, one sample per task.
-    let encoded: Vec<bool> = if dense {
+    // Per sample: its material win probability once encoded, `None` if it could not be.
+    let encoded: Vec<Option<f32>> = if dense {
         (b.inputs.par_chunks_mut(il), b.policy.par_chunks_mut(pl), samples)
             .into_par_iter()
-            .map(|(input, policy, s)| encode_one(encoder, s, input, policy))
+            .map(|(input, policy, s)| encode_one(encoder, s, value, input, policy))
             .collect()
     } else {
         (b.inputs.par_chunks_mut(il), samples)
             .into_par_iter()
-            .map(|(input, s)| encode_one(encoder, s, input, &mut []))
+            .map(|(input, s)| encode_one(encoder, s, value, input, &mut []))
             .collect()
     };
     if !dense {
-        let rows = samples.iter().zip(&encoded).filter(|(_, &ok)| ok).map(|(s, _)| s);
+        let rows = samples.iter().zip(&encoded).filter(|(_, e)| e.is_some()).map(|(s, _)| s);
         for (row, s) in rows.enumerate().filter(|(_, s)| s.full_search) {
             for &(label, p) in s.policy.iter().filter(|(l, _)| (*l as usize) < pl) {
                 b.policy_index.push((row * pl + label as usize) as i64);
@@ -279,17 +284,17 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
         if s.full_search && !s.policy.is_empty() {
             b.policy_mask[i] = 1.0;
         }
-        if let Some(wdl) = value.of(s, encoder.variant()) {
+        if let Some(wdl) = encoded[i].and_then(|material| value.of(s, material)) {
             b.wdl[i * 3..i * 3 + 3].copy_from_slice(&wdl);
             b.value_mask[i] = 1.0;
         }
     }
-    if encoded.iter().all(|&ok| ok) {
+    if encoded.iter().all(Option::is_some) {
         return b;
     }
     // Close the gaps of the samples that failed, keeping the order.
     let mut kept = 0;
-    for (i, _) in encoded.iter().enumerate().filter(|(_, &ok)| ok) {
+    for (i, _) in encoded.iter().enumerate().filter(|(_, e)| e.is_some()) {
         b.inputs.copy_within(i * il..(i + 1) * il, kept * il);
         if dense {
             b.policy.copy_within(i * pl..(i + 1) * pl, kept * pl);
@@ -308,12 +313,18 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
     b
 }
 
-/// One sample's input planes and dense policy target (when it has one); false if its
+/// One sample's input planes and dense policy target (when it has one), and its
+/// material win probability for `value` (read from the same position); `None` if its
 /// position cannot be read.
-fn encode_one(encoder: &Encoder, s: &Sample, input: &mut [f32], policy: &mut [f32]) -> bool {
-    if encode_sample(encoder, s, input).is_err() {
-        return false;
-    }
+fn encode_one(
+    encoder: &Encoder,
+    s: &Sample,
+    value: ValueTargets,
+    input: &mut [f32],
+    policy: &mut [f32],
+) -> Option<f32> {
+    let pos = s.position(encoder.variant()).ok()?;
+    encode_sample_at(encoder, s, &pos, input);
     if s.full_search {
         for &(l, p) in &s.policy {
             if let Some(x) = policy.get_mut(l as usize) {
@@ -321,7 +332,7 @@ fn encode_one(encoder: &Encoder, s: &Sample, input: &mut [f32], policy: &mut [f3
             }
         }
     }
-    true
+    Some(value.material_win(&pos))
 }
 
 /// Background minibatch producer over a shared [`Replay`].
@@ -425,7 +436,7 @@ impl Drop for Loader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rules::Position;
+    use selfplay::samples::encode_sample;
     use selfplay::samples::GameResult;
 
     fn sample(i: u32) -> Sample {
