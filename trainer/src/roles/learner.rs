@@ -198,7 +198,7 @@ impl LearnerRole {
                 loaded
             );
         }
-        self.take_from_store()?;
+        self.take_from_store(false)?;
         let encoder = Encoder::for_net(variant, self.learner.net.config());
         let t = &self.tcfg;
         // On a GPU the dense policy targets are made on the device from sparse pairs.
@@ -272,8 +272,9 @@ impl LearnerRole {
     }
 
     /// New chunks in the store (at most every `poll`).
-    fn take_from_store(&mut self) -> Result<(), TrainError> {
-        if self.stats.last_poll.elapsed() < self.opts.poll {
+    /// Takes in the chunks new in the store, at most once per poll interval unless `now`.
+    fn take_from_store(&mut self, now: bool) -> Result<(), TrainError> {
+        if !now && self.stats.last_poll.elapsed() < self.opts.poll {
             return Ok(());
         }
         self.stats.last_poll = Instant::now();
@@ -328,7 +329,7 @@ impl LearnerRole {
                 return Ok(reason);
             }
             self.take_feed();
-            self.take_from_store()?;
+            self.take_from_store(false)?;
             self.collect_evaluation()?;
             if !self.train_allowed() {
                 let line = self.status("waiting for self-play");
@@ -576,6 +577,9 @@ impl LearnerRole {
                 return Err(e);
             }
         };
+        // What the workers uploaded last is taken in too, so that after a clean stop the
+        // consumed chunks are the chunks present (they wait in the window for a resume).
+        self.take_from_store(true)?;
         if self.last_ckpt_step != Some(self.learner.step) {
             self.checkpoint()?;
         } else {
