@@ -19,7 +19,8 @@ use crate::tree::{Proof, Tree};
 ///    `koma export`, or the weights of a checkpoint pair), `model-<variant>.json` (a
 ///    checkpoint pair), then `model.safetensors` and `model.json` there;
 /// 3. the newest `runs/*/checkpoints/ckpt-*.json` under the working directory (by
-///    modification time).
+///    modification time) whose network plays `variant` (a dai run trained last does not
+///    hide the shogi one).
 pub fn auto_model_candidates(variant: Variant) -> (Vec<PathBuf>, String) {
     let mut list = Vec::new();
     let mut looked = Vec::new();
@@ -44,7 +45,7 @@ pub fn auto_model_candidates(variant: Variant) -> (Vec<PathBuf>, String) {
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     looked.push(format!("{}/runs/*/checkpoints/ckpt-*.json", cwd.display()));
-    if let Some(p) = newest_run_checkpoint(&cwd.join("runs")) {
+    if let Some(p) = newest_run_checkpoint(&cwd.join("runs"), variant) {
         list.push(p);
     }
     (list, looked.join(", "))
@@ -54,8 +55,8 @@ fn exe_dir() -> Option<PathBuf> {
     std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf))
 }
 
-fn newest_run_checkpoint(runs: &Path) -> Option<PathBuf> {
-    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+fn newest_run_checkpoint(runs: &Path, variant: Variant) -> Option<PathBuf> {
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
     for run in std::fs::read_dir(runs).ok()?.flatten() {
         let Ok(rd) = std::fs::read_dir(run.path().join("checkpoints")) else { continue };
         for f in rd.flatten() {
@@ -63,13 +64,15 @@ fn newest_run_checkpoint(runs: &Path) -> Option<PathBuf> {
             if !(name.starts_with("ckpt-") && name.ends_with(".json")) {
                 continue;
             }
-            let Ok(t) = f.metadata().and_then(|m| m.modified()) else { continue };
-            if best.as_ref().map_or(true, |(bt, _)| t > *bt) {
-                best = Some((t, f.path()));
+            if let Ok(t) = f.metadata().and_then(|m| m.modified()) {
+                found.push((t, f.path()));
             }
         }
     }
-    best.map(|(_, p)| p)
+    // Newest first; only the metadata of the candidates up to the first match is read.
+    found.sort_by(|a, b| b.0.cmp(&a.0));
+    let plays = |p: &Path| model::read_checkpoint_meta(p).is_ok_and(|m| m.variant == variant.name());
+    found.into_iter().map(|(_, p)| p).find(|p| plays(p))
 }
 
 /// The network that `ModelFile` names (a checkpoint by any of its names, or a model file).

@@ -54,3 +54,30 @@ fn auto_finds_model_variant_safetensors_next_to_the_binary() {
     assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
     plays_a_legal_move(&mut e);
 }
+
+/// Copies a checkpoint pair to `runs/<run>/checkpoints/ckpt-00000001`.
+fn into_run(root: &Path, run: &str, checkpoint: &Path) -> std::path::PathBuf {
+    let dir = root.join("runs").join(run).join("checkpoints");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stem = dir.join("ckpt-00000001");
+    std::fs::copy(checkpoint.with_extension("safetensors"), stem.with_extension("safetensors")).unwrap();
+    std::fs::copy(checkpoint, stem.with_extension("json")).unwrap();
+    stem.with_extension("json")
+}
+
+#[test]
+fn auto_takes_the_newest_run_checkpoint_of_the_engines_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let shogi = into_run(dir.path(), "shogi-run", &tiny_checkpoint("shogi"));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // Trained after the shogi run: newer, but of another game.
+    into_run(dir.path(), "dai-run", &tiny_checkpoint("dai"));
+    let mut command = Command::new(exe());
+    command.current_dir(dir.path()).env_remove("KOMA_MODEL");
+    let mut e = Engine::from_command(&mut command);
+    let lines = e.handshake(&[]);
+    let stem = shogi.with_extension("");
+    let shown = format!("info string network: {}", stem.display());
+    assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
+    plays_a_legal_move(&mut e);
+}
