@@ -3,7 +3,9 @@
 //!
 //! Producers (self-play workers) hold an [`EvalSlot`] each: a reusable set of buffers
 //! for up to N positions. A worker writes the encoded leaves of all its games into
-//! [`EvalSlot::inputs_mut`], calls [`EvalSlot::submit`] then [`EvalSlot::wait`] (or
+//! [`EvalSlot::planes_mut`] (in the evaluator's [`crate::PlaneKind`]: f16 or bf16 planes
+//! for a network that runs in that precision, so that half the bytes cross to the device),
+//! calls [`EvalSlot::submit`] then [`EvalSlot::wait`] (or
 //! [`EvalSlot::evaluate`] for both) and reads the results from the slot. The buffers
 //! travel to the batcher thread inside the request and come back inside the reply, so the
 //! steady state allocates nothing per request or per position.
@@ -14,7 +16,8 @@
 //! ([`Evaluator::evaluate_parts`]): a [`crate::TorchEvaluator`] copies each request's
 //! buffer once to the device and gives each its slice of the results, with no
 //! concatenation on the host. A request larger than `max_batch` runs alone in one pass of
-//! its own size. Input buffers are page-locked when the evaluator runs on CUDA.
+//! its own size. Input buffers are page-locked when the evaluator runs on CUDA. An
+//! evaluator swapped in later may take another plane kind; it converts what it is given.
 //!
 //! A producer keeps the device busy by having two requests out at once (two slots,
 //! double buffering): while one batch runs, it selects the leaves of the next.
@@ -36,6 +39,7 @@ use tch::Device;
 use crate::evaluation::Evaluation;
 use crate::evaluator::{EvalError, EvalPart, Evaluator};
 use crate::host_buffer::HostBuffer;
+use crate::planes::{PlaneKind, Planes};
 use crate::shape::NetShape;
 
 /// Settings of a [`Batcher`].
@@ -122,6 +126,8 @@ struct Shared {
     shape: NetShape,
     /// The device the slots' input buffers are pinned for (CUDA evaluators).
     pinned_for: Option<Device>,
+    /// The number type the slots' input planes are written in (the first evaluator's).
+    input_kind: PlaneKind,
     /// `true` once shut down. Submissions send while holding the read lock and shutdown
     /// takes the write lock before queueing `Stop`, so every accepted request is queued
     /// before `Stop` and the thread (FIFO) answers it.
@@ -176,6 +182,7 @@ impl Batcher {
         let shared = Arc::new(Shared {
             shape: evaluator.shape(),
             pinned_for: evaluator.pinned_for(),
+            input_kind: evaluator.input_kind(),
             closed: RwLock::new(false),
             counters: Counters::default(),
         });
@@ -256,7 +263,7 @@ impl BatcherHandle {
     fn fresh_buffers(&self, reduced_precision: bool) -> Buffers {
         let mut out = Evaluation::new();
         out.accept_reduced_precision(reduced_precision);
-        Buffers { inputs: HostBuffer::for_device(self.shared.pinned_for), n: 0, out }
+        Buffers { inputs: HostBuffer::for_device(self.shared.pinned_for, self.shared.input_kind), n: 0, out }
     }
 
     pub fn stats(&self) -> BatcherStats {
@@ -273,17 +280,7 @@ impl BatcherHandle {
     /// [`EvalSlot`] in loops.
     pub fn evaluate(&self, inputs: &[f32], n: usize) -> Result<Evaluation, BatchError> {
         let mut slot = self.slot();
-        let buf = slot.inputs_mut(n);
-        if inputs.len() != buf.len() {
-            return Err(EvalError::InputLength {
-                got: inputs.len(),
-                expected: buf.len(),
-                batch: n,
-                per_position: self.shared.shape.input_len(),
-            }
-            .into());
-        }
-        buf.copy_from_slice(inputs);
+        slot.write_f32(inputs, n)?;
         slot.evaluate()?;
         Ok(slot.into_output().expect("evaluated slot has output"))
     }
@@ -303,18 +300,43 @@ pub struct EvalSlot {
 }
 
 impl EvalSlot {
-    /// The input buffer sized for `n` positions (`n * input_len` f32, reusing the
-    /// allocation; contents unspecified): encode positions into it, then submit.
+    /// The input buffer sized for `n` positions (`n * input_len` values of the
+    /// evaluator's [`PlaneKind`], reusing the allocation; contents unspecified): encode
+    /// positions into it ([`crate::encoding::Encoder::encode_planes`]), then submit.
     /// Panics if a request is pending.
-    pub fn inputs_mut(&mut self, n: usize) -> &mut [f32] {
+    pub fn planes_mut(&mut self, n: usize) -> Planes<'_> {
         let len = n * self.handle.shared.shape.input_len();
-        let bufs = self.bufs.as_mut().expect("EvalSlot::inputs_mut while a request is pending");
+        let bufs = self.bufs.as_mut().expect("EvalSlot::planes_mut while a request is pending");
         bufs.n = n;
         bufs.inputs.resize(len);
-        bufs.inputs.as_mut_slice()
+        bufs.inputs.planes_mut()
     }
 
-    /// Keeps only the first `n` positions written into [`EvalSlot::inputs_mut`] (a
+    /// [`EvalSlot::planes_mut`] as f32, for evaluators that take f32 planes (test
+    /// doubles, f32 networks). Panics if a request is pending or the planes are not f32.
+    pub fn inputs_mut(&mut self, n: usize) -> &mut [f32] {
+        match self.planes_mut(n) {
+            Planes::F32(s) => s,
+            other => panic!("EvalSlot::inputs_mut: the evaluator takes {:?} planes", other.kind()),
+        }
+    }
+
+    /// Writes `n` positions' f32 planes into the request, converted to the slot's kind.
+    pub fn write_f32(&mut self, inputs: &[f32], n: usize) -> Result<(), EvalError> {
+        let mut planes = self.planes_mut(n);
+        if planes.len() != inputs.len() {
+            return Err(EvalError::InputLength {
+                got: inputs.len(),
+                expected: planes.len(),
+                batch: n,
+                per_position: planes.len() / n.max(1),
+            });
+        }
+        planes.copy_from_f32(inputs);
+        Ok(())
+    }
+
+    /// Keeps only the first `n` positions written into [`EvalSlot::planes_mut`] (a
     /// producer sizes the buffer for every position it might send, encodes, then says how
     /// many it did). Panics if a request is pending.
     pub fn set_len(&mut self, n: usize) {
@@ -345,7 +367,7 @@ impl EvalSlot {
         self.bufs.is_none()
     }
 
-    /// Queues the positions written by [`EvalSlot::inputs_mut`]. Does not block.
+    /// Queues the positions written by [`EvalSlot::planes_mut`]. Does not block.
     pub fn submit(&mut self) -> Result<(), BatchError> {
         if self.bufs.is_none() {
             return Err(BatchError::Pending);
@@ -545,7 +567,7 @@ impl Worker {
         let mut parts: Vec<EvalPart<'_>> = self
             .batch
             .iter_mut()
-            .map(|r| EvalPart { inputs: r.bufs.inputs.as_slice(), n: r.bufs.n, out: &mut r.bufs.out })
+            .map(|r| EvalPart { inputs: r.bufs.inputs.planes(), n: r.bufs.n, out: &mut r.bufs.out })
             .collect();
         let evaluator = &self.evaluator;
         let result = catch(|| evaluator.evaluate_parts(&mut parts));

@@ -8,7 +8,7 @@ use tch::{Device, Kind, Tensor};
 use crate::config::NetConfig;
 use crate::device::Precision;
 use crate::evaluation::Evaluation;
-use crate::evaluator::{EvalError, Evaluator, TorchEvaluator};
+use crate::evaluator::{EvalError, EvalPart, Evaluator, TorchEvaluator};
 use crate::host_buffer::HostBuffer;
 use crate::net::{Net, NetError};
 use crate::shape::NetShape;
@@ -81,21 +81,25 @@ pub fn bench_forward(
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     for &batch in batch_sizes {
         let batch = batch.max(1);
-        // Pinned on CUDA, as the batcher's request buffers are.
-        let mut buffer = HostBuffer::for_device(evaluator.pinned_for());
-        buffer.resize(batch * shape.input_len());
-        for x in buffer.as_mut_slice() {
+        let mut values = vec![0f32; batch * shape.input_len()];
+        for x in values.iter_mut() {
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
             *x = if rng % 8 == 0 { 1.0 } else { 0.0 };
         }
-        let inputs = buffer.as_slice();
+        // Pinned on CUDA and in the evaluator's plane kind, as the batcher's request
+        // buffers are.
+        let mut buffer = HostBuffer::for_device(evaluator.pinned_for(), evaluator.input_kind());
+        buffer.resize(values.len());
+        buffer.planes_mut().copy_from_f32(&values);
         let mut out = Evaluation::new();
         out.accept_reduced_precision(true);
-        let (iterations, seconds) = timed(options, || evaluator.evaluate_into(inputs, batch, &mut out))?;
+        let (iterations, seconds) = timed(options, || {
+            evaluator.evaluate_parts(&mut [EvalPart { inputs: buffer.planes(), n: batch, out: &mut out }])
+        })?;
         let s = shape;
-        let xs = Tensor::f_from_slice(inputs)
+        let xs = Tensor::f_from_slice(&values)
             .and_then(|t| t.f_view([batch as i64, s.input_planes as i64, s.board_height as i64, s.board_width as i64]))
             .and_then(|t| t.f_to_device(device))
             .and_then(|t| t.f_to_kind(evaluator.kind()))

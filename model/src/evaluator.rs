@@ -9,6 +9,7 @@ use tch::{Device, Kind, Tensor};
 use crate::device::Precision;
 pub use crate::evaluation::{Evaluation, Logits};
 use crate::net::{FusedNet, Net};
+use crate::planes::{PlaneKind, PlanesRef};
 use crate::shape::{NetShape, WDL_LEN};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -50,13 +51,13 @@ pub trait Evaluator: Send + Sync {
     /// the inputs and splits the outputs (two extra copies); [`TorchEvaluator`] copies
     /// each part once to the device and hands each its slice of the results.
     fn evaluate_parts(&self, parts: &mut [EvalPart<'_>]) -> Result<(), EvalError> {
-        if let [only] = parts {
-            return self.evaluate_into(only.inputs, only.n, only.out);
+        if let [EvalPart { inputs: PlanesRef::F32(inputs), n, out }] = parts {
+            return self.evaluate_into(inputs, *n, out);
         }
         let total: usize = parts.iter().map(|p| p.n).sum();
         let mut inputs = Vec::with_capacity(total * self.shape().input_len());
         for p in parts.iter() {
-            inputs.extend_from_slice(p.inputs);
+            p.inputs.extend_f32(&mut inputs);
         }
         let all = self.evaluate(&inputs, total)?;
         let mut offset = 0;
@@ -74,6 +75,12 @@ pub trait Evaluator: Send + Sync {
         None
     }
 
+    /// The number type its parts' input planes should come in (a batcher's producers
+    /// write that type); others are accepted too, at the cost of a conversion.
+    fn input_kind(&self) -> PlaneKind {
+        PlaneKind::F32
+    }
+
     /// Bytes this evaluator moved between host buffers and its device, if it counts them.
     fn copy_stats(&self) -> Option<CopyStats> {
         None
@@ -87,7 +94,7 @@ pub trait Evaluator: Send + Sync {
 
 /// One request of a batch: `n` positions' encoded inputs, and where their results go.
 pub struct EvalPart<'a> {
-    pub inputs: &'a [f32],
+    pub inputs: PlanesRef<'a>,
     pub n: usize,
     pub out: &'a mut Evaluation,
 }
@@ -101,7 +108,7 @@ pub struct CopyStats {
     /// Requests handed in as parts of those batches, each read from its producer's own
     /// buffer (a batcher that concatenated them first would show one part per batch).
     pub parts: u64,
-    /// Bytes of the inputs handed in (f32 planes) and of the outputs handed back (logits
+    /// Bytes of the inputs handed in (planes in the kind they came in) and of the outputs handed back (logits
     /// in the precision handed back, WDL f32).
     pub input_bytes: u64,
     pub output_bytes: u64,
@@ -137,7 +144,7 @@ impl CopyCounters {
     }
 }
 
-fn check_input(shape: &NetShape, inputs: &[f32], batch: usize) -> Result<(), EvalError> {
+fn check_input(shape: &NetShape, inputs: PlanesRef<'_>, batch: usize) -> Result<(), EvalError> {
     let expected = batch * shape.input_len();
     if inputs.len() != expected {
         return Err(EvalError::InputLength { got: inputs.len(), expected, batch, per_position: shape.input_len() });
@@ -165,7 +172,7 @@ impl Evaluator for UniformEvaluator {
     }
 
     fn evaluate_into(&self, inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError> {
-        check_input(&self.shape, inputs, batch)?;
+        check_input(&self.shape, inputs.into(), batch)?;
         out.resize(batch, self.shape.policy_len());
         let (p, w) = out.buffers_mut();
         p.fill(0.0);
@@ -182,9 +189,10 @@ impl Evaluator for UniformEvaluator {
 /// convolutions, evaluation semantics, no autograd, weights in the chosen precision
 /// (by default f16 on CUDA, f32 on the CPU).
 ///
-/// The data path is one copy each way. In: each request's f32 planes are copied once,
+/// The data path is one copy each way. In: each request's planes are copied once,
 /// straight from the producer's buffer (page-locked when the batcher allocated it for
-/// CUDA) into the batch's input (on the CPU a reused tensor in the network's precision;
+/// CUDA; in the network's precision when that is f16 or bf16, [`PlaneKind::for_network`],
+/// else f32) into the batch's input (on the CPU a reused tensor in the network's precision;
 /// on CUDA a non-blocking transfer per request, joined and converted on the device, the
 /// batch padded to a fixed size so that cuDNN's benchmark mode tunes a few shapes only).
 /// Out: each request gets its rows of the logits in the network's precision when it
@@ -285,26 +293,24 @@ impl TorchEvaluator {
         // call; on CUDA the transfers finish before `evaluate_parts` returns (it waits for
         // the stream).
         let view = |p: &EvalPart<'_>| unsafe {
-            Tensor::f_from_blob(
-                p.inputs.as_ptr() as *const u8,
-                &[p.inputs.len() as i64],
-                &[1],
-                Kind::Float,
-                Device::Cpu,
-            )
+            let kind = p.inputs.kind();
+            Tensor::f_from_blob(p.inputs.as_ptr(), &[p.inputs.len() as i64], &[1], kind.torch_kind(), Device::Cpu)
         };
         let mut offset = 0i64;
         if self.device.is_cuda() {
             let mut pieces = Vec::with_capacity(parts.len() + 1);
             for p in parts.iter().filter(|p| p.n > 0) {
-                pieces.push(view(p)?.f_to_device_(self.device, Kind::Float, true, false)?);
-                CopyCounters::add(&self.copies.input_bytes_copied, p.inputs.len() * 4);
+                // In the producer's kind: the conversion, if any, runs on the device.
+                let kind = p.inputs.kind().torch_kind();
+                pieces.push(view(p)?.f_to_device_(self.device, kind, true, false)?);
+                CopyCounters::add(&self.copies.input_bytes_copied, p.inputs.bytes());
             }
             if rows > total {
-                pieces.push(Tensor::f_zeros([((rows - total) * len) as i64], (Kind::Float, self.device))?);
+                pieces.push(Tensor::f_zeros([((rows - total) * len) as i64], (self.kind, self.device))?);
             }
-            let flat = if pieces.len() == 1 { pieces.pop().expect("one") } else { Tensor::f_cat(&pieces, 0)? };
-            return Ok(flat.f_view(dims)?.f_to_kind(self.kind)?);
+            let pieces: Vec<Tensor> = pieces.iter().map(|t| t.f_to_kind(self.kind)).collect::<Result<_, _>>()?;
+            let flat = if pieces.len() == 1 { pieces.into_iter().next().expect("one") } else { Tensor::f_cat(&pieces, 0)? };
+            return Ok(flat.f_view(dims)?);
         }
         if input.numel() < total * len {
             *input = Tensor::f_zeros([(total * len) as i64], (self.kind, Device::Cpu))?;
@@ -312,7 +318,7 @@ impl TorchEvaluator {
         for p in parts.iter().filter(|p| p.n > 0) {
             let n = p.inputs.len() as i64;
             input.f_narrow(0, offset, n)?.f_copy_(&view(p)?)?;
-            CopyCounters::add(&self.copies.input_bytes_copied, p.inputs.len() * 4);
+            CopyCounters::add(&self.copies.input_bytes_copied, p.inputs.bytes());
             offset += n;
         }
         Ok(input.f_narrow(0, 0, (total * len) as i64)?.f_view(dims)?)
@@ -365,7 +371,7 @@ impl Evaluator for TorchEvaluator {
     }
 
     fn evaluate_into(&self, inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError> {
-        self.evaluate_parts(&mut [EvalPart { inputs, n: batch, out }])
+        self.evaluate_parts(&mut [EvalPart { inputs: inputs.into(), n: batch, out }])
     }
 
     fn evaluate_parts(&self, parts: &mut [EvalPart<'_>]) -> Result<(), EvalError> {
@@ -395,12 +401,16 @@ impl Evaluator for TorchEvaluator {
         let c = &self.copies;
         c.batches.fetch_add(1, Ordering::Relaxed);
         c.parts.fetch_add(parts.len() as u64, Ordering::Relaxed);
-        CopyCounters::add(&c.input_bytes, total * self.shape.input_len() * 4);
+        CopyCounters::add(&c.input_bytes, parts.iter().map(|p| p.inputs.bytes()).sum());
         result
     }
 
     fn pinned_for(&self) -> Option<Device> {
         self.device.is_cuda().then_some(self.device)
+    }
+
+    fn input_kind(&self) -> PlaneKind {
+        PlaneKind::for_network(self.kind)
     }
 
     fn copy_stats(&self) -> Option<CopyStats> {

@@ -1,23 +1,25 @@
-//! A producer's reusable f32 input buffer: plain memory, or page-locked (pinned) memory
-//! when its batches go to a CUDA device, so that the transfer is one DMA that need not
-//! block the host.
+//! A producer's reusable input buffer, in the [`PlaneKind`] its evaluator takes: plain
+//! memory, or page-locked (pinned) memory when its batches go to a CUDA device, so that
+//! the transfer is one DMA that need not block the host.
 
+use half::{bf16, f16};
 use tch::{Device, Kind, Tensor};
 
-/// Growable f32 buffer; its contents are unspecified after growing.
+use crate::planes::{PlaneKind, Planes, PlanesRef};
+
+/// Growable buffer of `len` plane values of one kind; its contents are unspecified after
+/// growing.
 pub struct HostBuffer {
     storage: Storage,
+    kind: PlaneKind,
     len: usize,
 }
 
 enum Storage {
-    Plain(Vec<f32>),
-    /// A pinned CPU tensor of `capacity` f32 (allocated by libtorch's pinned allocator).
-    Pinned {
-        tensor: Tensor,
-        capacity: usize,
-        device: Device,
-    },
+    /// Words, so that every plane kind is aligned.
+    Plain(Vec<u32>),
+    /// A pinned CPU tensor of `bytes` bytes (allocated by libtorch's pinned allocator).
+    Pinned { tensor: Tensor, bytes: usize, device: Device },
 }
 
 // SAFETY: the pinned tensor is owned by this buffer alone and only read or written through
@@ -26,29 +28,37 @@ unsafe impl Sync for HostBuffer {}
 
 impl Default for HostBuffer {
     fn default() -> Self {
-        HostBuffer { storage: Storage::Plain(Vec::new()), len: 0 }
+        HostBuffer { storage: Storage::Plain(Vec::new()), kind: PlaneKind::F32, len: 0 }
     }
 }
 
 impl std::fmt::Debug for HostBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostBuffer").field("len", &self.len).field("pinned", &self.is_pinned()).finish()
+        f.debug_struct("HostBuffer")
+            .field("len", &self.len)
+            .field("kind", &self.kind)
+            .field("pinned", &self.is_pinned())
+            .finish()
     }
 }
 
 impl HostBuffer {
-    /// A buffer whose memory is pinned for `device` when that is a CUDA device.
-    pub fn for_device(device: Option<Device>) -> HostBuffer {
-        match device {
-            Some(d) if d.is_cuda() => {
-                HostBuffer { storage: Storage::Pinned { tensor: Tensor::new(), capacity: 0, device: d }, len: 0 }
-            }
-            _ => HostBuffer::default(),
-        }
+    /// A buffer of `kind` values whose memory is pinned for `device` when that is a CUDA
+    /// device.
+    pub fn for_device(device: Option<Device>, kind: PlaneKind) -> HostBuffer {
+        let storage = match device {
+            Some(d) if d.is_cuda() => Storage::Pinned { tensor: Tensor::new(), bytes: 0, device: d },
+            _ => Storage::Plain(Vec::new()),
+        };
+        HostBuffer { storage, kind, len: 0 }
     }
 
     pub fn is_pinned(&self) -> bool {
         matches!(self.storage, Storage::Pinned { .. })
+    }
+
+    pub fn kind(&self) -> PlaneKind {
+        self.kind
     }
 
     pub fn len(&self) -> usize {
@@ -59,16 +69,17 @@ impl HostBuffer {
         self.len == 0
     }
 
-    /// Sets the length, keeping the allocation when it is big enough.
+    /// Sets the length in values, keeping the allocation when it is big enough.
     pub fn resize(&mut self, len: usize) {
+        let need = len * self.kind.bytes();
         match &mut self.storage {
-            Storage::Plain(v) => v.resize(len, 0.0),
-            Storage::Pinned { tensor, capacity, device } => {
-                if *capacity < len {
-                    let fresh = Tensor::zeros([len as i64], (Kind::Float, Device::Cpu));
+            Storage::Plain(v) => v.resize(need.div_ceil(4), 0),
+            Storage::Pinned { tensor, bytes, device } => {
+                if *bytes < need {
+                    let fresh = Tensor::zeros([need as i64], (Kind::Uint8, Device::Cpu));
                     // Pinning can fail (no driver memory left): plain memory still works.
                     *tensor = fresh.f_pin_memory(*device).unwrap_or(fresh);
-                    *capacity = len;
+                    *bytes = need;
                 }
             }
         }
@@ -80,25 +91,63 @@ impl HostBuffer {
         self.len = self.len.min(len);
     }
 
-    pub fn as_slice(&self) -> &[f32] {
+    fn base(&self) -> *const u8 {
         match &self.storage {
-            Storage::Plain(v) => &v[..self.len],
-            Storage::Pinned { tensor, .. } if self.len > 0 => {
-                // SAFETY: a contiguous f32 CPU tensor of `capacity >= len` values owned here.
-                unsafe { std::slice::from_raw_parts(tensor.data_ptr() as *const f32, self.len) }
-            }
-            Storage::Pinned { .. } => &[],
+            Storage::Plain(v) => v.as_ptr() as *const u8,
+            Storage::Pinned { tensor, .. } => tensor.data_ptr() as *const u8,
         }
     }
 
-    pub fn as_mut_slice(&mut self) -> &mut [f32] {
-        match &mut self.storage {
-            Storage::Plain(v) => &mut v[..self.len],
-            Storage::Pinned { tensor, .. } if self.len > 0 => {
-                // SAFETY: as in `as_slice`, and `&mut self` makes the access exclusive.
-                unsafe { std::slice::from_raw_parts_mut(tensor.data_ptr() as *mut f32, self.len) }
-            }
-            Storage::Pinned { .. } => &mut [],
+    /// The values written, in the buffer's kind.
+    pub fn planes(&self) -> PlanesRef<'_> {
+        if self.len == 0 {
+            return empty(self.kind);
         }
+        let (p, n) = (self.base(), self.len);
+        // SAFETY: `resize` made the storage hold at least `len` values of `kind`, aligned
+        // (words, or a libtorch allocation), owned here and borrowed with `self`.
+        unsafe {
+            match self.kind {
+                PlaneKind::F32 => PlanesRef::F32(std::slice::from_raw_parts(p as *const f32, n)),
+                PlaneKind::F16 => PlanesRef::F16(std::slice::from_raw_parts(p as *const f16, n)),
+                PlaneKind::Bf16 => PlanesRef::Bf16(std::slice::from_raw_parts(p as *const bf16, n)),
+            }
+        }
+    }
+
+    /// The values to write, in the buffer's kind.
+    pub fn planes_mut(&mut self) -> Planes<'_> {
+        if self.len == 0 {
+            return match self.kind {
+                PlaneKind::F32 => Planes::F32(&mut []),
+                PlaneKind::F16 => Planes::F16(&mut []),
+                PlaneKind::Bf16 => Planes::Bf16(&mut []),
+            };
+        }
+        let (p, n) = (self.base() as *mut u8, self.len);
+        // SAFETY: as in `planes`, and `&mut self` makes the access exclusive.
+        unsafe {
+            match self.kind {
+                PlaneKind::F32 => Planes::F32(std::slice::from_raw_parts_mut(p as *mut f32, n)),
+                PlaneKind::F16 => Planes::F16(std::slice::from_raw_parts_mut(p as *mut f16, n)),
+                PlaneKind::Bf16 => Planes::Bf16(std::slice::from_raw_parts_mut(p as *mut bf16, n)),
+            }
+        }
+    }
+
+    /// The values as f32. Panics unless the buffer's kind is [`PlaneKind::F32`].
+    pub fn as_mut_slice(&mut self) -> &mut [f32] {
+        match self.planes_mut() {
+            Planes::F32(s) => s,
+            other => panic!("HostBuffer::as_mut_slice on {:?} planes", other.kind()),
+        }
+    }
+}
+
+fn empty(kind: PlaneKind) -> PlanesRef<'static> {
+    match kind {
+        PlaneKind::F32 => PlanesRef::F32(&[]),
+        PlaneKind::F16 => PlanesRef::F16(&[]),
+        PlaneKind::Bf16 => PlanesRef::Bf16(&[]),
     }
 }

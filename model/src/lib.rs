@@ -29,6 +29,7 @@ pub mod init;
 mod load_error;
 pub mod loader;
 pub mod net;
+pub mod planes;
 pub mod shape;
 mod torch_link;
 pub mod util;
@@ -49,6 +50,7 @@ pub use host_buffer::HostBuffer;
 pub use init::{init_checkpoint, InitError};
 pub use loader::{load_net, locate_model, read_model_meta, Expected, ModelMeta, ModelSource, Network};
 pub use net::{Net, NetError, ResNet};
+pub use planes::{PlaneKind, PlaneValue, Planes, PlanesRef};
 pub use shape::{NetShape, ShapeError, WDL_LEN};
 pub use weights::{tensor_digest, tensors_sha256};
 

@@ -49,17 +49,8 @@ impl LeafEvaluator for DirectEvaluator<'_> {
 impl LeafEvaluator for EvalSlot {
     type Error = BatchError;
     fn evaluate(&mut self, inputs: &[f32], n: usize) -> Result<&Evaluation, BatchError> {
-        let buf = self.inputs_mut(n);
-        if buf.len() != inputs.len() {
-            return Err(EvalError::InputLength {
-                got: inputs.len(),
-                expected: buf.len(),
-                batch: n,
-                per_position: buf.len() / n.max(1),
-            }
-            .into());
-        }
-        buf.copy_from_slice(inputs);
+        // The copy into the request converts to the evaluator's plane kind on the way.
+        self.write_f32(inputs, n)?;
         EvalSlot::evaluate(self)
     }
 }

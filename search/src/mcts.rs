@@ -30,7 +30,7 @@
 use std::collections::VecDeque;
 
 use model::encoding::Encoder;
-use model::Logits;
+use model::{Logits, Planes};
 use rules::{EndRules, Move, Position};
 
 use crate::config::SearchConfig;
@@ -319,12 +319,13 @@ impl Search {
     /// Runs simulations until one needs a network evaluation (its input planes are
     /// written to `input`, `encoder.input_len()` values) or the search is done.
     /// Simulations that end in terminal or proven nodes are backed up on the spot.
-    pub fn select(&mut self, encoder: &Encoder, input: &mut [f32], _rng: &mut Rng) -> Step {
+    pub fn select<'p>(&mut self, encoder: &Encoder, input: impl Into<Planes<'p>>, _rng: &mut Rng) -> Step {
+        let mut input = input.into();
         loop {
             if self.tree.started() >= self.budget as u64 {
                 return Step::Done;
             }
-            match self.tree.select_leaf(encoder, input, &mut self.gumbel) {
+            match self.tree.select_leaf(encoder, input.reborrow(), &mut self.gumbel) {
                 Selected::NeedsEval(leaf) => {
                     self.evaluations += 1;
                     self.pending.push_back(leaf);

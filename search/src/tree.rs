@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use model::encoding::Encoder;
-use model::Logits;
+use model::{Logits, Planes};
 use rules::{EndRules, ImpasseRule, Move, Position, RoyalRule};
 
 use crate::config::SearchConfig;
@@ -541,10 +541,10 @@ impl Tree {
     /// Descends to a leaf and either backs up an exact result, or writes the leaf's input
     /// planes to `input` (`encoder.input_len()` values) and returns it for evaluation
     /// (virtual loss on its path until [`Tree::apply`]).
-    pub fn select_leaf<H: RootHooks + ?Sized>(
+    pub fn select_leaf<'p, H: RootHooks + ?Sized>(
         &mut self,
         encoder: &Encoder,
-        input: &mut [f32],
+        input: impl Into<Planes<'p>>,
         hooks: &mut H,
     ) -> Selected {
         if self.is_done() {
@@ -668,7 +668,7 @@ impl Tree {
             return self.finish_exact(leaf, proof.value().unwrap_or(0.0), 0.0, node != 0);
         }
         self.nodes[node as usize].state = State::Pending;
-        encoder.encode(&self.work, input);
+        encoder.encode_planes(&self.work, input.into());
         self.undo_played(played);
         leaf.labels.clear();
         leaf.labels.extend(self.labels_buf.iter().map(|&l| l as u32));

@@ -447,12 +447,12 @@ impl Ctx<'_> {
             return Ok(());
         }
         // Every game sends at most one leaf; a replaced game keeps the count.
-        let buf = slot.inputs_mut(games.len());
+        let mut buf = slot.planes_mut(games.len());
         let mut gi = 0;
         while gi < games.len() {
             let off = waiting.len() * len;
             let game = &mut games[gi];
-            match game.search.select(&self.encoder, &mut buf[off..off + len], &mut game.rng) {
+            match game.search.select(&self.encoder, buf.range(off, len), &mut game.rng) {
                 Step::NeedsEval => {
                     waiting.push(gi);
                     gi += 1;

@@ -3,6 +3,7 @@
 
 use super::policy::ViewTable;
 use super::EncoderOptions;
+use crate::planes::PlaneValue;
 use rules::{Color, Kind, Piece, Position, RoyalRule, Variant};
 
 /// What one input plane holds. "Own" is the side to move.
@@ -211,16 +212,18 @@ impl FeatureLayout {
     }
 
     #[inline]
-    fn fill(out: &mut [f32], plane: u16, n: usize, value: f32) {
+    fn fill<T: PlaneValue>(out: &mut [T], plane: u16, n: usize, value: f32) {
         let p = plane as usize * n;
-        out[p..p + n].fill(value);
+        out[p..p + n].fill(T::from_f32(value));
     }
 
-    pub fn encode(&self, pos: &Position, out: &mut [f32]) {
+    /// Writes in the number type the planes travel in (f32, or the 16-bit type of the
+    /// network's precision): the values are rounded once, as the device would round them.
+    pub fn encode<T: PlaneValue>(&self, pos: &Position, out: &mut [T]) {
         let size = self.size;
         let n = size * size;
         assert_eq!(out.len(), self.planes.len() * n, "input buffer length");
-        out.fill(0.0);
+        out.fill(T::ZERO);
         let us = pos.side_to_move();
         let gote = us == Color::Gote;
         let table = &self.piece[us.index()];
@@ -232,7 +235,7 @@ impl FeatureLayout {
             board[v] = p.code();
             let plane = table[p.code() as usize];
             debug_assert_ne!(plane, NONE, "piece {p:?} not in the variant");
-            out[plane as usize * n + v] = 1.0;
+            out[plane as usize * n + v] = T::ONE;
         }
         if let Some(hand) = &self.hand {
             for (i, &kind) in Kind::HAND.iter().enumerate() {
@@ -272,7 +275,7 @@ impl FeatureLayout {
 
     /// Attack planes: every square each piece attacks (pins and the check
     /// rule ignored; own pieces on the square count as defended).
-    fn encode_attacks(&self, table: &[u16; 128], us: Color, board: &[u8], out: &mut [f32]) {
+    fn encode_attacks<T: PlaneValue>(&self, table: &[u16; 128], us: Color, board: &[u8], out: &mut [T]) {
         let size = self.size as i32;
         let n = board.len();
         let gote = us == Color::Gote;
@@ -297,8 +300,8 @@ impl FeatureLayout {
                         break;
                     }
                     let t = (r * size + c) as usize;
-                    if out[plane + t] == 0.0 {
-                        out[plane + t] = 1.0;
+                    if out[plane + t] == T::ZERO {
+                        out[plane + t] = T::ONE;
                     }
                     counts[t] = counts[t].saturating_add(1);
                     if leg.jump || board[t] != 0 {
@@ -312,7 +315,7 @@ impl FeatureLayout {
             let base = self.attack_count[own as usize] as usize * n;
             for (t, &k) in count[own as usize][..n].iter().enumerate() {
                 for j in 0..(k as usize).min(3) {
-                    out[base + j * n + t] = 1.0;
+                    out[base + j * n + t] = T::ONE;
                 }
             }
         }

@@ -7,6 +7,7 @@ pub use features::{hand_max, progress_horizon, InputPlane};
 pub use policy::{PolicyPlane, DIRS, DIR_NAMES, RAY_MAX};
 
 use crate::shape::NetShape;
+use crate::planes::Planes;
 use rules::{Move, Position, Variant};
 use serde::{Deserialize, Serialize};
 
@@ -125,6 +126,16 @@ impl Encoder {
     pub fn encode(&self, pos: &Position, out: &mut [f32]) {
         assert_eq!(pos.variant(), self.variant, "position of another variant");
         self.features.encode(pos, out);
+    }
+
+    /// [`Encoder::encode`] into planes of any [`crate::PlaneKind`] (a batcher slot's).
+    pub fn encode_planes(&self, pos: &Position, out: Planes<'_>) {
+        assert_eq!(pos.variant(), self.variant, "position of another variant");
+        match out {
+            Planes::F32(s) => self.features.encode(pos, s),
+            Planes::F16(s) => self.features.encode(pos, s),
+            Planes::Bf16(s) => self.features.encode(pos, s),
+        }
     }
 
     /// The label of a move of `pos` in `0..policy_size()`; `None` only for
