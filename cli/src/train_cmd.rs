@@ -82,6 +82,8 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         progress: !args.quiet,
         devices: args.devices,
     };
+    // A broken config is refused before the run is announced (the run reads it again).
+    trainer::TrainFileConfig::load(&opts.config).map_err(|e| config_error(trainer::TrainError::Config(e)))?;
     let stop = trainer::install_signal_handler();
     eprintln!(
         "koma train: run `{run}` in {} (TensorBoard: scripts/tensorboard.sh {}; Ctrl-C saves and stops)",
