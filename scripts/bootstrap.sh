@@ -5,12 +5,15 @@
 #
 #   scripts/bootstrap.sh [--variant shogi|dai] [--run NAME] [--games N] [--engine SPEC]
 #                        [--epochs E] [--config FILE] [--selfplay-minutes M]
+#                        [--selfplay-config FILE]
 #
 # Defaults (scripts/install-engines.sh installs the engines), no self-play:
 #   shogi: Fairy-Stockfish at depth 5, 2,000 games (about 230,000 positions), 3 epochs,
-#          configs/shogi-boot.toml, games cut at 320 plies;
+#          configs/shogi-boot.toml (also for self-play), games cut at 320 plies;
 #   dai:   HaChu at depth 1, 600 games (about 260,000 positions), 2 epochs,
-#          configs/dai-tiny.toml, games cut at 500 plies.
+#          configs/dai-tiny.toml, games cut at 500 plies; self-play with
+#          configs/dai-tiny-after-teacher.toml. The dai demo (about an hour on two cores):
+#          scripts/bootstrap.sh --variant dai --selfplay-minutes 30
 # Output: runs/NAME/teacher/ (sample chunks), runs/NAME/ (checkpoints, TensorBoard).
 # Measure the result with scripts/ladder.sh runs/NAME/checkpoints/ckpt-XXXXXXXX.
 set -euo pipefail
@@ -27,6 +30,7 @@ engine=""
 epochs=""
 config=""
 selfplay_minutes=0
+selfplay_config=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --variant) variant="$2"; shift 2 ;;
@@ -36,13 +40,14 @@ while [[ $# -gt 0 ]]; do
         --epochs) epochs="$2"; shift 2 ;;
         --config) config="$2"; shift 2 ;;
         --selfplay-minutes) selfplay_minutes="$2"; shift 2 ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        --selfplay-config) selfplay_config="$2"; shift 2 ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
         *) echo "bootstrap.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 case "$variant" in
-    shogi) defaults=(2000 "usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,depth=5" 3 configs/shogi-boot.toml 320) ;;
-    dai) defaults=(600 "xboard:/usr/games/hachu,depth=1" 2 configs/dai-tiny.toml 500) ;;
+    shogi) defaults=(2000 "usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,depth=5" 3 configs/shogi-boot.toml 320 "") ;;
+    dai) defaults=(600 "xboard:/usr/games/hachu,depth=1" 2 configs/dai-tiny.toml 500 configs/dai-tiny-after-teacher.toml) ;;
     *) echo "bootstrap.sh: --variant is shogi or dai (sho: pass --engine and --config)" >&2; exit 2 ;;
 esac
 games="${games:-${defaults[0]}}"
@@ -50,6 +55,7 @@ engine="${engine:-${defaults[1]}}"
 epochs="${epochs:-${defaults[2]}}"
 config="${config:-${defaults[3]}}"
 max_plies="${defaults[4]}"
+selfplay_config="${selfplay_config:-${defaults[5]:-$config}}"
 koma=target/release/koma
 teacher="runs/$run/teacher"
 latest() { ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1 | sed 's/\.json$//'; }
@@ -67,7 +73,7 @@ $koma learn --config "$config" --records "$teacher" --epochs "$epochs" --run "$r
 ckpt="$(latest "$run")"
 if [[ "$selfplay_minutes" != 0 ]]; then
     echo "bootstrap.sh: [3/3] $selfplay_minutes minutes of self-play from $ckpt ($((SECONDS / 60)) min so far)" >&2
-    $koma train --config "$config" --run "$run-selfplay" --init "$ckpt" --max-minutes "$selfplay_minutes"
+    $koma train --config "$selfplay_config" --run "$run-selfplay" --init "$ckpt" --max-minutes "$selfplay_minutes"
     ckpt="$(latest "$run-selfplay")"
 fi
 echo "bootstrap.sh: done in $((SECONDS / 60)) min; network $ckpt" >&2
