@@ -23,12 +23,8 @@ pub struct LearnerArgs {
     /// instead of fresh weights (its input planes must be the config's).
     #[arg(long)]
     init: Option<PathBuf>,
-    /// Stop after this many minutes (overrides train.max_minutes; 0 = no limit).
-    #[arg(long)]
-    max_minutes: Option<f64>,
-    /// Stop after this many optimiser steps (overrides train.max_steps; 0 = no limit).
-    #[arg(long)]
-    max_steps: Option<u64>,
+    #[command(flatten)]
+    limits: crate::train_cmd::StopLimits,
     /// Local folder for checkpoints and TensorBoard files of a remote run (default: in the
     /// system's temporary folder).
     #[arg(long)]
@@ -55,8 +51,8 @@ pub fn learner(args: LearnerArgs) -> anyhow::Result<ExitCode> {
         name: args.run.clone(),
         resume: true,
         init: args.init,
-        max_minutes: args.max_minutes,
-        max_steps: args.max_steps,
+        max_minutes: args.limits.max_minutes,
+        max_steps: args.limits.max_steps,
         progress: !args.quiet,
         poll: Duration::from_secs_f64(args.poll_seconds),
         stop: stop.clone(),

@@ -8,6 +8,17 @@ use clap::Args;
 
 use crate::BadInput;
 
+/// When a learning run stops by itself (`koma train`, `koma learner`).
+#[derive(Args)]
+pub struct StopLimits {
+    /// Stop after this many minutes (overrides train.max_minutes; 0 = no limit).
+    #[arg(long)]
+    pub max_minutes: Option<f64>,
+    /// Stop after this many optimiser steps (overrides train.max_steps; 0 = no limit).
+    #[arg(long)]
+    pub max_steps: Option<u64>,
+}
+
 #[derive(Args)]
 pub struct TrainArgs {
     /// Config file (TOML: variant, [model], [search], [selfplay], [train]).
@@ -26,12 +37,8 @@ pub struct TrainArgs {
     /// instead of fresh weights (its architecture; its input planes must be the config's).
     #[arg(long, conflicts_with = "resume")]
     init: Option<PathBuf>,
-    /// Stop after this many minutes (overrides train.max_minutes; 0 = no limit).
-    #[arg(long)]
-    max_minutes: Option<f64>,
-    /// Stop after this many optimiser steps (overrides train.max_steps; 0 = no limit).
-    #[arg(long)]
-    max_steps: Option<u64>,
+    #[command(flatten)]
+    limits: StopLimits,
     /// No progress display.
     #[arg(long)]
     quiet: bool,
@@ -77,8 +84,8 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         runs_dir: args.runs_dir.clone(),
         resume: args.resume,
         init: args.init,
-        max_minutes: args.max_minutes,
-        max_steps: args.max_steps,
+        max_minutes: args.limits.max_minutes,
+        max_steps: args.limits.max_steps,
         progress: !args.quiet,
         devices: args.devices,
     };
