@@ -309,7 +309,8 @@ impl TorchEvaluator {
                 pieces.push(Tensor::f_zeros([((rows - total) * len) as i64], (self.kind, self.device))?);
             }
             let pieces: Vec<Tensor> = pieces.iter().map(|t| t.f_to_kind(self.kind)).collect::<Result<_, _>>()?;
-            let flat = if pieces.len() == 1 { pieces.into_iter().next().expect("one") } else { Tensor::f_cat(&pieces, 0)? };
+            let flat =
+                if pieces.len() == 1 { pieces.into_iter().next().expect("one") } else { Tensor::f_cat(&pieces, 0)? };
             return Ok(flat.f_view(dims)?);
         }
         if input.numel() < total * len {

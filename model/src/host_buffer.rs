@@ -134,14 +134,6 @@ impl HostBuffer {
             }
         }
     }
-
-    /// The values as f32. Panics unless the buffer's kind is [`PlaneKind::F32`].
-    pub fn as_mut_slice(&mut self) -> &mut [f32] {
-        match self.planes_mut() {
-            Planes::F32(s) => s,
-            other => panic!("HostBuffer::as_mut_slice on {:?} planes", other.kind()),
-        }
-    }
 }
 
 fn empty(kind: PlaneKind) -> PlanesRef<'static> {

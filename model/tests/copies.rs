@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
 use common::*;
-use koma_model::tch::{Device, Kind};
 use koma_model::encoding::Encoder;
+use koma_model::tch::{Device, Kind};
 use koma_model::{Batcher, BatcherConfig, Evaluator, Net, PlaneKind, Precision, TorchEvaluator};
 use rules::{Position, Variant};
 

@@ -6,8 +6,8 @@ mod policy;
 pub use features::{hand_max, progress_horizon, InputPlane};
 pub use policy::{PolicyPlane, DIRS, DIR_NAMES, RAY_MAX};
 
-use crate::shape::NetShape;
 use crate::planes::Planes;
+use crate::shape::NetShape;
 use rules::{Move, Position, Variant};
 use serde::{Deserialize, Serialize};
 
