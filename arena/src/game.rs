@@ -78,7 +78,7 @@ impl GameRecord {
 
 fn fault_reason(f: &Fault, clocked: bool) -> &'static str {
     match f {
-        Fault::Illegal(_) => "illegal_move",
+        Fault::Illegal { .. } => "illegal_move",
         Fault::Timeout if clocked => "time",
         Fault::Timeout => "hang",
         Fault::Crash(_) => "crash",

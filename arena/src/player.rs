@@ -110,12 +110,23 @@ pub enum Action {
     Declare,
 }
 
+/// The fault of an engine whose move `text` the rules refused with `e`.
+pub fn refused(text: &str, e: &rules::MoveError) -> Fault {
+    let why = match e {
+        rules::MoveError::Illegal { why, .. } | rules::MoveError::Xboard(rules::XboardError::Illegal { why, .. }) => {
+            why.to_string()
+        }
+        other => other.to_string(),
+    };
+    Fault::Illegal { text: text.to_string(), why }
+}
+
 /// A player failed to answer properly; it loses the game.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Fault {
-    /// The text is the move as the engine sent it.
-    #[error("illegal move '{0}'")]
-    Illegal(String),
+    /// `text` is the move as the engine sent it, `why` the rules' reason for refusing it.
+    #[error("illegal move '{text}': {why}")]
+    Illegal { text: String, why: String },
     #[error("no answer before the deadline")]
     Timeout,
     #[error("crash: {0}")]

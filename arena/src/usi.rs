@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use rules::{Position, Variant};
 
-use crate::player::{Action, EngineScore, Fault, GoRequest, Player, PlayerResult, TimeControl};
+use crate::player::{refused, Action, EngineScore, Fault, GoRequest, Player, PlayerResult, TimeControl};
 use crate::process::{EngineProcess, ProcessError};
 
 pub struct UsiEngine {
@@ -152,7 +152,7 @@ impl Player for UsiEngine {
         match best.as_str() {
             "resign" => Ok(Action::Resign),
             "win" => Ok(Action::Declare),
-            text => req.pos.parse_usi(text).map(Action::Move).map_err(|_| Fault::Illegal(text.to_string())),
+            text => req.pos.parse_usi(text).map(Action::Move).map_err(|e| refused(text, &e)),
         }
     }
 

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use rules::{Color, Position, Variant};
 
-use crate::player::{Action, EngineScore, Fault, GoRequest, Player, TimeControl};
+use crate::player::{refused, Action, EngineScore, Fault, GoRequest, Player, TimeControl};
 use crate::process::{EngineProcess, ProcessError};
 
 /// How long the arena waits for `feature done=1` (the protocol asks GUIs to wait at
@@ -268,7 +268,7 @@ impl XboardEngine {
         };
         match reply {
             Reply::Move(text) => {
-                let mv = req.pos.parse_xboard(&text).map_err(|_| Fault::Illegal(text.clone()))?;
+                let mv = req.pos.parse_xboard(&text).map_err(|e| refused(&text, &e.into()))?;
                 self.sent = n + 1;
                 Ok(Action::Move(mv))
             }
@@ -318,7 +318,7 @@ impl XboardEngine {
             Err(e) => return Err(e.into()),
         };
         match reply {
-            Reply::Move(text) => req.pos.parse_usi(&text).map(Action::Move).map_err(|_| Fault::Illegal(text)),
+            Reply::Move(text) => req.pos.parse_usi(&text).map(Action::Move).map_err(|e| refused(&text, &e)),
             Reply::Resign => Ok(Action::Resign),
             Reply::Claim(c) => Err(Fault::FalseClaim(c)),
             Reply::Error(e) => Err(Fault::Protocol(e)),

@@ -144,27 +144,40 @@ fn fake_xboard(dir: &Path, name: &str, on_go: &str) -> String {
     format!("xboard:{}", script(dir, name, &body).display())
 }
 
-/// The fake loses every game, with `reason`, and the match finishes.
-fn fake_loses(engine: &str, reason: &str) {
+/// The fake loses every game, with `reason`, and the match finishes; returns the games.
+fn fake_loses(engine: &str, reason: &str) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m");
     let cfg = config(&[&format!("fake={engine}"), "random=random"], 2, &out);
     let report = run_match(&cfg).unwrap();
     assert_eq!(report.games, 2);
     assert_eq!(report.pairs[0].wdl.losses, 2, "{:?}", report.pairs[0]);
-    for g in games(&out) {
+    let games = games(&out);
+    for g in &games {
         let fake_color = if g["sente"] == "fake" { "sente" } else { "gote" };
         assert_ne!(g["winner"], fake_color);
         assert_ne!(g["winner"], "draw");
         assert_eq!(g["reason"], reason, "{g}");
+    }
+    games
+}
+
+/// Every game's detail names the move and the rules' reason for refusing it.
+fn details_say(games: &[serde_json::Value], text: &str, why: &str) {
+    for g in games {
+        let detail = g["detail"].as_str().unwrap_or_default();
+        let reason = detail.strip_prefix(&format!("illegal move '{text}': ")).unwrap_or_default();
+        assert!(!reason.is_empty() && reason.contains(why), "{g}");
     }
 }
 
 #[test]
 fn an_illegal_move_loses() {
     let dir = tempfile::tempdir().unwrap();
-    fake_loses(&fake_usi(dir.path(), "illegal.sh", "echo 'bestmove 5e5d'"), "illegal_move");
-    fake_loses(&fake_usi(dir.path(), "garbage.sh", "echo 'bestmove xyz'"), "illegal_move");
+    let games = fake_loses(&fake_usi(dir.path(), "illegal.sh", "echo 'bestmove 5e5d'"), "illegal_move");
+    details_say(&games, "5e5d", "no piece on the square moved from");
+    let games = fake_loses(&fake_usi(dir.path(), "garbage.sh", "echo 'bestmove xyz'"), "illegal_move");
+    details_say(&games, "xyz", "xyz");
 }
 
 #[test]
@@ -199,7 +212,8 @@ fn a_resigning_engine_loses_by_resignation() {
 #[test]
 fn xboard_fakes_lose() {
     let dir = tempfile::tempdir().unwrap();
-    fake_loses(&fake_xboard(dir.path(), "xb-illegal.sh", "echo 'move a1a9'"), "illegal_move");
+    let games = fake_loses(&fake_xboard(dir.path(), "xb-illegal.sh", "echo 'move a1a9'"), "illegal_move");
+    details_say(&games, "a1a9", "");
     fake_loses(&fake_xboard(dir.path(), "xb-crash.sh", "exit 1"), "crash");
     fake_loses(&fake_xboard(dir.path(), "xb-claim.sh", "echo '1/2-1/2 {I say so}'"), "false_claim");
 }
