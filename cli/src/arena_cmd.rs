@@ -93,7 +93,9 @@ fn parse_sprt(text: &str) -> Result<Sprt> {
         t.alpha = *a;
         t.beta = *b;
     }
-    if !(t.elo1 > t.elo0) || !(0.0 < t.alpha && t.alpha < 0.5) || !(0.0 < t.beta && t.beta < 0.5) {
+    // Written so that NaN fails every comparison.
+    let valid = t.elo1 > t.elo0 && 0.0 < t.alpha && t.alpha < 0.5 && 0.0 < t.beta && t.beta < 0.5;
+    if !valid {
         return Err(bad(format!("--sprt {text}: needs ELO1 > ELO0 and 0 < alpha, beta < 0.5")));
     }
     Ok(t)

@@ -130,7 +130,8 @@ pub struct LearnArgs {
 }
 
 pub fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
-    if !(args.epochs > 0.0) || !(0.0..1.0).contains(&args.validation) {
+    let valid = args.epochs > 0.0 && (0.0..1.0).contains(&args.validation);
+    if !valid {
         return Err(BadInput("--epochs must be positive and --validation in [0, 1)".into()).into());
     }
     let run = args.run.clone().unwrap_or_else(|| format!("learn-{}", default_run_name()));

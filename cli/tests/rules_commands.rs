@@ -74,7 +74,7 @@ fn outcome_answers_each_line_and_goes_on_after_bad_ones() {
 fn outcome_matches_the_reference_endings() {
     let data =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/moves/endings-shogi.tsv")).unwrap();
-    let input: String = data.lines().map(|l| l.rsplitn(2, '\t').nth(1).unwrap().to_string() + "\n").collect();
+    let input: String = data.lines().map(|l| l.rsplit_once('\t').unwrap().0.to_string() + "\n").collect();
     let o = koma(&["outcome"], &input);
     assert!(o.status.success());
     let expected: Vec<&str> = data.lines().map(|l| l.rsplit('\t').next().unwrap()).collect();

@@ -46,7 +46,7 @@ fn thread_cpu_seconds() -> Option<f64> {
     let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `now` is a valid timespec for the call to fill in.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
-    (rc == 0).then(|| now.tv_sec as f64 + now.tv_nsec as f64 * 1e-9)
+    (rc == 0).then_some(now.tv_sec as f64 + now.tv_nsec as f64 * 1e-9)
 }
 
 /// Runs `f`, returning its result and its thread CPU time (wall-clock

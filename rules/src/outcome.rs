@@ -106,7 +106,7 @@ impl Position {
             return end(winner, Reason::Impasse);
         }
         if let Some(max) = rules.max_plies {
-            if self.move_number() - 1 >= max {
+            if self.move_number() > max {
                 return end(None, Reason::MaxMoves);
             }
         }
@@ -132,7 +132,7 @@ impl Position {
         let first = earlier[0];
         let n = self.history.len();
         // The last move was made by the opponent of the side to move.
-        let mover = |j: usize| if (n - 1 - j) % 2 == 0 { self.side.opponent() } else { self.side };
+        let mover = |j: usize| if (n - 1 - j).is_multiple_of(2) { self.side.opponent() } else { self.side };
         for checker in [self.side.opponent(), self.side] {
             let mut moves = (first..n).filter(|&j| mover(j) == checker).peekable();
             if moves.peek().is_some() && moves.all(|j| self.history[j].gave_check) {

@@ -322,8 +322,8 @@ impl Position {
     pub(crate) fn attacked_ignoring(&self, sq: Square, by: Color, ignore: Square) -> bool {
         let t = self.t;
         let c = by.index();
-        for d in 0..8 {
-            let off = crate::variant::mailbox_offset(DIRS[d].0, DIRS[d].1) as isize;
+        for (d, &(dx, dy)) in DIRS.iter().enumerate() {
+            let off = crate::variant::mailbox_offset(dx, dy) as isize;
             let mut s = sq.offset(off);
             let code = self.code(s);
             if code != EMPTY && s != ignore {

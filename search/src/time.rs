@@ -61,9 +61,8 @@ pub fn budget(clock: &Clock, margin: u64) -> Option<Budget> {
         let hard = (soft * 2).min(hard_all).max(soft);
         return Some(Budget { soft, hard });
     }
-    if clock.time.is_none() {
-        return None;
-    }
+    // No time on the clock at all: think until told.
+    clock.time?;
     let hard_all = guard(time, margin);
     let soft = if clock.moves_to_go > 0 {
         time / (clock.moves_to_go as u64 + 1) + clock.inc * 4 / 5

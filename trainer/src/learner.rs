@@ -302,7 +302,7 @@ impl Learner {
             // Loss-scale removal and clipping as one factor on the gradients.
             let mut factor = self.loss_scale.reciprocal();
             if self.cfg.grad_clip > 0.0 {
-                factor = factor * ((&norm + 1e-6).reciprocal() * self.cfg.grad_clip).clamp_max(1.0);
+                factor *= ((&norm + 1e-6).reciprocal() * self.cfg.grad_clip).clamp_max(1.0);
             }
             self.opt.step_on_device(lr, &factor, &bad);
             // In f32, or at loss scale 1, a non-finite step is no overflow: it stops training.

@@ -70,7 +70,7 @@ fn newest_run_checkpoint(runs: &Path, variant: Variant) -> Option<PathBuf> {
         }
     }
     // Newest first; only the metadata of the candidates up to the first match is read.
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     let plays = |p: &Path| model::read_checkpoint_meta(p).is_ok_and(|m| m.variant == variant.name());
     found.into_iter().map(|(_, p)| p).find(|p| plays(p))
 }

@@ -147,7 +147,7 @@ fn score_of(proof: Proof, q: f32) -> Score {
 pub fn snapshot(tree: &Tree, elapsed: Duration, multipv: usize) -> Info {
     let ms = elapsed.as_millis() as u64;
     let nodes = tree.started();
-    let nps = if ms > 0 { nodes * 1000 / ms } else { 0 };
+    let nps = (nodes * 1000).checked_div(ms).unwrap_or(0);
     let mut children = tree.root_children();
     let best = tree.best_move();
     let root_q = {
@@ -253,7 +253,7 @@ pub fn run(
             stop_reason = "stop";
             break;
         }
-        if shared.error.lock().map_or(false, |e| e.is_some()) {
+        if shared.error.lock().is_ok_and(|e| e.is_some()) {
             stop_reason = "error";
             break;
         }

@@ -140,7 +140,7 @@ impl BoardBuilder {
         }
         self.given = true;
         let rest = &stmt[2..];
-        if rest.len() % 4 != 0 || !rest.is_ascii() {
+        if !rest.len().is_multiple_of(4) || !rest.is_ascii() {
             return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "PI removals are XYKK, as in PI82HI22KA"));
         }
         for item in rest.as_bytes().chunks(4) {
@@ -194,7 +194,7 @@ impl BoardBuilder {
     fn pieces(&mut self, n: usize, stmt: &str) -> Result<(), RecordError> {
         let color = parse_sign(stmt.as_bytes()[1]).expect("caller checked");
         let rest = &stmt[2..];
-        if rest.len() % 4 != 0 || !rest.is_ascii() {
+        if !rest.len().is_multiple_of(4) || !rest.is_ascii() {
             return Err(RecordError::at_line(ErrorKind::Syntax, n, stmt, "pieces are XYKK, as in P+00FU"));
         }
         self.given = true;
