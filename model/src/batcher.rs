@@ -37,7 +37,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use tch::Device;
 
 use crate::evaluation::Evaluation;
-use crate::evaluator::{EvalError, EvalPart, Evaluator};
+use crate::evaluator::{check_input, EvalError, EvalPart, Evaluator};
 use crate::host_buffer::HostBuffer;
 use crate::planes::{PlaneKind, Planes};
 use crate::shape::NetShape;
@@ -323,16 +323,8 @@ impl EvalSlot {
 
     /// Writes `n` positions' f32 planes into the request, converted to the slot's kind.
     pub fn write_f32(&mut self, inputs: &[f32], n: usize) -> Result<(), EvalError> {
-        let mut planes = self.planes_mut(n);
-        if planes.len() != inputs.len() {
-            return Err(EvalError::InputLength {
-                got: inputs.len(),
-                expected: planes.len(),
-                batch: n,
-                per_position: planes.len() / n.max(1),
-            });
-        }
-        planes.copy_from_f32(inputs);
+        check_input(&self.handle.shared.shape, inputs.into(), n)?;
+        self.planes_mut(n).copy_from_f32(inputs);
         Ok(())
     }
 

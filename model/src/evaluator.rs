@@ -144,7 +144,7 @@ impl CopyCounters {
     }
 }
 
-fn check_input(shape: &NetShape, inputs: PlanesRef<'_>, batch: usize) -> Result<(), EvalError> {
+pub(crate) fn check_input(shape: &NetShape, inputs: PlanesRef<'_>, batch: usize) -> Result<(), EvalError> {
     let expected = batch * shape.input_len();
     if inputs.len() != expected {
         return Err(EvalError::InputLength { got: inputs.len(), expected, batch, per_position: shape.input_len() });

@@ -94,21 +94,22 @@ impl<'a> From<&'a mut Vec<f32>> for Planes<'a> {
 }
 
 impl Planes<'_> {
-    pub fn kind(&self) -> PlaneKind {
+    /// The same values, to read.
+    pub fn as_ref(&self) -> PlanesRef<'_> {
         match self {
-            Planes::F32(_) => PlaneKind::F32,
-            Planes::F16(_) => PlaneKind::F16,
-            Planes::Bf16(_) => PlaneKind::Bf16,
+            Planes::F32(s) => PlanesRef::F32(s),
+            Planes::F16(s) => PlanesRef::F16(s),
+            Planes::Bf16(s) => PlanesRef::Bf16(s),
         }
+    }
+
+    pub fn kind(&self) -> PlaneKind {
+        self.as_ref().kind()
     }
 
     /// Values (not bytes).
     pub fn len(&self) -> usize {
-        match self {
-            Planes::F32(s) => s.len(),
-            Planes::F16(s) => s.len(),
-            Planes::Bf16(s) => s.len(),
-        }
+        self.as_ref().len()
     }
 
     pub fn is_empty(&self) -> bool {

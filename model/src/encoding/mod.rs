@@ -124,8 +124,7 @@ impl Encoder {
     ///
     /// Panics if `out` has the wrong length or `pos` is another variant.
     pub fn encode(&self, pos: &Position, out: &mut [f32]) {
-        assert_eq!(pos.variant(), self.variant, "position of another variant");
-        self.features.encode(pos, out);
+        self.encode_planes(pos, Planes::F32(out));
     }
 
     /// [`Encoder::encode`] into planes of any [`crate::PlaneKind`] (a batcher slot's).
