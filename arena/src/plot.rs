@@ -89,7 +89,7 @@ pub fn write_chart(chart: &Chart, path: &Path) -> Result<(), PlotError> {
                 draw(&root, chart).map_err(|e| draw_error(e.to_string()))?;
                 root.present().map_err(|e| draw_error(e.to_string()))?;
             }
-            model::util::write_atomic(path, text.as_bytes()).map_err(io_error)
+            files::write_atomic(path, text.as_bytes()).map_err(io_error)
         }
         Some("png") => {
             // plotters encodes by the file name: draw into a `.png` beside it, then rename.

@@ -271,7 +271,7 @@ impl Writer {
             Err(_) => (text_with_header(text), "kifu"),
         };
         let p = self.out.join("kif").join(format!("{number:05}.{extension}"));
-        model::util::write_atomic(&p, &bytes).map_err(io(&p))
+        files::write_atomic(&p, &bytes).map_err(io(&p))
     }
 
     pub(crate) fn finish(self, elapsed: Duration) -> Result<MatchReport, ArenaError> {

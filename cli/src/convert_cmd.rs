@@ -302,25 +302,14 @@ fn write_files(path: &Path, files: &[Vec<u8>]) -> std::io::Result<()> {
         std::fs::create_dir_all(parent)?;
     }
     if let [only] = files {
-        return write_atomic(path, only);
+        return files::write_atomic(path, only);
     }
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("game");
     let ext = extension(path);
     for (i, bytes) in files.iter().enumerate() {
-        write_atomic(&path.with_file_name(format!("{stem}-{}.{ext}", i + 1)), bytes)?;
+        files::write_atomic(&path.with_file_name(format!("{stem}-{}.{ext}", i + 1)), bytes)?;
     }
     Ok(())
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder,
-/// so that a run stopped midway leaves no half-written record.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".{}.tmp", std::process::id()));
-    let temporary = PathBuf::from(temporary);
-    std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path)).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temporary);
-    })
 }
 
 #[cfg(test)]

@@ -154,27 +154,10 @@ pub fn parse_or_exit<T: clap::FromArgMatches>(command: clap::Command) -> Result<
     })
 }
 
-/// Files under `inputs` (folders searched recursively, sorted) whose extension passes
-/// `wanted`; files named directly are taken whatever their extension.
-pub fn files_under(inputs: &[std::path::PathBuf], wanted: impl Fn(&str) -> bool + Copy) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for p in inputs {
-        if !p.is_dir() {
-            out.push(p.clone());
-            continue;
-        }
-        let Ok(rd) = std::fs::read_dir(p) else { continue };
-        let mut entries: Vec<std::path::PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        entries.sort();
-        for e in entries {
-            if e.is_dir() {
-                out.extend(files_under(&[e], wanted));
-            } else if wanted(e.extension().and_then(|x| x.to_str()).unwrap_or("")) {
-                out.push(e);
-            }
-        }
-    }
-    out
+/// Files under `inputs` (folders searched recursively, in name order) whose extension
+/// passes `wanted`; files named directly are taken whatever their extension.
+pub fn files_under(inputs: &[std::path::PathBuf], wanted: impl Fn(&str) -> bool) -> Vec<std::path::PathBuf> {
+    files::files_under(inputs, |p| wanted(p.extension().and_then(|x| x.to_str()).unwrap_or("")))
 }
 
 #[cfg(test)]

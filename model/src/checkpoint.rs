@@ -18,8 +18,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::NetConfig;
 use crate::net::Net;
 use crate::shape::NetShape;
-use crate::util::{sha256_hex, write_atomic};
+use crate::util::sha256_hex;
 use crate::weights::{host_tensors, serialize};
+use files::write_atomic;
 
 pub use crate::load_error::CheckpointError;
 

@@ -14,8 +14,8 @@ use crate::checkpoint::CheckpointPaths;
 use crate::load_error::CheckpointError;
 use crate::loader::{load_net, parse_variant, Expected, ModelMeta};
 use crate::net::Net;
-use crate::util::write_atomic;
 use crate::weights::{host_tensors, host_tensors_sha256, serialize};
+use files::write_atomic;
 
 /// `format` in the header of a model file.
 pub const MODEL_FILE_FORMAT: &str = "koma-model";

@@ -12,7 +12,7 @@
 //!   `UniformEvaluator` for tests and baselines).
 //! - [`Batcher`]: one thread per device gathering requests from many producers into
 //!   large forward passes.
-//! - [`util::write_atomic`]: the one atomic file writer of the workspace.
+//! - [`util`]: small helpers (content digests); atomic writes are `files::write_atomic`.
 //! - [`bench_forward`]: evaluations per second for `koma bench nn`.
 
 pub mod batcher;

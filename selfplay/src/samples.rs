@@ -20,8 +20,8 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use files::write_atomic;
 use model::encoding::{Encoder, InputPlane};
-use model::util::write_atomic;
 use rayon::prelude::*;
 use rules::{Color, Position, Variant};
 

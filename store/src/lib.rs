@@ -21,9 +21,7 @@
 //! relies on conditional writes or on the order of a listing.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -287,27 +285,10 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// folder, fsync, rename, fsync of the folder; creates the folder. A crash leaves at most
 /// a `.<name>.tmp-*` file, which listings skip.
 pub fn write_local(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let io = |cause| StoreError::Io { path: path.to_path_buf(), cause };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    };
-    write().map_err(|cause| {
-        let _ = std::fs::remove_file(&tmp);
-        io(cause)
-    })
+    files::write_atomic(path, bytes).map_err(io)
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use files::files_under;
+
 use model::encoding::{Encoder, ENCODER_VERSION};
 use rules::records::hcpe::{self, hcpe3};
 use rules::{Color, Position, Variant};
@@ -64,32 +66,6 @@ fn extension(path: &Path) -> String {
 fn input_files(paths: &[PathBuf]) -> Vec<PathBuf> {
     const KNOWN: [&str; 10] = ["chunk", "hcpe", "hcpe3", "usi", "sfen", "kif", "kifu", "ki2", "ki2u", "csa"];
     files_under(paths, |file| KNOWN.contains(&extension(file).as_str()))
-}
-
-/// `paths` with every folder among them replaced by the files below it (walked
-/// depth-first, sorted per folder) that `keep` accepts; files named outright are kept.
-pub(crate) fn files_under(paths: &[PathBuf], keep: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for p in paths {
-        if !p.is_dir() {
-            out.push(p.clone());
-            continue;
-        }
-        let mut stack = vec![p.clone()];
-        while let Some(d) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else { continue };
-            let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-            entries.sort();
-            for e in entries {
-                if e.is_dir() {
-                    stack.push(e);
-                } else if keep(&e) {
-                    out.push(e);
-                }
-            }
-        }
-    }
-    out
 }
 
 fn read_chunk_file(path: &Path, variant: Variant, inputs: &mut TrainingInputs) {

@@ -24,11 +24,12 @@ use search::Rng;
 use selfplay::samples::{GameResult, Sample};
 
 use crate::config::{TrainConfig, TrainFileConfig};
-use crate::datasets::{files_under, read_training_inputs};
+use crate::datasets::read_training_inputs;
 use crate::learner::{Learner, StepStats};
 use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets, ValueTargets};
 use crate::run::{optim_path, set_torch_threads, TrainError};
 use crate::tb::Tb;
+use files::files_under;
 
 /// What `koma learn` does.
 #[derive(Clone, Debug)]

@@ -293,7 +293,7 @@ impl Optimizer {
         .into_iter()
         .collect();
         let bytes = safetensors::serialize(views, &Some(meta)).map_err(corrupt)?;
-        model::util::write_atomic(path, &bytes).map_err(|cause| OptimError::Io { path: path.to_path_buf(), cause })
+        files::write_atomic(path, &bytes).map_err(|cause| OptimError::Io { path: path.to_path_buf(), cause })
     }
 
     /// Reads the state written by [`Optimizer::save`]. Every tensor must be present with

@@ -37,7 +37,7 @@ pub use move16::{decode_legal_move, decode_move, encode_move, Move16Error};
 
 use crate::{Color, Move, Position};
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Bytes of an `hcpe` record.
@@ -312,22 +312,7 @@ pub fn save(path: &Path, entries: &[Entry]) -> Result<(), HcpeError> {
     write_atomic(path, &to_bytes(entries)?)
 }
 
-/// Replaces `path` with `bytes` so that no reader sees a partial file: a
-/// temporary file in the same folder, fsync, rename, fsync of the folder.
+/// Replaces `path` with `bytes` atomically (the workspace's one writer, [`files::write_atomic`]).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), HcpeError> {
-    let file_error = |reason| HcpeError::File { path: path.to_path_buf(), reason };
-    let name = path.file_name().ok_or_else(|| file_error(io::Error::other("not a file name")))?;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
-    let written = (|| {
-        let mut out = BufWriter::new(File::create(&tmp)?);
-        out.write_all(bytes)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        File::open(dir)?.sync_all()
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written.map_err(file_error)
+    files::write_atomic(path, bytes).map_err(|reason| HcpeError::File { path: path.to_path_buf(), reason })
 }
