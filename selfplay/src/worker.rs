@@ -26,7 +26,7 @@ use model::{BatcherHandle, EvalSlot};
 use rules::{Color, EndRules, Position, Variant};
 
 use crate::config::SelfplayFileConfig;
-use crate::samples::{GameResult, Sample};
+use dataio::{GameResult, Sample};
 use search::Rng;
 use search::{Search, Step};
 

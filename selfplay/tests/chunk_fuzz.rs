@@ -6,12 +6,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use dataio::{decode_chunk, encode_chunk, encode_records, wrap_payload, ChunkHeader, GameResult, Sample, SampleError};
 use model::encoding::{Encoder, ENCODER_VERSION};
 use rules::{Position, Variant};
 use search::Rng;
-use selfplay::samples::{
-    decode_chunk, encode_chunk, encode_records, wrap_payload, ChunkHeader, GameResult, Sample, SampleError,
-};
+use selfplay::EncoderLabels;
 
 const PATH: &str = "fuzz.chunk";
 
@@ -47,14 +46,14 @@ fn game_samples(variant: Variant, n: usize) -> Vec<Sample> {
     out
 }
 
-fn decode(bytes: &[u8]) -> Result<selfplay::samples::Chunk, SampleError> {
-    decode_chunk(bytes, Path::new(PATH))
+fn decode(bytes: &[u8]) -> Result<dataio::Chunk, SampleError> {
+    decode_chunk(bytes, Path::new(PATH), &EncoderLabels)
 }
 
 fn invalid_reason(samples: &[Sample]) -> String {
     let bytes = encode_chunk(&header(Variant::Shogi, samples.len() as u32), samples).unwrap();
     match decode(&bytes) {
-        Err(SampleError::InvalidSample { reason, .. }) => reason,
+        Err(SampleError::InvalidSample { reason, .. }) => reason.to_string(),
         other => panic!("expected an invalid sample, got {:?}", other.map(|c| c.samples.len())),
     }
 }

@@ -3,10 +3,12 @@
 
 use std::sync::Arc;
 
+use dataio::{list_chunks, read_chunk, read_chunk_expect, ChunkWriter, SampleError};
 use model::encoding::Encoder;
 use model::{Batcher, BatcherConfig, Evaluator, UniformEvaluator};
 use rules::Variant;
-use selfplay::samples::{encode_sample, list_chunks, read_chunk, read_chunk_expect, ChunkWriter, SampleError};
+use selfplay::sample_encoding::encode_sample;
+use selfplay::EncoderLabels;
 use selfplay::{run_selfplay, Openings, RunOptions, SelfplayFileConfig};
 
 fn config(variant: Variant, gumbel: bool) -> SelfplayFileConfig {
@@ -33,7 +35,7 @@ fn selfplay_writes_samples_the_reader_loads() {
         let eval: Arc<dyn Evaluator> = Arc::new(UniformEvaluator::new(enc.net_shape()));
         let batcher = Batcher::spawn(eval, BatcherConfig { max_batch: 6, ..BatcherConfig::default() });
         let dir = tempfile::tempdir().unwrap();
-        let mut writer = ChunkWriter::new(dir.path(), "t", variant, &enc, 50).unwrap();
+        let mut writer = ChunkWriter::new(dir.path(), "t", variant, &EncoderLabels, 50).unwrap();
         let mut games = 0;
         let progress = run_selfplay(
             &cfg,
@@ -57,7 +59,7 @@ fn selfplay_writes_samples_the_reader_loads() {
         let mut n = 0;
         let mut input = vec![0.0; enc.input_len()];
         for f in &files {
-            let chunk = read_chunk_expect(f, variant, model::encoding::ENCODER_VERSION).unwrap();
+            let chunk = read_chunk_expect(f, variant, &EncoderLabels).unwrap();
             for s in &chunk.samples {
                 let pos = s.position(variant).unwrap();
                 let legal = pos.legal_moves();
@@ -75,15 +77,12 @@ fn selfplay_writes_samples_the_reader_loads() {
         assert_eq!(n, progress.samples, "{variant}");
         // Another variant's reader refuses the chunk.
         let other = if variant == Variant::Shogi { Variant::Sho } else { Variant::Shogi };
-        assert!(matches!(
-            read_chunk_expect(&files[0], other, model::encoding::ENCODER_VERSION),
-            Err(SampleError::WrongVariant { .. })
-        ));
+        assert!(matches!(read_chunk_expect(&files[0], other, &EncoderLabels), Err(SampleError::WrongVariant { .. })));
         // A damaged file is refused with a message naming it.
         let bytes = std::fs::read(&files[0]).unwrap();
         let bad = dir.path().join("bad.chunk");
         std::fs::write(&bad, &bytes[..bytes.len() - 3]).unwrap();
-        let e = read_chunk(&bad).unwrap_err();
+        let e = read_chunk(&bad, &EncoderLabels).unwrap_err();
         assert!(e.to_string().contains("bad.chunk") && e.to_string().contains("truncated"), "{e}");
         drop(batcher);
     }
@@ -99,11 +98,11 @@ fn encode_sample_matches_encoding_with_history() {
     assert_eq!(pos.repetitions(), 2);
     let mut a = vec![0.0; enc.input_len()];
     enc.encode(&pos, &mut a);
-    let s = selfplay::samples::Sample {
+    let s = dataio::Sample {
         sfen: pos.to_sfen(),
         repetitions: pos.repetitions() as u8,
         policy: vec![],
-        result: Some(selfplay::samples::GameResult::Draw),
+        result: Some(dataio::GameResult::Draw),
         root_wdl: [0.0, 1.0, 0.0],
         plies_left: 1,
         full_search: true,

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
+use dataio::GameResult;
 use model::encoding::Encoder;
 use model::{Batcher, BatcherConfig, Evaluator, UniformEvaluator};
 use rules::{Color, Position, Variant};
-use selfplay::samples::GameResult;
 use selfplay::{run_selfplay, GameRecord, Openings, RunOptions, SelfplayFileConfig};
 
 /// Mates in 3 (from `data/fixtures/mates-shogi.tsv`) whose first move leaves every
