@@ -49,6 +49,18 @@ pub struct ChunkHeader {
     pub count: u32,
 }
 
+impl ChunkHeader {
+    /// The header of chunks of `variant` labelled by `labels` (`count` 0).
+    pub fn of(variant: Variant, labels: &dyn PolicyLabels) -> ChunkHeader {
+        ChunkHeader {
+            variant,
+            encoder_version: labels.encoder_version(),
+            policy_size: labels.policy_size(variant),
+            count: 0,
+        }
+    }
+}
+
 /// A chunk read from disk.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chunk {

@@ -34,19 +34,9 @@ pub struct ChunkBatcher {
 }
 
 impl ChunkBatcher {
-    /// Chunks of samples of `variant` labelled by `labels` (at least one sample each).
-    pub fn new(variant: Variant, labels: &dyn PolicyLabels, samples_per_chunk: usize) -> ChunkBatcher {
-        ChunkBatcher {
-            header: ChunkHeader {
-                variant,
-                encoder_version: labels.encoder_version(),
-                policy_size: labels.policy_size(variant),
-                count: 0,
-            },
-            samples_per_chunk: samples_per_chunk.max(1),
-            pending: Vec::new(),
-            seq: 0,
-        }
+    /// Chunks with `header` (its `count` is each chunk's), of at least one sample each.
+    pub fn new(header: ChunkHeader, samples_per_chunk: usize) -> ChunkBatcher {
+        ChunkBatcher { header, samples_per_chunk: samples_per_chunk.max(1), pending: Vec::new(), seq: 0 }
     }
 
     /// Adds one sample; returns true when a chunk is full (take it with [`ChunkBatcher::take`]).
@@ -108,7 +98,7 @@ impl ChunkWriter {
         Ok(ChunkWriter {
             dir,
             prefix: prefix.to_string(),
-            batcher: ChunkBatcher::new(variant, labels, samples_per_chunk),
+            batcher: ChunkBatcher::new(ChunkHeader::of(variant, labels), samples_per_chunk),
             written_samples: 0,
             written_files: Vec::new(),
         })

@@ -5,12 +5,12 @@
 
 use std::time::Instant;
 
+use dataio::{GameResult, Sample};
 use model::encoding::Encoder;
 use model::tch::Device;
 use model::Net;
 use rules::Position;
 use search::Rng;
-use selfplay::samples::{GameResult, Sample};
 use serde::Serialize;
 
 use crate::config::TrainFileConfig;

@@ -10,22 +10,17 @@ use std::path::{Path, PathBuf};
 
 use files::files_under;
 
-use model::encoding::{Encoder, ENCODER_VERSION};
+use dataio::hcpe::{hcpe3_samples, hcpe_sample};
+use dataio::{read_chunk_expect, Sample, CHUNK_EXTENSION};
+use model::encoding::Encoder;
 use rules::records::hcpe::{self, hcpe3};
-use rules::{Color, Position, Variant};
-use selfplay::samples::{read_chunk_expect, GameResult, Sample, CHUNK_EXTENSION};
-
-use arena::player::EngineScore;
+use rules::Variant;
+use selfplay::EncoderLabels;
 
 use crate::learn::read_record_samples;
-use crate::teacher::score_wdl;
 
 /// hcpe records per validation group.
 pub const HCPE_GROUP: usize = 256;
-
-/// Centipawns per logistic unit when an hcpe eval becomes a win probability (dlshogi's
-/// `eval_coef` default).
-pub const HCPE_EVAL_SCALE: f64 = 756.0;
 
 /// The inputs `koma learn` found: sample groups and the problems met (a file that could
 /// not be read, a record that does not replay). Problems never stop the reading.
@@ -70,7 +65,7 @@ fn input_files(paths: &[PathBuf]) -> Vec<PathBuf> {
 
 fn read_chunk_file(path: &Path, variant: Variant, inputs: &mut TrainingInputs) {
     inputs.files[0] += 1;
-    match read_chunk_expect(path, variant, ENCODER_VERSION) {
+    match read_chunk_expect(path, variant, &EncoderLabels) {
         Ok(chunk) if !chunk.samples.is_empty() => inputs.groups.push(chunk.samples),
         Ok(_) => {}
         Err(e) => inputs.problems.push(e.to_string()),
@@ -87,8 +82,7 @@ fn read_hcpe_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) {
     for entry in reader {
         match entry {
             Ok(e) => {
-                let policy = vec![(encoder.move_index(&e.position, e.best_move) as u32, 1.0)];
-                group.push(scored_sample(&e.position, policy, e.eval, e.result.winner(), 0));
+                group.push(hcpe_sample(&e, |pos, mv| encoder.move_index(pos, mv) as u32));
                 if group.len() == HCPE_GROUP {
                     inputs.groups.push(std::mem::take(&mut group));
                 }
@@ -109,46 +103,8 @@ fn read_hcpe3_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) 
     };
     for game in reader {
         match game {
-            Ok(g) => inputs.groups.push(hcpe3_samples(&g, encoder)),
+            Ok(g) => inputs.groups.push(hcpe3_samples(&g, |pos, mv| encoder.move_index(pos, mv) as u32)),
             Err(err) => inputs.problems.push(format!("{}: {err}", path.display())),
         }
-    }
-}
-
-/// The samples of an hcpe3 game: the policy target is the visit distribution of the
-/// candidates (the move played when there are none).
-pub fn hcpe3_samples(game: &hcpe3::Game, encoder: &Encoder) -> Vec<Sample> {
-    let total = game.moves.len() as u32;
-    let winner = game.result.winner();
-    let mut out = Vec::with_capacity(game.moves.len());
-    let mut ply = 0u32;
-    game.replay(|pos, m| {
-        let visits: u32 = m.candidates.iter().map(|&(_, v)| v as u32).sum();
-        let policy = if visits == 0 {
-            vec![(encoder.move_index(pos, m.mv) as u32, 1.0)]
-        } else {
-            m.candidates
-                .iter()
-                .filter(|&&(_, v)| v > 0)
-                .map(|&(mv, v)| (encoder.move_index(pos, mv) as u32, v as f32 / visits as f32))
-                .collect()
-        };
-        out.push(scored_sample(pos, policy, m.eval, winner, total - ply));
-        ply += 1;
-    });
-    out
-}
-
-/// A sample whose value target mixes the result with the eval (side to move's view).
-fn scored_sample(pos: &Position, policy: Vec<(u32, f32)>, eval: i16, winner: Option<Color>, plies_left: u32) -> Sample {
-    let result = GameResult::for_side(winner, pos.side_to_move());
-    Sample {
-        sfen: pos.to_sfen(),
-        repetitions: pos.repetitions().min(255) as u8,
-        policy,
-        result: Some(result),
-        root_wdl: score_wdl(EngineScore::Cp(eval as i32), HCPE_EVAL_SCALE),
-        plies_left,
-        full_search: true,
     }
 }

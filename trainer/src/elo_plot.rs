@@ -9,48 +9,23 @@ use std::path::{Path, PathBuf};
 use arena::ladder::{finite_rating, place, rung_rating, Ladder};
 use arena::plot::{write_chart, Chart, PlotError, Point, Series};
 use arena::Wdl;
-use serde::Deserialize;
-
-/// One line of `eval.jsonl` (the fields the plot needs).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-pub struct EvalRecord {
-    pub step: u64,
-    pub opponent: String,
-    pub wins: u32,
-    pub draws: u32,
-    pub losses: u32,
-    /// The opponent's rating on the run's ladder (`train.eval_ladder`), where the run
-    /// wrote it; older logs have none (then the shipped standard shogi ladder's).
-    #[serde(default)]
-    pub opponent_ladder_elo: Option<f64>,
-}
+use dataio::eval_log::EvalLogError;
+pub use dataio::EvalRecord;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunPlotError {
-    #[error("{path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("{path}:{line}: not an evaluation record: {message}")]
-    BadRecord { path: PathBuf, line: usize, message: String },
+    /// `eval.jsonl` cannot be read.
+    #[error(transparent)]
+    Log(#[from] EvalLogError),
     #[error("{path}: no evaluation against a ladder player ({players}) to plot")]
     NoLadderGames { path: PathBuf, players: String },
     #[error(transparent)]
     Plot(#[from] PlotError),
 }
 
-/// The records of an `eval.jsonl` file, in file order.
+/// The records of an `eval.jsonl` file, in file order ([`dataio::eval_log::read_eval_log`]).
 pub fn read_eval_log(path: &Path) -> Result<Vec<EvalRecord>, RunPlotError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RunPlotError::Read { path: path.into(), source })?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| RunPlotError::BadRecord {
-                path: path.into(),
-                line: i + 1,
-                message: e.to_string(),
-            })
-        })
-        .collect()
+    Ok(dataio::eval_log::read_eval_log(path)?)
 }
 
 /// The chart of `records`: at each evaluated step, the rating that best explains the

@@ -392,15 +392,6 @@ impl TrainingEval {
     }
 }
 
-/// A number for JSON: infinities become null.
-fn num(x: f64) -> serde_json::Value {
-    if x.is_finite() {
-        serde_json::json!(x)
-    } else {
-        serde_json::Value::Null
-    }
-}
-
 impl EvalReport {
     /// One line for the console.
     pub fn line(&self) -> String {
@@ -432,20 +423,29 @@ impl EvalReport {
             let (low, high) = w.elo_interval();
             tb.scalar(&format!("eval/score_vs_{}", r.name), w.score(), self.step);
             tb.scalar(&format!("eval/elo_vs_{}", r.name), w.finite_elo(), self.step);
-            let mut rec = serde_json::json!({
-                "step": self.step, "elapsed_seconds": elapsed_seconds, "opponent": r.name,
-                "wins": w.wins, "draws": w.draws, "losses": w.losses, "score": w.score(), "elo": w.finite_elo(),
-                "mean_length": r.outcome.mean_plies(), "elo_low": num(low), "elo_high": num(high), "los": w.los(),
-                "simulations": self.simulations, "seconds": r.seconds, "faults": r.outcome.faults,
-                "mean_batch": r.mean_batch,
-            });
-            if let (Some(e), Some(p)) = (r.opponent_ladder_elo, r.ladder) {
-                let fields = rec.as_object_mut().expect("an object");
-                fields.insert("opponent_ladder_elo".into(), num(e));
-                fields.insert("ladder_elo".into(), num(p.elo));
-                fields.insert("ladder_elo_low".into(), num(p.low));
-                fields.insert("ladder_elo_high".into(), num(p.high));
-            }
+            let rung = r.opponent_ladder_elo.zip(r.ladder);
+            let rec = dataio::EvalRecord {
+                step: self.step,
+                elapsed_seconds,
+                opponent: r.name.clone(),
+                wins: w.wins,
+                draws: w.draws,
+                losses: w.losses,
+                score: w.score(),
+                elo: w.finite_elo(),
+                mean_length: r.outcome.mean_plies(),
+                elo_low: Some(low),
+                elo_high: Some(high),
+                los: w.los(),
+                simulations: self.simulations,
+                seconds: r.seconds,
+                faults: r.outcome.faults,
+                mean_batch: r.mean_batch,
+                opponent_ladder_elo: rung.map(|(e, _)| e),
+                ladder_elo: rung.map(|(_, p)| p.elo),
+                ladder_elo_low: rung.map(|(_, p)| p.low),
+                ladder_elo_high: rung.map(|(_, p)| p.high),
+            };
             lines.push(rec);
         }
         if let Some((_, finite)) = &self.ladder {
@@ -454,7 +454,7 @@ impl EvalReport {
         tb.flush();
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(jsonl)?;
         for rec in lines {
-            writeln!(f, "{rec}")?;
+            writeln!(f, "{}", rec.to_line())?;
         }
         Ok(())
     }

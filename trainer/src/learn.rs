@@ -15,13 +15,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use dataio::{GameResult, Sample};
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::{load_net, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
 use progress::Reporter;
 use rules::records::{read_games, EndReason, Format, Record};
 use rules::{Color, EndRules, Variant};
 use search::Rng;
-use selfplay::samples::{GameResult, Sample};
 
 use crate::config::{TrainConfig, TrainFileConfig};
 use crate::datasets::read_training_inputs;

@@ -19,13 +19,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use dataio::{decode_header, list_chunks, read_chunk_expect, PolicyLabels, Sample, SampleError, HEADER_LEN};
 use model::encoding::Encoder;
 use rayon::prelude::*;
 use rules::{material_balance, Position, Variant};
 use search::Rng;
-use selfplay::samples::{
-    decode_header, encode_sample_at, list_chunks, read_chunk_expect, Sample, SampleError, HEADER_LEN,
-};
+use selfplay::sample_encoding::encode_sample_at;
 
 /// The newest samples, oldest first.
 #[derive(Debug, Default)]
@@ -87,7 +86,7 @@ impl Replay {
     }
 
     /// Fills the window from the newest chunk files of `dir` (names sort by age).
-    /// Every sample is checked as its chunk is read (`selfplay::samples::SampleCheck`): a
+    /// Every sample is checked as its chunk is read (`dataio::SampleCheck`, with `labels`): a
     /// damaged chunk, or one holding an invalid sample, is skipped whole, counted in
     /// [`Replay::skipped_chunks`] and reported in the returned list. Returns the samples
     /// loaded and the total number of samples in all readable chunks of the folder.
@@ -95,7 +94,7 @@ impl Replay {
     /// The headers say how many samples each file holds, so the files that fill the
     /// window are known before they are read: they are read and verified in parallel
     /// (again with older files while damaged ones leave the window short).
-    pub fn load_dir(&mut self, dir: &Path, variant: Variant, encoder_version: u32) -> (usize, u64, Vec<String>) {
+    pub fn load_dir(&mut self, dir: &Path, variant: Variant, labels: &dyn PolicyLabels) -> (usize, u64, Vec<String>) {
         let mut problems = Vec::new();
         let Ok(files) = list_chunks(dir) else {
             return (0, 0, problems);
@@ -122,7 +121,7 @@ impl Replay {
                     }
                 }
             }
-            let read: Vec<_> = wave.par_iter().map(|f| read_chunk_expect(f, variant, encoder_version)).collect();
+            let read: Vec<_> = wave.par_iter().map(|f| read_chunk_expect(f, variant, labels)).collect();
             for r in read {
                 match r {
                     Ok(c) => {
@@ -436,8 +435,9 @@ impl Drop for Loader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use selfplay::samples::encode_sample;
-    use selfplay::samples::GameResult;
+    use dataio::GameResult;
+    use selfplay::sample_encoding::encode_sample;
+    use selfplay::EncoderLabels;
 
     fn sample(i: u32) -> Sample {
         Sample {
@@ -494,11 +494,11 @@ mod tests {
 
     #[test]
     fn load_dir_fills_the_window_from_the_newest_chunks() {
-        use selfplay::samples::ChunkWriter;
+        use dataio::ChunkWriter;
         let enc = Encoder::new(Variant::Shogi);
         let dir = tempfile::tempdir().unwrap();
         {
-            let mut w = ChunkWriter::new(dir.path(), "t", Variant::Shogi, &enc, 4).unwrap();
+            let mut w = ChunkWriter::new(dir.path(), "t", Variant::Shogi, &EncoderLabels, 4).unwrap();
             // Chunks are checked when read: the labels must be legal moves of the position.
             let legal = enc.legal_move_indices(&Position::startpos(Variant::Shogi));
             w.extend((0..20).map(|i| Sample { policy: vec![(legal[i as usize] as u32, 1.0)], ..sample(i) })).unwrap();
@@ -511,7 +511,7 @@ mod tests {
         bytes[last] ^= 0x55;
         std::fs::write(newest, bytes).unwrap();
         let mut r = Replay::new(6);
-        let (loaded, total, problems) = r.load_dir(dir.path(), Variant::Shogi, model::encoding::ENCODER_VERSION);
+        let (loaded, total, problems) = r.load_dir(dir.path(), Variant::Shogi, &EncoderLabels);
         assert_eq!((loaded, total, problems.len()), (6, 16, 1), "{problems:?}");
         // Files 3 and 2 (samples 8..16) were read; the window keeps the newest 6.
         let labels: Vec<u32> = r.samples.iter().map(|s| s.policy[0].0).collect();

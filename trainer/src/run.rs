@@ -40,7 +40,7 @@ pub enum TrainError {
     #[error(transparent)]
     Eval(#[from] model::EvalError),
     #[error(transparent)]
-    Samples(#[from] selfplay::samples::SampleError),
+    Samples(#[from] dataio::SampleError),
     #[error("self-play: {0}")]
     Selfplay(String),
     #[error(transparent)]

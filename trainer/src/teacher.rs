@@ -19,10 +19,12 @@ use std::time::Duration;
 
 use arena::player::{EngineScore, Player};
 use arena::{play_game, GameRecord, GameSettings, Opening, PlayerSpec, TimeControl};
+use dataio::score::wdl_of_win_probability;
+use dataio::{ChunkWriter, GameResult, Sample, SampleError};
 use model::encoding::Encoder;
 use rules::{Color, EndRules, Position, Variant};
 use search::Rng;
-use selfplay::samples::{ChunkWriter, GameResult, Sample, SampleError};
+use selfplay::EncoderLabels;
 
 /// How long an engine may take to start, or to answer one move, before it counts as hung.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -105,7 +107,7 @@ pub fn generate(opts: &TeacherOptions, stop: &AtomicBool) -> Result<TeacherSumma
         .map_err(|why| TeacherError::Engine { name: opts.engine.name.clone(), why })?;
     let encoder = Encoder::new(opts.variant);
     let prefix = format!("gen-{}-{}", std::process::id(), opts.seed);
-    let writer = ChunkWriter::new(&opts.out, &prefix, opts.variant, &encoder, opts.samples_per_chunk)?;
+    let writer = ChunkWriter::new(&opts.out, &prefix, opts.variant, &EncoderLabels, opts.samples_per_chunk)?;
     let shared = Shared {
         opts,
         encoder,
@@ -235,8 +237,7 @@ pub fn game_samples(game: &GameRecord, opening: &Opening, encoder: &Encoder, sco
 
 /// An engine score as (win, draw, loss) for the mover.
 pub fn score_wdl(score: EngineScore, scale: f64) -> [f32; 3] {
-    let p = score.win_probability(scale) as f32;
-    [p, 0.0, 1.0 - p]
+    wdl_of_win_probability(score.win_probability(scale))
 }
 
 fn record_game(shared: &Shared<'_>, game: &GameRecord, samples: Vec<Sample>, number: u64) -> Result<(), TeacherError> {

@@ -4,11 +4,12 @@
 
 mod common;
 
+use dataio::{encode_records, wrap_payload, write_chunk, ChunkHeader, GameResult, Sample};
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::tch::Device;
 use model::{Net, NetConfig};
 use rules::{Position, Variant};
-use selfplay::samples::{encode_records, wrap_payload, write_chunk, ChunkHeader, GameResult, Sample};
+use selfplay::EncoderLabels;
 use trainer::config::TrainConfig;
 use trainer::replay::{encode_batch, ValueTargets};
 use trainer::{Learner, Replay};
@@ -49,7 +50,7 @@ fn garbage_chunks_are_skipped_reported_and_counted() {
     std::fs::write(dir.path().join("g-sum.chunk"), wrap_payload(&header(1), &raw)).unwrap();
 
     let mut replay = Replay::new(1000);
-    let (loaded, total, problems) = replay.load_dir(dir.path(), Variant::Shogi, ENCODER_VERSION);
+    let (loaded, total, problems) = replay.load_dir(dir.path(), Variant::Shogi, &EncoderLabels);
     assert_eq!((loaded, total), (8, 8), "{problems:#?}");
     assert_eq!(replay.skipped_chunks(), 6);
     assert_eq!(problems.len(), 6);

@@ -6,11 +6,11 @@
 
 mod common;
 
+use dataio::{GameResult, Sample};
 use model::encoding::Encoder;
 use model::tch::{Device, Kind, Tensor};
 use model::{Net, NetConfig};
 use rules::Variant;
-use selfplay::samples::{GameResult, Sample};
 use trainer::config::{OptimizerKind, TrainConfig};
 use trainer::optim::Optimizer;
 use trainer::replay::{encode_batch, encode_batch_with, PolicyTargets, ValueTargets};

@@ -3,11 +3,11 @@
 
 mod common;
 
+use dataio::{GameResult, Sample};
 use model::encoding::Encoder;
 use model::tch::Device;
 use model::{Net, NetConfig};
 use rules::Variant;
-use selfplay::samples::{GameResult, Sample};
 use trainer::config::{OptimizerKind, TrainConfig, TrainPrecision};
 use trainer::optim::Optimizer;
 use trainer::replay::{encode_batch, ValueTargets};

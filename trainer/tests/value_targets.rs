@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
+use dataio::{GameResult, Sample};
 use model::encoding::Encoder;
 use rules::records::{EndReason, GameEnd, Record, RecordedMove, Start};
 use rules::{Color, Position, Variant};
-use selfplay::samples::{GameResult, Sample};
 use trainer::learn::{read_record_samples, record_samples};
 use trainer::replay::{encode_batch, ValueTargets};
 

@@ -11,9 +11,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use model::encoding::ENCODER_VERSION;
+use dataio::{decode_chunk_expect, Chunk};
 use rules::Variant;
-use selfplay::samples::{decode_chunk, Chunk, SampleError};
+use selfplay::EncoderLabels;
 use store::Entry;
 
 use super::files::RunFiles;
@@ -31,21 +31,11 @@ pub struct Intake {
     pub rejected: Vec<String>,
 }
 
-/// Reads and checks one chunk.
+/// Reads and checks one chunk (dataio's reader: format, checksum, every sample, variant,
+/// encoder version).
 fn read_checked(files: &RunFiles, key: &str, variant: Variant) -> Result<Chunk, String> {
     let bytes = files.store.get(key).map_err(|e| e.to_string())?.ok_or_else(|| format!("{key}: vanished"))?;
-    let path = Path::new(key);
-    let chunk = decode_chunk(&bytes, path).map_err(|e| e.to_string())?;
-    if chunk.header.variant != variant {
-        let e = SampleError::WrongVariant { path: path.into(), expected: variant, found: chunk.header.variant };
-        return Err(e.to_string());
-    }
-    if chunk.header.encoder_version != ENCODER_VERSION {
-        let found = chunk.header.encoder_version;
-        let e = SampleError::WrongEncoderVersion { path: path.into(), expected: ENCODER_VERSION, found };
-        return Err(e.to_string());
-    }
-    Ok(chunk)
+    decode_chunk_expect(&bytes, Path::new(key), variant, &EncoderLabels).map_err(|e| e.to_string())
 }
 
 fn name(e: &Entry) -> &str {

@@ -8,10 +8,9 @@ use model::encoding::ENCODER_VERSION;
 use model::tch::Device;
 use model::{load_net, save_checkpoint, CheckpointInfo, Evaluator, Expected, ModelMeta, Net};
 use model::{Precision, TorchEvaluator};
-use serde::{Deserialize, Serialize};
 
 use super::files::RunFiles;
-use super::layout::{self, checkpoint_files, checkpoint_stem, model_stem, stem_step, MODELS};
+use super::layout::{self, checkpoint_files, checkpoint_stem, model_stem, stem_step, ModelPointer, MODELS};
 use super::state::RunState;
 use crate::learner::Learner;
 use crate::run::{optim_path, TrainError};
@@ -26,24 +25,11 @@ pub fn evaluator_of(net: &Net, device: Device, precision: Precision) -> Result<A
     Ok(Arc::new(TorchEvaluator::new(net, device, precision)?))
 }
 
-/// `models/latest.json`: the newest published network.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelPointer {
-    pub step: u64,
-    /// `models/ckpt-<step>` (no extension).
-    pub model: String,
-}
-
 /// Reads and checks `models/latest.json` (it may only name a model of this run).
 pub fn read_pointer(files: &RunFiles) -> Result<Option<ModelPointer>, TrainError> {
     let Some(bytes) = files.store.get(layout::LATEST_MODEL)? else { return Ok(None) };
-    let p: ModelPointer = serde_json::from_slice(&bytes)
-        .map_err(|e| TrainError::Run(format!("{}/{}: {e}", files.describe(), layout::LATEST_MODEL)))?;
-    if stem_step(&p.model, MODELS) != Some(p.step) {
-        return Err(TrainError::Run(format!("{}: `{}` is not a model of this run", layout::LATEST_MODEL, p.model)));
-    }
-    Ok(Some(p))
+    let path = format!("{}/{}", files.describe(), layout::LATEST_MODEL);
+    ModelPointer::parse(&bytes, &path).map(Some).map_err(|e| TrainError::Run(e.to_string()))
 }
 
 /// The local stem of a checkpoint or model stem key, its weights and metadata downloaded
@@ -83,9 +69,7 @@ pub fn publish_model(files: &RunFiles, step: u64) -> Result<(), TrainError> {
     for ext in ["safetensors", "json"] {
         files.store.copy(&format!("{from}.{ext}"), &format!("{to}.{ext}"))?;
     }
-    let pointer = ModelPointer { step, model: to };
-    let json = serde_json::to_vec_pretty(&pointer).expect("pointer serialises");
-    Ok(files.store.put(layout::LATEST_MODEL, json)?)
+    Ok(files.store.put(layout::LATEST_MODEL, ModelPointer { step, model: to }.to_json())?)
 }
 
 /// Deletes all but the newest `keep` checkpoints and models (never `protect`, the
@@ -103,7 +87,7 @@ pub fn prune(files: &RunFiles, keep: usize, protect: Option<&str>) -> Result<(),
         steps.sort_unstable();
         let old = steps.len().saturating_sub(keep);
         for &step in steps[..old].iter().filter(|&&s| Some(s) != protect_step) {
-            let stem = format!("{folder}/ckpt-{step:08}");
+            let stem = layout::stem_in(folder, step);
             for key in checkpoint_files(&stem) {
                 files.store.delete(&key)?;
                 let _ = std::fs::remove_file(files.path(&key));

@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use dataio::{ChunkBatcher, ChunkHeader, Sample};
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::{Batcher, BatcherConfig, Evaluator};
 use rules::Variant;
-use selfplay::samples::{encode_chunk, ChunkHeader, Sample};
 use selfplay::{run_selfplay, Openings, Progress, RunOptions, SelfplayFileConfig};
 
 use super::layout::chunk_key;
@@ -44,31 +44,23 @@ impl LocalFeed {
     }
 }
 
-/// Collects samples into chunks of `per_chunk` with unique names.
+/// Collects samples into chunks (dataio's [`ChunkBatcher`]) with unique store keys.
 struct ChunkBuilder {
     worker_id: String,
     start_ms: u64,
     nonce: u32,
-    seq: u64,
-    header: ChunkHeader,
-    per_chunk: usize,
-    pending: Vec<Sample>,
+    batcher: ChunkBatcher,
 }
 
 impl ChunkBuilder {
     /// The pending samples as a chunk (store key, bytes, samples).
     fn take(&mut self) -> Option<(String, Vec<u8>, u64)> {
-        if self.pending.is_empty() {
-            return None;
-        }
-        let samples = std::mem::take(&mut self.pending);
-        let key = chunk_key(&self.worker_id, self.start_ms, self.nonce, self.seq);
-        self.seq += 1;
-        let header = ChunkHeader { count: samples.len() as u32, ..self.header };
-        match encode_chunk(&header, &samples) {
-            Ok(bytes) => Some((key, bytes, samples.len() as u64)),
+        match self.batcher.take() {
+            Ok(chunk) => {
+                chunk.map(|c| (chunk_key(&self.worker_id, self.start_ms, self.nonce, c.seq), c.bytes, c.samples))
+            }
             Err(e) => {
-                eprintln!("koma: dropping {} samples that cannot be written: {e}", samples.len());
+                eprintln!("koma: dropping samples that cannot be written: {e}");
                 None
             }
         }
@@ -110,10 +102,7 @@ impl ChunkSink {
             worker_id: worker_id.to_string(),
             start_ms: now.as_millis() as u64,
             nonce,
-            seq: 0,
-            header,
-            per_chunk: per_chunk.max(1),
-            pending: Vec::new(),
+            batcher: ChunkBatcher::new(header, per_chunk),
         };
         let prefix = chunk_key(worker_id, builder.start_ms, nonce, 0);
         let prefix = prefix.trim_start_matches("samples/").trim_end_matches("000000.chunk").to_string();
@@ -149,8 +138,7 @@ impl ChunkSink {
         {
             let mut b = self.builder.lock().unwrap_or_else(|e| e.into_inner());
             for s in &samples {
-                b.pending.push(s.clone());
-                if b.pending.len() >= b.per_chunk {
+                if b.batcher.push(s.clone()) {
                     full.extend(b.take());
                 }
             }

@@ -15,8 +15,8 @@ use selfplay::Progress;
 use serde::Serialize;
 
 use super::files::RunFiles;
-use super::layout::{self, valid_worker_id};
-use super::network::{pull_network, read_pointer, ModelPointer};
+use super::layout::{self, valid_worker_id, ModelPointer};
+use super::network::{pull_network, read_pointer};
 use super::selfplay::{ChunkSink, SelfplayThread};
 use super::signal::sleep_unless;
 use super::uploader::Uploader;

@@ -1,9 +1,9 @@
 //! Shared by the trainer's tests: a short game from the start position as training
 //! samples.
 
+use dataio::{GameResult, Sample};
 use model::encoding::Encoder;
 use rules::{Position, Variant};
-use selfplay::samples::{GameResult, Sample};
 
 /// `n` samples of one game: at ply `i` the `(i * stride)`-th legal move is played and is
 /// the policy target; `result(i)` is the sample's value target, `root_wdl` its search
