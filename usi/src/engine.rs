@@ -18,9 +18,11 @@ use crate::tree::{Proof, Tree};
 /// 2. next to the `koma-usi` binary: `model-<variant>.safetensors` (a file written by
 ///    `koma export`, or the weights of a checkpoint pair), `model-<variant>.json` (a
 ///    checkpoint pair), then `model.safetensors` and `model.json` there;
-/// 3. the newest `runs/*/checkpoints/ckpt-*.json` under the working directory (by
-///    modification time) whose network plays `variant` (a dai run trained last does not
-///    hide the shogi one).
+/// 3. of the runs under `runs/` in the working directory, the newest network (by
+///    modification time) that plays `variant` (a dai run trained last does not hide the
+///    shogi one): each run's published network, the one its `models/latest.json` names,
+///    or for a run that publishes none (`koma learn`) its newest checkpoint
+///    ([`dataio::run_layout`]).
 pub fn auto_model_candidates(variant: Variant) -> (Vec<PathBuf>, String) {
     let mut list = Vec::new();
     let mut looked = Vec::new();
@@ -44,8 +46,8 @@ pub fn auto_model_candidates(variant: Variant) -> (Vec<PathBuf>, String) {
         }
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    looked.push(format!("{}/runs/*/checkpoints/ckpt-*.json", cwd.display()));
-    if let Some(p) = newest_run_checkpoint(&cwd.join("runs"), variant) {
+    looked.push(format!("the networks of the runs in {}/runs (models/latest.json)", cwd.display()));
+    if let Some(p) = newest_run_network(&cwd.join("runs"), variant) {
         list.push(p);
     }
     (list, looked.join(", "))
@@ -55,18 +57,17 @@ fn exe_dir() -> Option<PathBuf> {
     std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf))
 }
 
-fn newest_run_checkpoint(runs: &Path, variant: Variant) -> Option<PathBuf> {
+/// The newest network of a run in `runs` that plays `variant`: each run's published model
+/// (else its newest checkpoint), newest first by the modification time of its metadata.
+fn newest_run_network(runs: &Path, variant: Variant) -> Option<PathBuf> {
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
     for run in std::fs::read_dir(runs).ok()?.flatten() {
-        let Ok(rd) = std::fs::read_dir(run.path().join("checkpoints")) else { continue };
-        for f in rd.flatten() {
-            let name = f.file_name().to_string_lossy().into_owned();
-            if !(name.starts_with("ckpt-") && name.ends_with(".json")) {
-                continue;
-            }
-            if let Ok(t) = f.metadata().and_then(|m| m.modified()) {
-                found.push((t, f.path()));
-            }
+        let run = run.path();
+        // A damaged pointer hides only its own run.
+        let published = dataio::run_layout::published_model(&run).ok().flatten();
+        let Some(meta) = published.or_else(|| dataio::run_layout::newest_checkpoint(&run)) else { continue };
+        if let Ok(t) = meta.metadata().and_then(|m| m.modified()) {
+            found.push((t, meta));
         }
     }
     // Newest first; only the metadata of the candidates up to the first match is read.

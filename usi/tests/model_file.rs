@@ -81,3 +81,27 @@ fn auto_takes_the_newest_run_checkpoint_of_the_engines_variant() {
     assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
     plays_a_legal_move(&mut e);
 }
+
+/// A run that publishes its networks: `ModelFile=auto` takes the one its
+/// `models/latest.json` names, not a newer checkpoint that was never published.
+#[test]
+fn auto_takes_the_network_a_run_published() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("runs").join("shogi-run");
+    let tiny = tiny_checkpoint("shogi");
+    let models = run.join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let published = models.join("ckpt-00000001");
+    std::fs::copy(tiny.with_extension("safetensors"), published.with_extension("safetensors")).unwrap();
+    std::fs::copy(&tiny, published.with_extension("json")).unwrap();
+    std::fs::write(models.join("latest.json"), dataio::run_layout::ModelPointer::to_step(1).to_json()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    into_run(dir.path(), "shogi-run", &tiny);
+    let mut command = Command::new(exe());
+    command.current_dir(dir.path()).env_remove("KOMA_MODEL");
+    let mut e = Engine::from_command(&mut command);
+    let lines = e.handshake(&[]);
+    let shown = format!("info string network: {}", published.display());
+    assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
+    plays_a_legal_move(&mut e);
+}
