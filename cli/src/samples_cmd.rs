@@ -1,19 +1,21 @@
 //! `koma convert-samples`: koma's sample chunks (self-play, `koma gen`) to dlshogi's
-//! hcpe3, for other trainers. Each sample is a one-move game from its position: the
-//! policy target as candidate visit counts (out of 10000), the search value as the eval
-//! (dlshogi's logistic scale, 756 per unit) and the game's result. All inputs go into the
-//! one output file, written atomically.
+//! hcpe3, for other trainers. Each sample is a one-move game from its position
+//! ([`dataio::hcpe::sample_game`]): the policy target as candidate visit counts (out of
+//! 10000), the search value as the eval (dlshogi's logistic scale, 756 per unit) and the
+//! game's result. All inputs go into the one output file, written atomically.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use dataio::hcpe::HcpeFault;
+use dataio::{read_chunk, Sample, CHUNK_EXTENSION};
 use koma_cli::{files_under, BadInput};
 use model::encoding::Encoder;
-use rules::records::hcpe::{hcpe3, GameResult as HcpeResult};
+use rules::records::hcpe::hcpe3;
 use rules::Variant;
-use selfplay::samples::{read_chunk, GameResult, Sample, CHUNK_EXTENSION};
+use selfplay::EncoderLabels;
 
 #[derive(Args)]
 pub struct ConvertSamplesArgs {
@@ -25,11 +27,6 @@ pub struct ConvertSamplesArgs {
     output: PathBuf,
 }
 
-/// Visits the policy of a sample is scaled to.
-const VISITS: f32 = 10000.0;
-/// dlshogi's `eval_coef`: centipawns per logistic unit.
-const EVAL_SCALE: f64 = 756.0;
-
 /// Sample chunks under `inputs` to one hcpe3 file.
 pub fn chunks_to_hcpe3(inputs: &[PathBuf], output: &Path) -> Result<(usize, usize, usize)> {
     let (mut files, mut errors) = (0, 0);
@@ -37,7 +34,7 @@ pub fn chunks_to_hcpe3(inputs: &[PathBuf], output: &Path) -> Result<(usize, usiz
     let mut games = Vec::new();
     for path in files_under(inputs, |ext| ext == CHUNK_EXTENSION) {
         files += 1;
-        let chunk = match read_chunk(&path) {
+        let chunk = match read_chunk(&path, &EncoderLabels) {
             Ok(c) if c.header.variant == Variant::Shogi => c,
             Ok(c) => {
                 report(&path, &format!("a {} chunk; hcpe3 holds standard shogi", c.header.variant), &mut errors);
@@ -59,40 +56,9 @@ pub fn chunks_to_hcpe3(inputs: &[PathBuf], output: &Path) -> Result<(usize, usiz
     Ok((files, games.len(), errors))
 }
 
-/// One sample as a one-move hcpe3 game.
-pub fn sample_game(s: &Sample, encoder: &Encoder) -> Result<hcpe3::Game, String> {
-    let pos = s.position(Variant::Shogi).map_err(|e| e.to_string())?;
-    let legal = pos.legal_moves();
-    let mut candidates = Vec::with_capacity(s.policy.len());
-    for &(label, p) in &s.policy {
-        let mv = encoder
-            .index_move_among(&pos, label as usize, &legal)
-            .ok_or_else(|| format!("policy label {label} is not a legal move of {}", s.sfen))?;
-        let visits = (p * VISITS).round() as u16;
-        if visits > 0 {
-            candidates.push((mv, visits));
-        }
-    }
-    let mv = candidates.iter().max_by_key(|c| c.1).map(|c| c.0).ok_or("an empty policy target")?;
-    let side = pos.side_to_move();
-    let winner = match s.result.ok_or("the game's result is unknown (hcpe3 has no such result)")? {
-        GameResult::Win => Some(side),
-        GameResult::Loss => Some(side.opponent()),
-        GameResult::Draw => None,
-    };
-    Ok(hcpe3::Game {
-        start: pos,
-        moves: vec![hcpe3::MoveEntry { mv, eval: eval_of(s.root_wdl), candidates }],
-        result: HcpeResult::from_winner(winner),
-        ending: hcpe3::Ending::Unmarked,
-        opponent: hcpe3::Opponent::SelfPlay,
-    })
-}
-
-/// The search value (win - loss as a score in [0, 1]) on dlshogi's eval scale.
-fn eval_of(wdl: [f32; 3]) -> i16 {
-    let p = (wdl[0] as f64 + 0.5 * wdl[1] as f64).clamp(1e-4, 1.0 - 1e-4);
-    (EVAL_SCALE * (p / (1.0 - p)).ln()).round().clamp(-32000.0, 32000.0) as i16
+/// One sample as a one-move hcpe3 game, its labels read by `encoder`.
+pub fn sample_game(s: &Sample, encoder: &Encoder) -> Result<hcpe3::Game, HcpeFault> {
+    dataio::hcpe::sample_game(s, |pos, label, legal| encoder.index_move_among(pos, label as usize, legal))
 }
 
 fn report(path: &Path, why: &str, errors: &mut usize) {

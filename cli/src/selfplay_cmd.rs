@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use model::encoding::{Encoder, ENCODER_VERSION};
+use dataio::ChunkWriter;
+use model::encoding::Encoder;
 use model::{Batcher, BatcherConfig, Evaluator, Precision, TorchEvaluator, UniformEvaluator};
-use selfplay::samples::ChunkWriter;
+use selfplay::EncoderLabels;
 use selfplay::{run_selfplay, Openings, Progress, RunOptions, SelfplayFileConfig};
 
 use koma_cli::bad;
@@ -170,10 +171,9 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
         args.config.display()
     );
     let batcher = Batcher::spawn(eval, batcher_config(&cfg));
-    let enc = Encoder::for_net(cfg.variant, &cfg.model);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let prefix = format!("sp-{now}-{}", std::process::id());
-    let mut writer = ChunkWriter::new(&args.out, &prefix, cfg.variant, &enc, cfg.selfplay.samples_per_chunk)?;
+    let mut writer = ChunkWriter::new(&args.out, &prefix, cfg.variant, &EncoderLabels, cfg.selfplay.samples_per_chunk)?;
     let mut write_error = None;
     let (mut wins, mut draws, mut losses) = (0u64, 0u64, 0u64);
     let mut full = 0u64;
@@ -216,7 +216,7 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
     // Read back what was written: a chunk the learner could not load fails the run here.
     let mut read_back = 0u64;
     for f in writer.files_written() {
-        read_back += selfplay::samples::read_chunk_expect(f, cfg.variant, ENCODER_VERSION)?.samples.len() as u64;
+        read_back += dataio::read_chunk_expect(f, cfg.variant, &EncoderLabels)?.samples.len() as u64;
     }
     anyhow::ensure!(
         read_back == writer.samples_written(),

@@ -141,22 +141,22 @@ fn a_garbage_chunk_is_skipped_with_a_warning_that_quiet_does_not_hide() {
     std::fs::create_dir_all(&samples_dir).unwrap();
     // Intact (the checksum matches) but the SFEN is garbage.
     let enc = model::encoding::Encoder::new(rules::Variant::Shogi);
-    let header = selfplay::samples::ChunkHeader {
+    let header = dataio::ChunkHeader {
         variant: rules::Variant::Shogi,
         encoder_version: model::encoding::ENCODER_VERSION,
         policy_size: enc.policy_size() as u32,
         count: 1,
     };
-    let sample = selfplay::samples::Sample {
+    let sample = dataio::Sample {
         sfen: "not a position".into(),
         repetitions: 0,
         policy: vec![],
-        result: Some(selfplay::samples::GameResult::Draw),
+        result: Some(dataio::GameResult::Draw),
         root_wdl: [0.0, 1.0, 0.0],
         plies_left: 1,
         full_search: false,
     };
-    selfplay::samples::write_chunk(samples_dir.join("garbage.chunk"), &header, &[sample]).unwrap();
+    dataio::write_chunk(samples_dir.join("garbage.chunk"), &header, &[sample]).unwrap();
     let runs = dir.join("runs");
     let o = koma(
         &["train", "--config", cfg.to_str().unwrap(), "--run", "r", "--runs-dir", runs.to_str().unwrap()]

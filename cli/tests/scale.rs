@@ -159,8 +159,8 @@ fn wait_until(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
 /// sample counts.
 fn chunks(run: &Path) -> Vec<(String, u64)> {
     let mut v = Vec::new();
-    for p in selfplay::samples::list_chunks(run.join("samples")).unwrap() {
-        let c = selfplay::samples::read_chunk(&p).unwrap_or_else(|e| panic!("{e}"));
+    for p in dataio::list_chunks(run.join("samples")).unwrap() {
+        let c = dataio::read_chunk(&p, &selfplay::EncoderLabels).unwrap_or_else(|e| panic!("{e}"));
         v.push((p.file_name().unwrap().to_string_lossy().into_owned(), c.samples.len() as u64));
     }
     v

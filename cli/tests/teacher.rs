@@ -9,10 +9,11 @@ use std::process::{Command, Output};
 mod common;
 
 use common::KOMA;
+use dataio::{list_chunks, read_chunk, GameResult, Sample};
 use model::encoding::Encoder;
 use rules::records::hcpe::{self, hcpe3};
 use rules::{Position, Variant};
-use selfplay::samples::{list_chunks, read_chunk, GameResult, Sample};
+use selfplay::EncoderLabels;
 
 const CONFIG: &str = concat!(
     tiny_network!(),
@@ -49,7 +50,7 @@ fn run(args: &[&str], extra: &[&Path]) -> Output {
 }
 
 fn samples_of(dir: &Path) -> Vec<Sample> {
-    list_chunks(dir).unwrap().iter().flat_map(|c| read_chunk(c).unwrap().samples).collect()
+    list_chunks(dir).unwrap().iter().flat_map(|c| read_chunk(c, &EncoderLabels).unwrap().samples).collect()
 }
 
 fn data(path: &str) -> PathBuf {

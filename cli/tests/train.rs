@@ -91,9 +91,9 @@ fn check_files(runs: &Path) -> (usize, usize) {
             n_ck += 1;
         }
     }
-    let chunks = selfplay::samples::list_chunks(runs.join("r/samples")).unwrap();
+    let chunks = dataio::list_chunks(runs.join("r/samples")).unwrap();
     for c in &chunks {
-        selfplay::samples::read_chunk(c).unwrap_or_else(|e| panic!("{e}"));
+        dataio::read_chunk(c, &selfplay::EncoderLabels).unwrap_or_else(|e| panic!("{e}"));
     }
     (n_ck, chunks.len())
 }

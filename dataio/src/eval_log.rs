@@ -8,8 +8,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// One line of `eval.jsonl`: the network of `step` against `opponent`.
 ///
 /// Infinite values (an Elo bound after a sweep) are written as null and read back as
-/// `None` (or NaN for the plain numbers). Lines of older runs lack the fields after
-/// `losses` but `opponent_ladder_elo`; they read with defaults (0, NaN-free).
+/// `None` (or NaN for the plain numbers). Only `step`, `opponent`, `wins`, `draws` and
+/// `losses` are required: lines of older runs lack the rest, which read as 0 or `None`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EvalRecord {
     /// The training step of the network evaluated.

@@ -4,7 +4,7 @@
 //!
 //! Every input becomes groups of samples; a group is the unit the validation split holds
 //! out (a game, a chunk, or a run of [`HCPE_GROUP`] hcpe records, which carry no game
-//! boundaries).
+//! boundaries). The hcpe and hcpe3 conversions are `dataio::hcpe`'s.
 
 use std::path::{Path, PathBuf};
 
