@@ -159,3 +159,71 @@ pub fn list_chunks(dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, SampleError> {
     v.sort();
     Ok(v)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::decode_chunk;
+    use crate::sample::GameResult;
+    use rules::Position;
+
+    /// Labels 0, 1, ... for the legal moves in generation order.
+    struct TestLabels;
+
+    impl PolicyLabels for TestLabels {
+        fn encoder_version(&self) -> u32 {
+            1
+        }
+        fn policy_size(&self, _: Variant) -> u32 {
+            2187
+        }
+        fn legal_labels(&self, pos: &Position) -> Vec<usize> {
+            (0..pos.legal_moves().len()).collect()
+        }
+    }
+
+    fn sample(i: u32) -> Sample {
+        Sample {
+            sfen: Position::startpos(Variant::Shogi).to_sfen(),
+            repetitions: 0,
+            policy: vec![(i % 30, 1.0)],
+            result: Some(GameResult::Draw),
+            root_wdl: [0.25, 0.5, 0.25],
+            plies_left: i,
+            full_search: true,
+        }
+    }
+
+    #[test]
+    fn the_batcher_numbers_full_chunks_and_keeps_what_was_not_stored() {
+        let mut b = ChunkBatcher::new(ChunkHeader::of(Variant::Shogi, &TestLabels), 2);
+        assert!(!b.push(sample(0)) && b.push(sample(1)));
+        let first = b.encode_pending().unwrap().unwrap();
+        assert_eq!((first.seq, first.samples), (0, 2));
+        // Not committed: the same chunk again.
+        assert_eq!(b.encode_pending().unwrap().unwrap(), first);
+        b.commit();
+        assert_eq!(b.take().unwrap(), None);
+        b.push(sample(2));
+        let second = b.take().unwrap().unwrap();
+        assert_eq!((second.seq, second.samples), (1, 1));
+        let chunk = decode_chunk(&second.bytes, Path::new("x"), &TestLabels).unwrap();
+        assert_eq!(chunk.header, ChunkHeader { count: 1, ..ChunkHeader::of(Variant::Shogi, &TestLabels) });
+        assert_eq!(chunk.samples[0].plies_left, 2);
+    }
+
+    #[test]
+    fn the_writer_names_its_files_and_retries_a_failed_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("samples");
+        let mut w = ChunkWriter::new(&out, "t", Variant::Shogi, &TestLabels, 3).unwrap();
+        let written = w.extend((0..7).map(sample)).unwrap();
+        assert_eq!(written, [out.join("t-000000.chunk"), out.join("t-000001.chunk")]);
+        std::fs::remove_dir_all(&out).unwrap();
+        assert!(w.flush().is_err(), "the folder is gone");
+        std::fs::create_dir_all(&out).unwrap();
+        assert_eq!(w.flush().unwrap(), Some(out.join("t-000002.chunk")));
+        assert_eq!((w.samples_written(), w.files_written().len()), (7, 3));
+        assert_eq!(list_chunks(&out).unwrap(), [out.join("t-000002.chunk")]);
+    }
+}
