@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use dataio::run_layout::checkpoint_name;
 use dataio::{GameResult, Sample};
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::{load_net, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
@@ -309,7 +310,7 @@ impl Session<'_> {
         training.finish();
         let v = self.log_validation();
         let final_ckpt = match last {
-            Some(p) if p.ends_with(format!("ckpt-{:08}", self.learner.step)) => p,
+            Some(p) if p.ends_with(checkpoint_name(self.learner.step)) => p,
             _ => self.save()?,
         };
         self.tb.flush();
@@ -338,7 +339,7 @@ impl Session<'_> {
     /// A checkpoint of the current step: optimiser state first, then the weights and
     /// their metadata (what makes it a checkpoint), as `koma train` writes them.
     fn save(&self) -> Result<PathBuf, TrainError> {
-        let stem = self.ckpt_dir.join(format!("ckpt-{:08}", self.learner.step));
+        let stem = self.ckpt_dir.join(checkpoint_name(self.learner.step));
         self.learner.opt.save(&optim_path(&stem))?;
         let info = CheckpointInfo {
             variant: self.variant.name().to_string(),
