@@ -19,7 +19,7 @@ pub struct EvalRecord {
     pub wins: u32,
     pub draws: u32,
     pub losses: u32,
-    /// The opponent's rating on the run's ladder (`train.eval_ladder`), where the run
+    /// The opponent's rating on the run's ladder (`eval.ladder`), where the run
     /// wrote it; older logs have none (then the shipped standard shogi ladder's).
     #[serde(default)]
     pub opponent_ladder_elo: Option<f64>,

@@ -12,7 +12,8 @@
 //! - [`network`]: loading, checkpoints, publishing; [`intake`]: chunks into the window;
 //!   [`evaluation`]: evaluation games in the background.
 //! - [`selfplay`]: self-play threads and the chunk sink; [`uploader`]: uploads with a
-//!   local spool; [`signal`], [`display`]: SIGTERM and the progress line.
+//!   local spool; [`signal`], [`display`]: SIGTERM and the status line (through the
+//!   `progress` crate).
 
 pub mod display;
 pub mod evaluation;

@@ -17,8 +17,8 @@ use selfplay::samples::{read_chunk_expect, GameResult, Sample, CHUNK_EXTENSION};
 
 use arena::player::EngineScore;
 
-use crate::learn::read_record_samples;
-use crate::teacher::score_wdl;
+use super::records::read_record_samples;
+use super::teacher::score_wdl;
 
 /// hcpe records per validation group.
 pub const HCPE_GROUP: usize = 256;
