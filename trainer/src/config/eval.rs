@@ -153,7 +153,7 @@ impl EvalConfig {
 
     /// Whether an evaluation falls due at optimiser step `step`.
     pub fn due(&self, step: u64) -> bool {
-        self.enabled() && step.is_multiple_of(self.interval)
+        self.enabled() && step % self.interval == 0
     }
 
     /// Checks every field against its valid range (in the field's documentation) and

@@ -305,8 +305,8 @@ impl LearnerRole {
         self.show_status("training");
         let step = self.trainer.step;
         let eval_due = self.evals.due(step);
-        let checkpoint_due = step.is_multiple_of(self.tcfg.checkpoint_interval) || eval_due;
-        let log_due = step.is_multiple_of(self.tcfg.log_interval);
+        let checkpoint_due = step % self.tcfg.checkpoint_interval == 0 || eval_due;
+        let log_due = step % self.tcfg.log_interval == 0;
         if log_due || checkpoint_due {
             self.log.add_stats(self.trainer.take_stats()?);
         }
