@@ -8,7 +8,7 @@ pub enum TrainError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     /// A message of the run roles (`roles::{state, network, worker}`) not yet given a
-    /// variant of its own.
+    /// variant of its own (the variants after `NoGames` are theirs).
     #[error("{0}")]
     Run(String),
     #[error("{path}: {source}")]
@@ -59,6 +59,32 @@ pub enum TrainError {
     /// `koma learn` found nothing to train on.
     #[error("no games read from {inputs:?}{}", first_problem.as_ref().map(|p| format!(" ({p})")).unwrap_or_default())]
     NoGames { inputs: Vec<PathBuf>, first_problem: Option<String> },
+    /// A learner state file (`state.json`, `ckpt-<step>.learner`) that is not JSON of one.
+    #[error("{what}: {source}")]
+    StateJson { what: String, source: serde_json::Error },
+    #[error("{what}: format version {version} is not supported")]
+    StateVersion { what: String, version: u32 },
+    #[error("{what}: names a file outside the run; only checkpoints/ckpt-<step> of this run can be resumed")]
+    StateOutsideRun { what: String },
+    #[error("{what}: checkpoint {checkpoint} is not of step {step}")]
+    StateCheckpointStep { what: String, checkpoint: String, step: u64 },
+    /// A checkpoint's learner state that was listed and then could not be read.
+    #[error("{key} disappeared")]
+    StateGone { key: String },
+    /// Checkpoints without `state.json`: the run is left as it is.
+    #[error("{run} holds checkpoints (newest {newest}) but no state.json; nothing was overwritten. {fix}")]
+    NoStateJson { run: String, newest: String, fix: String },
+    #[error("a run already exists in {run} (use --resume to continue it, or another run name)")]
+    RunExists { run: String },
+    /// `models/latest.json` that is not JSON of a model pointer.
+    #[error("{place}: {source}")]
+    ModelPointerJson { place: String, source: serde_json::Error },
+    #[error("{pointer}: `{model}` is not a model of this run")]
+    NotAModelOfRun { pointer: String, model: String },
+    #[error("{run}: {key} is missing")]
+    NetworkFileMissing { run: String, key: String },
+    #[error("worker id `{id}`: use letters, digits, `_`, `.` and `-` (at most 64, not first)")]
+    BadWorkerId { id: String },
 }
 
 impl TrainError {
@@ -80,6 +106,17 @@ impl TrainError {
                 | TrainError::EvalSetup(_)
                 | TrainError::RecordsNeedShogi { .. }
                 | TrainError::NoGames { .. }
+                | TrainError::StateJson { .. }
+                | TrainError::StateVersion { .. }
+                | TrainError::StateOutsideRun { .. }
+                | TrainError::StateCheckpointStep { .. }
+                | TrainError::StateGone { .. }
+                | TrainError::NoStateJson { .. }
+                | TrainError::RunExists { .. }
+                | TrainError::ModelPointerJson { .. }
+                | TrainError::NotAModelOfRun { .. }
+                | TrainError::NetworkFileMissing { .. }
+                | TrainError::BadWorkerId { .. }
         )
     }
 }
