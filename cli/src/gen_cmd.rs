@@ -14,7 +14,7 @@ use anyhow::Result;
 use arena::{PlayerSpec, TimeControl};
 use clap::Args;
 use rules::Variant;
-use trainer::teacher::{generate, TeacherOptions};
+use trainer::supervised::teacher::{generate, TeacherOptions};
 
 use koma_cli::bad;
 
@@ -84,7 +84,7 @@ pub fn gen(args: GenArgs) -> Result<ExitCode> {
     };
     let stop = trainer::install_signal_handler();
     let s = generate(&opts, &stop).map_err(|e| match e {
-        trainer::teacher::TeacherError::Samples(_) => anyhow::Error::new(e),
+        trainer::supervised::teacher::TeacherError::Samples(_) => anyhow::Error::new(e),
         other => bad(other.to_string()),
     })?;
     println!(

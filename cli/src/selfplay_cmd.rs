@@ -103,7 +103,7 @@ fn load_config(path: &Path, device: Option<&String>) -> Result<(SelfplayFileConf
     }
     // As training sets them (one thread per two cores on small machines), so that `koma
     // bench selfplay` measures what `koma train` runs.
-    trainer::run::set_torch_threads(cfg.selfplay.torch_threads);
+    trainer::set_torch_threads(cfg.selfplay.torch_threads);
     Ok((cfg, precision))
 }
 

@@ -21,7 +21,7 @@ pub struct StopLimits {
 
 #[derive(Args)]
 pub struct TrainArgs {
-    /// Config file (TOML: variant, [model], [search], [selfplay], [train]).
+    /// Config file (TOML: variant, [model], [search], [selfplay], [train], [eval]).
     #[arg(long)]
     config: PathBuf,
     /// Run name: everything goes to <runs-dir>/<name>/. Default: the date and time.
@@ -65,21 +65,20 @@ pub(crate) fn default_run_name() -> String {
 }
 
 pub(crate) fn config_error(e: trainer::TrainError) -> anyhow::Error {
-    match e {
-        trainer::TrainError::Config(c) => BadInput(c.to_string()).into(),
-        trainer::TrainError::Run(m) => BadInput(m).into(),
-        trainer::TrainError::Device(d) => BadInput(d.to_string()).into(),
-        trainer::TrainError::Store(e @ (store::StoreError::BadUrl { .. } | store::StoreError::BadKey { .. })) => {
-            BadInput(e.to_string()).into()
-        }
-        other => anyhow::Error::new(other),
+    if e.is_bad_input() {
+        BadInput(e.to_string()).into()
+    } else {
+        anyhow::Error::new(e)
     }
 }
 
 pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     let run = args.run.clone().unwrap_or_else(default_run_name);
+    // A broken config is refused before the run is announced.
+    let config =
+        trainer::TrainFileConfig::load(&args.config).map_err(|e| config_error(trainer::TrainError::Config(e)))?;
     let opts = trainer::TrainOptions {
-        config: args.config,
+        config,
         run: run.clone(),
         runs_dir: args.runs_dir.clone(),
         resume: args.resume,
@@ -89,8 +88,6 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         progress: !args.quiet,
         devices: args.devices,
     };
-    // A broken config is refused before the run is announced (the run reads it again).
-    trainer::TrainFileConfig::load(&opts.config).map_err(|e| config_error(trainer::TrainError::Config(e)))?;
     let stop = trainer::install_signal_handler();
     eprintln!(
         "koma train: run `{run}` in {} (TensorBoard: scripts/tensorboard.sh {}; Ctrl-C saves and stops)",
@@ -205,7 +202,7 @@ pub struct EvaluateArgs {
     #[arg(long, conflicts_with = "engine_search")]
     config: Option<PathBuf>,
     /// Search as the engine does (PUCT with the built-in defaults, as `koma-usi` and the
-    /// in-training evaluation's `eval_search = "engine"`).
+    /// in-training evaluation's `[eval]` `search = "engine"`).
     #[arg(long)]
     engine_search: bool,
     #[arg(long, default_value = "cpu")]
@@ -219,7 +216,7 @@ pub struct EvaluateArgs {
 
 pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let device = model::parse_device(&args.device).map_err(|e| BadInput(e.to_string()))?;
-    trainer::run::set_torch_threads(0);
+    trainer::set_torch_threads(0);
     let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
     let variant = ours.variant();
     let ours = arena::builtin::KomaNetwork::from_network(ours);
@@ -229,7 +226,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         None => search::SearchConfig { gumbel: true, gumbel_m: 8, ..Default::default() },
     };
     let ladder = arena::Ladder::shipped();
-    let (opponent, ladder_elo) = match trainer::eval::parse_player(&args.opponent, &ladder) {
+    let (opponent, ladder_elo) = match trainer::opponents::parse_player(&args.opponent, &ladder) {
         // The ladder's ratings hold in its own variant only.
         Ok((spec, elo)) => (trainer::Opponent::Player(spec), elo.filter(|_| ladder.variant == variant)),
         // Not a player: a checkpoint or model file.
@@ -240,7 +237,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
                 .context("loading the opponent")?;
             (trainer::Opponent::Network(net), None)
         }
-        Err(e) => return Err(BadInput(e).into()),
+        Err(e) => return Err(BadInput(e.to_string()).into()),
     };
     let openings = match &args.openings {
         Some(p) => arena::load_openings(variant, p).map_err(BadInput)?,

@@ -24,7 +24,8 @@ samples_per_chunk = 20
 batch_size = 4
 min_replay = 8
 checkpoint_interval = 1
-eval_interval = 0
+[eval]
+interval = 0
 "#
 );
 

@@ -57,13 +57,14 @@ fn train_refuses_bad_configs_with_status_2_and_no_run_folder() {
         ("[selfplay]\ndevice = \"cdua\"\n", &["selfplay.device = \"cdua\""]),
         ("[train]\ntrain_ratio = inf\n", &["train.train_ratio = inf", "(0, 1000]"]),
         ("[train]\npolicy_weight = nan\n", &["train.policy_weight = NaN"]),
-        ("[train]\neval_games = 0\n", &["train.eval_games = 0", "eval_interval = 0"]),
+        ("[eval]\ngames = 0\n", &["eval.games = 0", "eval.interval = 0"]),
+        ("[train]\neval_games = 40\n", &["train.eval_games", "`games` in the [eval] table"]),
         ("[train]\ndevice = \"tpu\"\n", &["train.device = \"tpu\""]),
     ] {
         train_refuses(&dir, text, &[], needles);
     }
     // The command line's limits too.
-    train_refuses(&dir, "[train]\neval_interval = 0\n", &["--max-minutes", "NaN"], &["train.max_minutes = NaN"]);
+    train_refuses(&dir, "[eval]\ninterval = 0\n", &["--max-minutes", "NaN"], &["train.max_minutes = NaN"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -127,8 +128,9 @@ batch_size = 16
 replay_window = 2000
 min_replay = 32
 checkpoint_interval = 4
-eval_interval = 0
 seed = 9
+[eval]
+interval = 0
 "#
 );
 

@@ -25,11 +25,12 @@ lr = 0.01
 batch_size = 16
 min_replay = 32
 checkpoint_interval = 4
-eval_interval = 1000
-eval_games = 2000
-eval_simulations = 8
-eval_opponents = ["random"]
 seed = 9
+[eval]
+interval = 1000
+games = 2000
+simulations = 8
+opponents = ["random"]
 "#
 );
 
@@ -103,7 +104,7 @@ fn a_run_without_state_json_is_refused_not_overwritten() {
 
 #[test]
 fn state_json_may_only_name_a_checkpoint_of_the_run() {
-    let no_eval = CONFIG.replace("eval_interval = 1000", "eval_interval = 0").replace("eval_games = 2000\n", "");
+    let no_eval = CONFIG.replace("interval = 1000", "interval = 0").replace("games = 2000\n", "");
     let (dir, cfg) = scratch_with("outside", &no_eval);
     let runs = dir.join("runs");
     // A real run of a few steps, then its state.json pointed outside the run.

@@ -30,9 +30,10 @@ replay_window = 2000
 min_replay = 24
 train_ratio = 4.0
 checkpoint_interval = 4
-eval_interval = 0
 log_interval = 2
 seed = 9
+[eval]
+interval = 0
 "#
 );
 
@@ -405,7 +406,10 @@ fn sigterm_during_an_evaluation_stops_koma_train_within_seconds() {
     let (dir, _) = setup("sigterm");
     // Evaluation games that would take minutes, starting at step 0.
     let cfg = dir.join("eval.toml");
-    let text = CONFIG.replace("eval_interval = 0", "eval_interval = 1000\neval_games = 400\neval_simulations = 16\neval_opponents = [\"random\"]\neval_max_plies = 300");
+    let text = CONFIG.replace(
+        "[eval]\ninterval = 0",
+        "[eval]\ninterval = 1000\ngames = 400\nsimulations = 16\nopponents = [\"random\"]\nmax_plies = 300",
+    );
     std::fs::write(&cfg, text).unwrap();
     let runs = dir.join("runs");
     let args =

@@ -29,9 +29,10 @@ replay_window = 2000
 min_replay = 32
 train_ratio = 8.0
 checkpoint_interval = 4
-eval_interval = 0
 log_interval = 2
 seed = 9
+[eval]
+interval = 0
 "#
 );
 
@@ -84,7 +85,7 @@ fn check_files(runs: &Path) -> (usize, usize) {
             model::load_net(&p, &model::Expected::any(), model::tch::Device::Cpu)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let stem = p.with_extension("");
-            let optim = trainer::run::optim_path(&stem);
+            let optim = trainer::optim::optim_path(&stem);
             assert!(optim.exists(), "{} missing", optim.display());
             let bytes = std::fs::read(&optim).unwrap();
             safetensors::SafeTensors::deserialize(&bytes).unwrap_or_else(|e| panic!("{}: {e:?}", optim.display()));

@@ -6,7 +6,11 @@
 //!   ([`Reporter::spinner`]);
 //! - when stderr is a file or a pipe (logs, CI), a plain line every ten seconds and one
 //!   at the end, so logs stay readable;
-//! - nothing at all for `--quiet` ([`Reporter::hidden`]).
+//! - nothing at all for `--quiet` ([`Reporter::hidden`]), except the lines that must be
+//!   seen all the same ([`Reporter::notice`]).
+//!
+//! Library code writes its messages through here too: above its reporter's bar
+//! ([`Reporter::println`]), or, with no reporter at hand, as a line of their own ([`line`]).
 //!
 //! A `Reporter` is cheap to clone and can be updated from several threads.
 
@@ -151,6 +155,15 @@ impl Reporter {
         }
     }
 
+    /// A line shown even by a hidden reporter: warnings, and what a user must see with
+    /// `--quiet` (which hides progress, not problems).
+    pub fn notice(&self, line: &str) {
+        match &self.inner.display {
+            Display::Hidden => crate::line(line),
+            _ => self.println(line),
+        }
+    }
+
     /// Ends the phase: a live bar is cleared (the caller prints its summary), a plain
     /// display writes its last line.
     pub fn finish(&self) {
@@ -253,6 +266,13 @@ fn rate_text(rate: f64) -> String {
     } else {
         format!("{rate:.2}")
     }
+}
+
+/// A message line on stderr from code with no [`Reporter`] at hand (a note, a warning).
+pub fn line(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+    let _ = err.flush();
 }
 
 /// `42s`, `3m05s`, `2h07m`.

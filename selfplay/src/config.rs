@@ -203,17 +203,22 @@ impl Default for SelfplayFileConfig {
 }
 
 /// Every top-level key of a koma config file, whichever program reads it: `variant`,
-/// `[model]` (also spelt `[net]`), `[search]`, `[selfplay]`, `[train]`.
-pub const TOP_LEVEL_KEYS: &[&str] = &["variant", "model", "net", "search", "selfplay", "train"];
+/// `[model]` (also spelt `[net]`), `[search]`, `[selfplay]`, `[train]`, `[eval]`.
+pub const TOP_LEVEL_KEYS: &[&str] = &["variant", "model", "net", "search", "selfplay", "train", "eval"];
 
 /// Refuses a top-level key that no part of koma reads.
 pub fn check_top_level_keys(text: &str) -> Result<(), String> {
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
-    match table.keys().find(|k| !TOP_LEVEL_KEYS.contains(&k.as_str())) {
+    check_top_level_names(table.keys().map(String::as_str))
+}
+
+/// [`check_top_level_keys`] of keys already read.
+pub fn check_top_level_names<'a>(mut keys: impl Iterator<Item = &'a str>) -> Result<(), String> {
+    match keys.find(|k| !TOP_LEVEL_KEYS.contains(k)) {
         None => Ok(()),
         Some(k) => Err(format!(
             "unknown top-level key `{k}` (a koma config has `variant` and the tables [model], [search], \
-             [selfplay] and [train])"
+             [selfplay], [train] and [eval])"
         )),
     }
 }

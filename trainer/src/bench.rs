@@ -14,9 +14,9 @@ use search::Rng;
 use serde::Serialize;
 
 use crate::config::TrainFileConfig;
-use crate::learner::Learner;
+use crate::error::TrainError;
+use crate::net_trainer::NetTrainer;
 use crate::replay::{encode_batch, ValueTargets};
-use crate::run::TrainError;
 
 /// One measured batch size.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -81,7 +81,7 @@ pub fn bench_learn(
         let mut tcfg = cfg.train.clone();
         tcfg.batch_size = batch;
         let net = Net::new(&cfg.base.model, encoder.net_shape(), 1, device)?;
-        let mut learner = Learner::new(net, &tcfg, 0);
+        let mut learner = NetTrainer::new(net, &tcfg, 0);
         let batches: Vec<_> =
             samples.chunks(batch).take(4).map(|c| encode_batch(&encoder, c, ValueTargets::RESULT)).collect();
         let started = Instant::now();

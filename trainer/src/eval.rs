@@ -7,7 +7,7 @@
 //! adjudicated by the rules with a maximum length; a draw counts half.
 //!
 //! [`TrainingEval`] is the periodic evaluation of `koma train`: its opponents come from
-//! `train.eval_opponents` (`random`, `greedy`, `previous`, a rung of the ladder such as
+//! `eval.opponents` (`random`, `greedy`, `previous`, a rung of the ladder such as
 //! `fsf1`, or an arena player `NAME=SPEC`). Against a rung the result is also a ladder
 //! Elo: the rung's Elo (`arena/ladder.toml`) plus the measured difference; over all rungs
 //! played, the maximum-likelihood placement (`arena::ladder::place`). It writes one line
@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arena::builtin::{KomaConfig, KomaNetwork, KomaPlayer};
-use arena::ladder::{finite_rating, place, Ladder, Placement};
+use arena::ladder::{finite_rating, place, Placement};
 use arena::player::Player;
 use arena::schedule::{play_pair, PairOutcome, PairPlan, Roster, Rules};
 use arena::{Opening, PlayerSpec, TimeControl, Wdl};
@@ -36,7 +36,8 @@ use model::BatcherStats;
 use rules::{EndRules, Position, Variant};
 use search::{Rng, SearchConfig};
 
-use crate::config::TrainConfig;
+use crate::config::{EvalConfig, EvalSearch};
+use crate::opponents::{parse_player, OpponentError};
 use crate::tb::Tb;
 
 /// Who the network plays.
@@ -45,27 +46,6 @@ pub enum Opponent {
     Player(PlayerSpec),
     /// Another network (an earlier checkpoint), searching like ours.
     Network(KomaNetwork),
-}
-
-/// A player opponent given as text: `random`, `greedy`, a rung of `ladder` (`fsf1`) or an
-/// arena player `NAME=SPEC`. Returns the player (named) and its ladder Elo when it is a
-/// rung.
-pub fn parse_player(text: &str, ladder: &Ladder) -> Result<(PlayerSpec, Option<f64>), String> {
-    if let Some(rung) = ladder.rung(text) {
-        return Ok((ladder.player_spec(rung)?, Some(rung.elo)));
-    }
-    if text.contains('=') {
-        let spec = text.parse::<PlayerSpec>().map_err(|e| e.to_string())?;
-        if matches!(spec.kind, arena::SpecKind::Koma { .. }) {
-            return Err(format!("{text}: a network opponent is `previous` (or a checkpoint for `koma evaluate`)"));
-        }
-        return Ok((spec, None));
-    }
-    let rungs: Vec<&str> = ladder.rungs.iter().map(|r| r.name.as_str()).collect();
-    Err(format!(
-        "unknown opponent '{text}' (expected previous, a rung of the ladder: {}, or NAME=SPEC)",
-        rungs.join(", ")
-    ))
 }
 
 /// How a match of evaluation games is played.
@@ -224,22 +204,25 @@ pub fn load_network(path: &Path, variant: Variant, device: Device) -> Result<Kom
     KomaNetwork::load_on(path, device, variant).map_err(|e| e.to_string())
 }
 
-/// The search of evaluation games (`train.eval_search`): `engine` (the engine's defaults,
-/// PUCT) or `selfplay` (the config's `[search]` table).
-pub fn eval_search(tcfg: &TrainConfig, selfplay: &SearchConfig) -> SearchConfig {
-    match tcfg.eval_search.as_str() {
-        "selfplay" => selfplay.clone(),
-        _ => SearchConfig::default(),
-    }
+/// Why the evaluation of a run cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalSetupError {
+    #[error("eval.ladder: {0}")]
+    Ladder(String),
+    #[error("eval.opponents: {0}")]
+    Opponent(#[from] OpponentError),
+    #[error("{}: {source}", path.display())]
+    Workdir { path: PathBuf, source: std::io::Error },
+    #[error("eval.openings: {0}")]
+    Openings(String),
 }
 
-/// The ladder of `train.eval_ladder` (empty: the shipped one of standard shogi; a
-/// variant's name: its shipped ladder; else a table file).
-pub fn eval_ladder(tcfg: &TrainConfig) -> Result<Ladder, String> {
-    if tcfg.eval_ladder.is_empty() {
-        Ok(Ladder::shipped())
-    } else {
-        Ladder::load_or_shipped(&tcfg.eval_ladder)
+/// The search of evaluation games (`eval.search`): the engine's defaults (PUCT) or the
+/// config's `[search]` table.
+pub fn eval_search(ecfg: &EvalConfig, selfplay: &SearchConfig) -> SearchConfig {
+    match ecfg.search {
+        EvalSearch::Selfplay => selfplay.clone(),
+        EvalSearch::Engine => SearchConfig::default(),
     }
 }
 
@@ -286,19 +269,20 @@ pub struct EvalReport {
 }
 
 impl TrainingEval {
-    /// Resolves the opponents of `tcfg`. Engines that do not start are left out, each
+    /// Resolves the opponents of `ecfg`. Engines that do not start are left out, each
     /// with a warning (returned), so that a missing engine does not stop a run.
     pub fn new(
-        tcfg: &TrainConfig,
+        ecfg: &EvalConfig,
         selfplay_search: &SearchConfig,
         variant: Variant,
         workdir: &Path,
-    ) -> Result<(TrainingEval, Vec<String>), String> {
-        let ladder = eval_ladder(tcfg)?;
+    ) -> Result<(TrainingEval, Vec<String>), EvalSetupError> {
+        let ladder = ecfg.ladder.load().map_err(EvalSetupError::Ladder)?;
         let mut opponents = Vec::new();
         let mut warnings = Vec::new();
-        std::fs::create_dir_all(workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
-        for text in &tcfg.eval_opponents {
+        std::fs::create_dir_all(workdir)
+            .map_err(|source| EvalSetupError::Workdir { path: workdir.to_path_buf(), source })?;
+        for text in &ecfg.opponents {
             if text == "previous" {
                 opponents.push(TrainingOpponent { name: text.clone(), player: None, ladder_elo: None });
                 continue;
@@ -313,24 +297,23 @@ impl TrainingEval {
             }
             opponents.push(TrainingOpponent { name: spec.name.clone(), player: Some(spec), ladder_elo });
         }
-        let openings = if tcfg.eval_openings.is_empty() {
-            Vec::new()
-        } else {
-            arena::load_openings(variant, Path::new(&tcfg.eval_openings))?
+        let openings = match &ecfg.openings {
+            None => Vec::new(),
+            Some(path) => arena::load_openings(variant, path).map_err(EvalSetupError::Openings)?,
         };
         let settings = MatchSettings {
-            games: tcfg.eval_games,
-            simulations: tcfg.eval_simulations,
-            batch_size: tcfg.eval_batch_size,
-            concurrency: tcfg.eval_concurrency,
-            max_plies: tcfg.eval_max_plies,
-            search: eval_search(tcfg, selfplay_search),
+            games: ecfg.games,
+            simulations: ecfg.simulations,
+            batch_size: ecfg.batch_size,
+            concurrency: ecfg.concurrency,
+            max_plies: ecfg.max_plies,
+            search: eval_search(ecfg, selfplay_search),
             openings,
             seed: 0,
             workdir: workdir.to_path_buf(),
             stop: None,
         };
-        Ok((TrainingEval { variant, opponents, settings, random_plies: tcfg.eval_random_plies }, warnings))
+        Ok((TrainingEval { variant, opponents, settings, random_plies: ecfg.random_plies }, warnings))
     }
 
     /// Whether an opponent is the previous checkpoint.
@@ -511,20 +494,6 @@ mod tests {
         assert_eq!(r.wdl.games(), 4);
     }
 
-    #[test]
-    fn opponents_parse() {
-        let ladder = Ladder::shipped();
-        let (spec, elo) = parse_player("greedy", &ladder).unwrap();
-        assert_eq!((spec.name.as_str(), elo), ("greedy", Some(645.0)));
-        assert_eq!(spec.kind, arena::SpecKind::Greedy);
-        let (spec, elo) = parse_player("fsf1", &ladder).unwrap();
-        assert_eq!((spec.name.as_str(), elo), ("fsf1", Some(1290.0)));
-        let (spec, elo) = parse_player("weak=usi:/bin/engine,depth=2", &ladder).unwrap();
-        assert_eq!((spec.name.as_str(), elo), ("weak", None));
-        assert!(parse_player("fsf9", &ladder).unwrap_err().contains("fsf1"));
-        assert!(parse_player("n=koma:x", &ladder).is_err());
-    }
-
     /// A tiny torch network with or without the attack planes, with its own encoder.
     /// One torch thread, as `koma train` sets on small machines: many tiny forward passes
     /// wait on the synchronisation of torch's thread pool otherwise (50x slower on a
@@ -559,16 +528,16 @@ mod tests {
     #[test]
     fn training_evaluation_writes_scores_and_the_ladder_elo() {
         let dir = tempfile::tempdir().unwrap();
-        let tcfg = TrainConfig {
-            eval_games: 4,
-            eval_simulations: 8,
-            eval_batch_size: 4,
-            eval_max_plies: 40,
-            eval_opponents: vec!["random".into(), "greedy".into(), "previous".into()],
-            ..TrainConfig::default()
+        let ecfg = EvalConfig {
+            games: 4,
+            simulations: 8,
+            batch_size: 4,
+            max_plies: 40,
+            opponents: vec!["random".into(), "greedy".into(), "previous".into()],
+            ..EvalConfig::default()
         };
         let (plan, warnings) =
-            TrainingEval::new(&tcfg, &SearchConfig::default(), Variant::Shogi, &dir.path().join("engines")).unwrap();
+            TrainingEval::new(&ecfg, &SearchConfig::default(), Variant::Shogi, &dir.path().join("engines")).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         assert!(plan.wants_previous());
         let report = plan.run(&torch(true), Some(&torch(false)), 100, 5, None, false);

@@ -19,6 +19,12 @@ use crate::config::{OptimizerKind, TrainConfig};
 /// (`tensors_sha256`, [`model::tensor_digest`]); version 1 files (no digest) still load.
 pub const OPTIM_FORMAT_VERSION: u32 = 2;
 
+/// The optimiser state file of a checkpoint stem: `<stem>.optim.safetensors`.
+pub fn optim_path(stem: &Path) -> PathBuf {
+    let name = stem.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    stem.with_file_name(format!("{name}.optim.safetensors"))
+}
+
 // Causes are part of the messages, not also `Error::source`, so that they print once.
 #[derive(Debug, thiserror::Error)]
 pub enum OptimError {

@@ -10,47 +10,17 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use arena::Wdl;
-use model::tch;
-
 use crate::config::TrainFileConfig;
+use crate::error::TrainError;
 use crate::roles::files::RunFiles;
-use crate::roles::learner::{LearnerOptions, LearnerRole};
-pub use crate::roles::signal::install_signal_handler;
-pub use crate::roles::state::{RunState, STATE_FORMAT_VERSION};
-
-#[derive(Debug, thiserror::Error)]
-pub enum TrainError {
-    #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
-    #[error("{0}")]
-    Run(String),
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error(transparent)]
-    Store(#[from] store::StoreError),
-    #[error(transparent)]
-    Checkpoint(#[from] model::CheckpointError),
-    #[error(transparent)]
-    Optim(#[from] crate::optim::OptimError),
-    #[error(transparent)]
-    Device(#[from] model::DeviceError),
-    #[error(transparent)]
-    Net(#[from] model::NetError),
-    #[error(transparent)]
-    Eval(#[from] model::EvalError),
-    #[error(transparent)]
-    Samples(#[from] dataio::SampleError),
-    #[error("self-play: {0}")]
-    Selfplay(String),
-    #[error(transparent)]
-    Diverged(#[from] crate::learner::NonFiniteLoss),
-}
+use crate::roles::learner::{with_limits, LearnerOptions, LearnerRole, TrainSummary};
+use crate::roles::state::RunState;
 
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct TrainOptions {
-    pub config: PathBuf,
+    /// The config file, read (and checked) once by the caller.
+    pub config: TrainFileConfig,
     /// Run name (folder under `runs_dir`).
     pub run: String,
     pub runs_dir: PathBuf,
@@ -67,75 +37,20 @@ pub struct TrainOptions {
     pub devices: Vec<String>,
 }
 
-/// The end of a run.
-#[derive(Clone, Debug, Default)]
-pub struct TrainSummary {
-    pub run_dir: PathBuf,
-    pub stop_reason: String,
-    pub step: u64,
-    pub games: u64,
-    pub samples_generated: u64,
-    pub samples_trained: u64,
-    pub elapsed_seconds: f64,
-    pub checkpoint: String,
-    /// Last evaluation per opponent: (opponent, step, result).
-    pub last_eval: Vec<(String, u64, Wdl)>,
-    pub loader_wait_fraction: f64,
-}
-
-impl std::fmt::Display for TrainSummary {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "koma train: {} after {:.1} min: step {}, {} games, {} samples generated, {} trained, loader wait {:.1}%",
-            self.stop_reason,
-            self.elapsed_seconds / 60.0,
-            self.step,
-            self.games,
-            self.samples_generated,
-            self.samples_trained,
-            100.0 * self.loader_wait_fraction
-        )?;
-        for (o, s, r) in &self.last_eval {
-            write!(f, "; vs {o} @{s}: {:.2} (+{} ={} -{})", r.score(), r.wins, r.draws, r.losses)?;
-        }
-        write!(f, "; checkpoint {}", self.run_dir.join(&self.checkpoint).display())
-    }
-}
-
 /// Reads `state.json` of a local run folder.
 pub fn read_state(run_dir: &Path) -> Result<Option<RunState>, TrainError> {
     let files = RunFiles::open(&run_dir.to_string_lossy(), None)?;
     crate::roles::state::read_state(&files)
 }
 
-/// Optimiser state file of a checkpoint stem.
-pub fn optim_path(stem: &Path) -> PathBuf {
-    let name = stem.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    stem.with_file_name(format!("{name}.optim.safetensors"))
-}
-
-/// Sets libtorch's CPU threads: `torch_threads` if set, else half the cores when the
-/// learner and the batcher share a small CPU.
-pub fn set_torch_threads(torch_threads: usize) {
-    if torch_threads > 0 {
-        tch::set_num_threads(torch_threads as i32);
-    } else {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cores <= 8 {
-            tch::set_num_threads((cores / 2).max(1) as i32);
-        }
-    }
-}
-
 /// Runs `koma train`. `stop` ends the run (checkpoint first) when set.
 pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary, TrainError> {
-    let cfg = TrainFileConfig::load(&opts.config)?;
+    let cfg = opts.config.clone();
     // The command line's limits are checked like the file's, before the run folder exists.
-    crate::roles::learner::with_limits(&cfg.train, opts.max_minutes, opts.max_steps)?;
+    with_limits(&cfg.train, opts.max_minutes, opts.max_steps)?;
     let run_dir = opts.runs_dir.join(&opts.run);
     if opts.resume && !run_dir.exists() {
-        return Err(TrainError::Run(format!("--resume: no run `{}` in {}", opts.run, opts.runs_dir.display())));
+        return Err(TrainError::NoRunToResume { run: opts.run.clone(), runs_dir: opts.runs_dir.clone() });
     }
     let devices = if opts.devices.is_empty() { vec![cfg.base.selfplay.device.clone()] } else { opts.devices.clone() };
     for d in &devices {

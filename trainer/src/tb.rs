@@ -58,7 +58,7 @@ impl Tb {
 
     /// The learner's scalars (losses, accuracy, value error, gradient norm, learning rate)
     /// of `m`, usually a mean over the steps since the last call.
-    pub fn step_stats(&mut self, m: &crate::learner::StepStats, step: u64) {
+    pub fn step_stats(&mut self, m: &crate::net_trainer::StepStats, step: u64) {
         self.scalar(tags::LOSS_TOTAL, m.loss, step);
         self.scalar(tags::LOSS_POLICY, m.policy_loss, step);
         self.scalar(tags::LOSS_VALUE, m.value_loss, step);

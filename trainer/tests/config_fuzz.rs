@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use search::Rng;
 use trainer::TrainFileConfig;
 
-const TABLES: [&str; 5] = ["model", "net", "search", "selfplay", "train"];
+const TABLES: [&str; 6] = ["model", "net", "search", "selfplay", "train", "eval"];
 const TYPO_TABLES: [&str; 5] = ["trian", "Search", "modle", "selfply", "extra"];
 
 /// The fields of each table, from the serialised defaults (plus the optional fields,
@@ -22,12 +22,15 @@ fn known_fields() -> BTreeMap<&'static str, Vec<String>> {
     model.push("policy_channels".into());
     let mut selfplay = keys(toml::Value::try_from(&d.base.selfplay).unwrap());
     selfplay.push("opening_file".into());
+    let mut eval = keys(toml::Value::try_from(&d.eval).unwrap());
+    eval.push("openings".into());
     BTreeMap::from([
         ("model", model.clone()),
         ("net", model),
         ("search", keys(toml::Value::try_from(&d.base.search).unwrap())),
         ("selfplay", selfplay),
         ("train", keys(toml::Value::try_from(&d.train).unwrap())),
+        ("eval", eval),
     ])
 }
 
@@ -124,6 +127,7 @@ fn check_accepted(text: &str, cfg: &TrainFileConfig, fields: &BTreeMap<&str, Vec
         ("search", toml::Value::try_from(&cfg.base.search).unwrap()),
         ("selfplay", toml::Value::try_from(&cfg.base.selfplay).unwrap()),
         ("train", toml::Value::try_from(&cfg.train).unwrap()),
+        ("eval", toml::Value::try_from(&cfg.eval).unwrap()),
     ]);
     for (key, value) in &input {
         if key == "variant" {

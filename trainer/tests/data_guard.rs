@@ -12,7 +12,7 @@ use rules::{Position, Variant};
 use selfplay::EncoderLabels;
 use trainer::config::TrainConfig;
 use trainer::replay::{encode_batch, ValueTargets};
-use trainer::{Learner, Replay};
+use trainer::{NetTrainer, Replay};
 
 fn samples(n: usize) -> Vec<Sample> {
     common::game_samples(n, 5, |_| GameResult::Draw, [0.25, 0.5, 0.25])
@@ -70,7 +70,7 @@ fn a_non_finite_loss_stops_training_and_names_the_step() {
         precision: trainer::config::TrainPrecision::F32,
         ..Default::default()
     };
-    let mut learner = Learner::new(net, &tcfg, 41);
+    let mut learner = NetTrainer::new(net, &tcfg, 41);
     let mut batch = encode_batch(&enc, &samples(4), ValueTargets::RESULT);
     learner.train_step(&batch).expect("a good batch trains");
     assert_eq!(learner.step, 42);

@@ -14,7 +14,7 @@ use rules::Variant;
 use trainer::config::{OptimizerKind, TrainConfig};
 use trainer::optim::Optimizer;
 use trainer::replay::{encode_batch, encode_batch_with, PolicyTargets, ValueTargets};
-use trainer::Learner;
+use trainer::NetTrainer;
 
 fn tiny_net(seed: u64) -> Net {
     let cfg = NetConfig { blocks: 1, channels: 8, value_channels: 2, value_hidden: 8, ..Default::default() };
@@ -105,8 +105,8 @@ fn deferred_statistics_equal_the_per_step_ones() {
     let enc = Encoder::new(Variant::Shogi);
     let batch = encode_batch(&enc, &samples(), ValueTargets::RESULT);
     let cfg = TrainConfig { optimizer: OptimizerKind::Sgd, lr: 0.02, grad_clip: 0.5, ..Default::default() };
-    let mut each = Learner::new(tiny_net(5), &cfg, 0);
-    let mut deferred = Learner::new(tiny_net(5), &cfg, 0);
+    let mut each = NetTrainer::new(tiny_net(5), &cfg, 0);
+    let mut deferred = NetTrainer::new(tiny_net(5), &cfg, 0);
     let mut sum = trainer::StepStats::default();
     for _ in 0..5 {
         sum.add(&each.train_step(&batch).unwrap());
@@ -148,8 +148,8 @@ fn sparse_policy_targets_train_like_dense_ones() {
     assert_eq!(sparse.policy_index.len(), 16, "15 one-move targets and one two-move one, one without");
     assert_eq!(sparse.inputs, dense.inputs);
     let cfg = TrainConfig { optimizer: OptimizerKind::Adamw, lr: 0.01, ..Default::default() };
-    let mut a = Learner::new(tiny_net(8), &cfg, 0);
-    let mut b = Learner::new(tiny_net(8), &cfg, 0);
+    let mut a = NetTrainer::new(tiny_net(8), &cfg, 0);
+    let mut b = NetTrainer::new(tiny_net(8), &cfg, 0);
     for _ in 0..3 {
         let (x, y) = (a.train_step(&dense).unwrap(), b.train_step(&sparse).unwrap());
         assert!((x.loss - y.loss).abs() < 1e-6 && (x.policy_accuracy - y.policy_accuracy).abs() < 1e-9, "{x:?} {y:?}");

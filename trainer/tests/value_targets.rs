@@ -8,8 +8,8 @@ use dataio::{GameResult, Sample};
 use model::encoding::Encoder;
 use rules::records::{EndReason, GameEnd, Record, RecordedMove, Start};
 use rules::{Color, Position, Variant};
-use trainer::learn::{read_record_samples, record_samples};
 use trainer::replay::{encode_batch, ValueTargets};
+use trainer::supervised::records::{read_record_samples, record_samples};
 
 /// The CSA moves of a fourfold repetition from the start position (kings step out and
 /// back three times).

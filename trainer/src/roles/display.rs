@@ -1,25 +1,30 @@
-//! The live progress line on stderr: rewritten in place on a terminal, one line every
-//! 30 s otherwise.
+//! The learner's live status line, through the `progress` crate: a spinner rewritten in
+//! place on a terminal, a plain line every 30 s otherwise, nothing with `--quiet`
+//! (warnings still show).
 
-use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use progress::Reporter;
+
+/// How often the status line is written when stderr is not a terminal.
+const PLAIN_EVERY: Duration = Duration::from_secs(30);
 
 pub struct Display {
-    tty: bool,
+    status: Reporter,
     enabled: bool,
-    last: Instant,
-    every: Duration,
+    tty: bool,
 }
 
 impl Display {
     pub fn new(enabled: bool) -> Display {
         let tty = std::io::stderr().is_terminal();
-        Display {
-            tty,
-            enabled,
-            last: Instant::now() - Duration::from_secs(3600),
-            every: if tty { Duration::from_millis(500) } else { Duration::from_secs(30) },
-        }
+        let status = match (enabled, tty) {
+            (false, _) => Reporter::hidden(),
+            (true, true) => Reporter::spinner("learner", "steps"),
+            (true, false) => Reporter::plain("learner", None, "steps", PLAIN_EVERY, Box::new(std::io::stderr())),
+        };
+        Display { status, enabled, tty }
     }
 
     pub fn enabled(&self) -> bool {
@@ -30,39 +35,24 @@ impl Display {
         self.tty
     }
 
-    /// Shows a status line (at most every `every` unless `force`).
-    pub fn show(&mut self, line: &str, force: bool) {
-        if !self.enabled || (!force && self.last.elapsed() < self.every) {
-            return;
-        }
-        self.last = Instant::now();
-        let mut e = std::io::stderr().lock();
-        if self.tty {
-            let _ = write!(e, "\r\x1b[2K{line}");
-        } else {
-            let _ = writeln!(e, "{line}");
-        }
-        let _ = e.flush();
+    /// The status at optimiser step `step` (shown at the display's own pace).
+    pub fn show(&self, step: u64, status: &str) {
+        self.status.set_message(status);
+        self.status.set_position(step);
     }
 
     /// A message line (kept).
-    pub fn println(&mut self, line: &str) {
-        if !self.enabled {
-            return;
-        }
-        let mut e = std::io::stderr().lock();
-        if self.tty {
-            let _ = write!(e, "\r\x1b[2K");
-        }
-        let _ = writeln!(e, "{line}");
+    pub fn println(&self, line: &str) {
+        self.status.println(line);
     }
 
     /// A warning: printed even when the progress display is off (`--quiet`).
-    pub fn warn(&mut self, line: &str) {
-        let mut e = std::io::stderr().lock();
-        if self.tty && self.enabled {
-            let _ = write!(e, "\r\x1b[2K");
-        }
-        let _ = writeln!(e, "{line}");
+    pub fn warn(&self, line: &str) {
+        self.status.notice(line);
+    }
+
+    /// Ends the status line (the summary follows).
+    pub fn finish(&self) {
+        self.status.finish();
     }
 }

@@ -11,8 +11,8 @@ use std::thread::JoinHandle;
 use model::tch::Device;
 use rules::Variant;
 
+use crate::error::TrainError;
 use crate::eval::{load_network, EvalReport, TrainingEval};
-use crate::run::TrainError;
 
 /// One evaluation to run.
 pub struct EvalJob {
@@ -38,7 +38,8 @@ pub struct EvalOutcome {
 }
 
 fn run_job(job: EvalJob, stop: Arc<AtomicBool>) -> Result<EvalOutcome, TrainError> {
-    let ours = load_network(&job.ours, job.variant, job.device).map_err(TrainError::Run)?;
+    let ours = load_network(&job.ours, job.variant, job.device)
+        .map_err(|why| TrainError::EvalNetwork { path: job.ours.clone(), why })?;
     let ours = arena::builtin::KomaNetwork { step: job.step, ..ours };
     let mut notes = Vec::new();
     let previous = match &job.previous {
@@ -85,7 +86,7 @@ impl EvalRunner {
             return None;
         }
         let (t, _) = self.running.take()?;
-        Some(t.join().unwrap_or_else(|_| Err(TrainError::Run("the evaluation thread panicked".into()))))
+        Some(t.join().unwrap_or_else(|_| Err(TrainError::EvalPanicked)))
     }
 
     /// Abandons a running evaluation: its games end within a move, and a stopped match

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use store::RunStore;
 
-use crate::run::TrainError;
+use crate::error::TrainError;
 
 pub struct RunFiles {
     pub store: RunStore,

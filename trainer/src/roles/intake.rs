@@ -19,8 +19,8 @@ use store::Entry;
 use super::files::RunFiles;
 use super::layout::{chunk_worker, SAMPLES};
 use super::state::RunState;
+use crate::error::TrainError;
 use crate::replay::Replay;
-use crate::run::TrainError;
 
 /// What one pass took in.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -4,7 +4,7 @@
 //! ([`learner::LearnerRole`], `koma learner`) owns the run's state and checkpoints and
 //! publishes networks; self-play workers ([`worker::run_worker`], `koma worker`) read the
 //! newest network and write sample chunks. They meet only in the store, so any number of
-//! workers can start and stop at any time. `koma train` ([`crate::run::train`]) runs the
+//! workers can start and stop at any time. `koma train` (the crate's `run` module) runs the
 //! learner with self-play threads in one process.
 //!
 //! - [`layout`]: the names of a run's objects; [`files`]: the store and the local folder
@@ -12,7 +12,8 @@
 //! - [`network`]: loading, checkpoints, publishing; [`intake`]: chunks into the window;
 //!   [`evaluation`]: evaluation games in the background.
 //! - [`selfplay`]: self-play threads and the chunk sink; [`uploader`]: uploads with a
-//!   local spool; [`signal`], [`display`]: SIGTERM and the progress line.
+//!   local spool; [`signal`], [`display`]: SIGTERM and the status line (through the
+//!   `progress` crate).
 
 pub mod display;
 pub mod evaluation;

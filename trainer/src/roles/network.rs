@@ -12,8 +12,9 @@ use model::{Precision, TorchEvaluator};
 use super::files::RunFiles;
 use super::layout::{self, checkpoint_files, checkpoint_stem, model_stem, stem_step, ModelPointer, MODELS};
 use super::state::RunState;
-use crate::learner::Learner;
-use crate::run::{optim_path, TrainError};
+use crate::error::TrainError;
+use crate::net_trainer::NetTrainer as Learner;
+use crate::optim::optim_path;
 
 /// Loads the trainable network of a checkpoint stem (a local path) onto `device`.
 pub fn load_network(stem: &Path, expected: &Expected, device: Device) -> Result<(Net, ModelMeta), TrainError> {

@@ -14,7 +14,7 @@ use selfplay::{run_selfplay, Openings, Progress, RunOptions, SelfplayFileConfig}
 
 use super::layout::chunk_key;
 use super::uploader::Uploader;
-use crate::run::TrainError;
+use crate::error::TrainError;
 
 /// Samples handed straight to a learner in the same process (no trip through the store).
 #[derive(Debug, Default)]

@@ -14,10 +14,10 @@ pub fn install_signal_handler() -> Arc<AtomicBool> {
         let f2 = f.clone();
         let _ = ctrlc::set_handler(move || {
             if f2.swap(true, Ordering::SeqCst) {
-                eprintln!("\nkoma: second interrupt, exiting without saving");
+                progress::line("\nkoma: second interrupt, exiting without saving");
                 std::process::exit(130);
             }
-            eprintln!("\nkoma: interrupt: finishing cleanly (again to exit at once)");
+            progress::line("\nkoma: interrupt: finishing cleanly (again to exit at once)");
         });
         f
     });

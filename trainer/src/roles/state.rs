@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::files::RunFiles;
 use super::layout::{self, stem_step, CHECKPOINTS};
-use crate::run::TrainError;
+use crate::error::TrainError;
 
 /// Version of `state.json`.
 pub const STATE_FORMAT_VERSION: u32 = 1;

@@ -46,7 +46,10 @@ impl Worker {
         self.counters.failures.fetch_add(1, Ordering::Relaxed);
         self.pause = (self.pause * 2).clamp(Duration::from_secs(1), MAX_PAUSE);
         self.retry_at = Some(Instant::now() + self.pause);
-        eprintln!("koma worker: cannot write {what} ({e}); spooling, next try in {} s", self.pause.as_secs());
+        progress::line(&format!(
+            "koma worker: cannot write {what} ({e}); spooling, next try in {} s",
+            self.pause.as_secs()
+        ));
     }
 
     fn store_up(&self) -> bool {
@@ -74,7 +77,9 @@ impl Worker {
             Ok(()) => {
                 self.counters.spooled.fetch_add(1, Ordering::Relaxed);
             }
-            Err(e) => eprintln!("koma worker: lost chunk {key}: the store and the spool refuse it ({e})"),
+            Err(e) => {
+                progress::line(&format!("koma worker: lost chunk {key}: the store and the spool refuse it ({e})"))
+            }
         }
     }
 

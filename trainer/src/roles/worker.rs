@@ -21,7 +21,8 @@ use super::selfplay::{ChunkSink, SelfplayThread};
 use super::signal::sleep_unless;
 use super::uploader::Uploader;
 use crate::config::TrainFileConfig;
-use crate::run::{set_torch_threads, TrainError};
+use crate::error::TrainError;
+use crate::threads::set_torch_threads;
 
 /// What `koma worker` runs.
 #[derive(Clone, Debug)]

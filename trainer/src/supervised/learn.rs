@@ -8,7 +8,7 @@
 //! Reads USI move lists (`.usi`/`.sfen`, one game a line), KIF/KI2 and CSA files
 //! (standard shogi), dlshogi's hcpe/hcpe3 files and koma's sample chunks (`koma gen`
 //! teacher data, self-play), a file or every such file under a folder
-//! ([`crate::datasets`]). The value target mixes the result with a recorded score by
+//! ([`super::datasets`]). The value target mixes the result with a recorded score by
 //! `train.q_mix` where the input has one.
 
 use std::path::PathBuf;
@@ -16,21 +16,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use dataio::run_layout::checkpoint_name;
-use dataio::{GameResult, Sample};
+use dataio::Sample;
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::{load_net, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
 use progress::Reporter;
-use rules::records::{read_games, EndReason, Format, Record};
-use rules::{Color, EndRules, Variant};
+use rules::Variant;
 use search::Rng;
 
+use super::datasets::read_training_inputs;
 use crate::config::{TrainConfig, TrainFileConfig};
-use crate::datasets::read_training_inputs;
-use crate::learner::{Learner, StepStats};
+use crate::error::TrainError;
+use crate::net_trainer::{NetTrainer, StepStats};
+use crate::optim::optim_path;
 use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets, ValueTargets};
-use crate::run::{optim_path, set_torch_threads, TrainError};
 use crate::tb::Tb;
-use files::files_under;
+use crate::threads::set_torch_threads;
 
 /// What `koma learn` does.
 #[derive(Clone, Debug)]
@@ -60,96 +60,6 @@ pub struct LearnSummary {
     pub checkpoint: PathBuf,
 }
 
-/// The game records under `paths` (in folders, the formats that can be read).
-fn record_files(paths: &[PathBuf]) -> Vec<PathBuf> {
-    files_under(paths, |file| {
-        file.extension().and_then(|x| x.to_str()).and_then(Format::from_extension).is_some_and(|f| f.readable())
-    })
-}
-
-/// How the game of `record` ended: `Some(winner)` (`Some(None)`: a draw), or `None` when
-/// the result is unknown: the record gives none (an aborted game, a record without an
-/// end) and the rules' verdict on its final position is none either.
-pub fn record_result(record: &Record, final_pos: &rules::Position) -> Option<Option<Color>> {
-    if let Some(end) = &record.end {
-        let draw =
-            matches!(end.reason, EndReason::Repetition | EndReason::Impasse | EndReason::MaxMoves | EndReason::Draw);
-        if end.winner.is_some() || draw {
-            return Some(end.winner);
-        }
-    }
-    final_pos.outcome(&EndRules::default()).map(|o| o.winner)
-}
-
-/// Samples of one record (positions before each move).
-pub fn record_samples(record: &Record, encoder: &Encoder) -> Result<Vec<Sample>, String> {
-    let final_pos = record.final_position().map_err(|e| e.to_string())?;
-    let outcome = record_result(record, &final_pos);
-    let total = record.moves.len() as u32;
-    let mut out = Vec::with_capacity(record.moves.len());
-    record
-        .replay(|pos, i, m| {
-            // The value target from the view of the side to move at the sample.
-            let result = outcome.map(|winner| GameResult::for_side(winner, pos.side_to_move()));
-            out.push(Sample {
-                sfen: pos.to_sfen(),
-                repetitions: pos.repetitions().min(255) as u8,
-                policy: vec![(encoder.move_index(pos, m.mv) as u32, 1.0)],
-                result,
-                // No search: the result stands in for its value (unknown: masked anyway).
-                root_wdl: result.map_or([0.0, 1.0, 0.0], GameResult::wdl),
-                plies_left: total - i as u32,
-                full_search: true,
-            });
-        })
-        .map_err(|e| e.to_string())?;
-    Ok(out)
-}
-
-/// Reads the records of `paths`: (samples per game, problems).
-pub fn read_record_samples(paths: &[PathBuf], encoder: &Encoder) -> (Vec<Vec<Sample>>, Vec<String>) {
-    read_record_samples_shown(paths, encoder, false)
-}
-
-/// [`read_record_samples`] with a progress bar over the files when `show`.
-pub fn read_record_samples_shown(paths: &[PathBuf], encoder: &Encoder, show: bool) -> (Vec<Vec<Sample>>, Vec<String>) {
-    let mut games = Vec::new();
-    let mut problems = Vec::new();
-    let files = record_files(paths);
-    let reading = Reporter::shown_if(show, "learn: reading records", Some(files.len() as u64), "files");
-    for f in files {
-        reading.inc(1);
-        reading.set_message(format!("{} games", games.len()));
-        let ext = f.extension().and_then(|x| x.to_str()).unwrap_or("");
-        let Some(format) = Format::from_extension(ext).filter(|f| f.readable()) else {
-            problems.push(format!("{}: unknown record format (use .usi, .sfen, .kif, .kifu, .ki2, .csa)", f.display()));
-            continue;
-        };
-        let bytes = match std::fs::read(&f) {
-            Ok(b) => b,
-            Err(e) => {
-                problems.push(format!("{}: {e}", f.display()));
-                continue;
-            }
-        };
-        match read_games(format, &bytes, Format::encoding_of_extension(ext)) {
-            Ok(records) => {
-                for (i, r) in records.iter().enumerate() {
-                    match record_samples(r, encoder) {
-                        Ok(s) if !s.is_empty() => games.push(s),
-                        Ok(_) => {}
-                        Err(e) => problems.push(format!("{} game {}: {e}", f.display(), i + 1)),
-                    }
-                }
-            }
-            Err(e) => problems.push(format!("{}: {e}", f.display())),
-        }
-    }
-    reading.set_message(format!("{} games", games.len()));
-    reading.finish();
-    (games, problems)
-}
-
 /// Runs `koma learn`.
 pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary, TrainError> {
     let cfg = TrainFileConfig::load(&opts.config)?;
@@ -171,7 +81,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     let session = Session {
         ckpt_dir: run_dir.join("checkpoints"),
         tb: Tb::new(run_dir.join("tb")).map_err(|source| TrainError::Io { path: run_dir.join("tb"), source })?,
-        learner: Learner::new(net, tcfg, 0),
+        trainer: NetTrainer::new(net, tcfg, 0),
         variant,
         encoder: &encoder,
         val: &val,
@@ -180,12 +90,12 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     std::fs::create_dir_all(&session.ckpt_dir)
         .map_err(|source| TrainError::Io { path: session.ckpt_dir.clone(), source })?;
     let steps = ((train.len() as f64 * opts.epochs) / tcfg.batch_size as f64).ceil().max(1.0) as u64;
-    let (learner, validation, checkpoint) = session.run(&train, tcfg, steps, rng, opts.progress, &stop)?;
+    let (trainer, validation, checkpoint) = session.run(&train, tcfg, steps, rng, opts.progress, &stop)?;
     Ok(LearnSummary {
         games: games.len(),
         positions: train.len() + val.len(),
         skipped_files: problems,
-        steps: learner.step,
+        steps: trainer.step,
         validation,
         checkpoint,
     })
@@ -198,32 +108,25 @@ fn read_games_of(
     encoder: &Encoder,
 ) -> Result<(Vec<Vec<Sample>>, Vec<String>), TrainError> {
     if opts.progress {
-        eprintln!("learn: reading {} input path(s)", opts.records.len());
+        progress::line(&format!("learn: reading {} input path(s)", opts.records.len()));
     }
     let inputs = read_training_inputs(&opts.records, variant, encoder);
     if variant != Variant::Shogi && inputs.files[1..].iter().any(|&n| n > 0) {
-        return Err(TrainError::Run(format!(
-            "hcpe, hcpe3 and game records are standard shogi; the config's variant is {} (sample chunks only)",
-            variant.name()
-        )));
+        return Err(TrainError::RecordsNeedShogi { variant: variant.name().to_string() });
     }
     let (games, problems) = (inputs.groups, inputs.problems);
     if opts.progress {
         let [chunks, hcpe, hcpe3, records] = inputs.files;
-        eprintln!(
+        progress::line(&format!(
             "learn: read {} groups ({} positions) from {chunks} chunk, {hcpe} hcpe, {hcpe3} hcpe3 and {records} record \
              file(s); {} problem(s)",
             games.len(),
             games.iter().map(Vec::len).sum::<usize>(),
             problems.len()
-        );
+        ));
     }
     if games.is_empty() {
-        return Err(TrainError::Run(format!(
-            "no games read from {:?}{}",
-            opts.records,
-            problems.first().map(|p| format!(" ({p})")).unwrap_or_default()
-        )));
+        return Err(TrainError::NoGames { inputs: opts.records.clone(), first_problem: problems.first().cloned() });
     }
     Ok((games, problems))
 }
@@ -248,7 +151,7 @@ fn hold_out(games: &[Vec<Sample>], share: f64, rng: &mut Rng) -> (Vec<Sample>, V
 struct Session<'a> {
     ckpt_dir: PathBuf,
     tb: Tb,
-    learner: Learner,
+    trainer: NetTrainer,
     variant: Variant,
     encoder: &'a Encoder,
     val: &'a [Sample],
@@ -257,7 +160,7 @@ struct Session<'a> {
 
 impl Session<'_> {
     /// Trains `steps` steps (or until `stop`) on batches that a second thread draws and
-    /// encodes ahead (prefetch); returns the learner, the final validation and checkpoint.
+    /// encodes ahead (prefetch); returns the trainer, the final validation and checkpoint.
     fn run(
         mut self,
         train: &[Sample],
@@ -266,11 +169,11 @@ impl Session<'_> {
         rng: Rng,
         progress: bool,
         stop: &AtomicBool,
-    ) -> Result<(Learner, Option<StepStats>, PathBuf), TrainError> {
+    ) -> Result<(NetTrainer, Option<StepStats>, PathBuf), TrainError> {
         let training = Reporter::shown_if(progress, "learn: training", Some(steps), "steps");
         let (batches_tx, batches) = std::sync::mpsc::sync_channel::<Batch>(tcfg.prefetch.max(1));
         // On a GPU the dense policy targets are made on the device from sparse pairs.
-        let targets = if self.learner.device().is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
+        let targets = if self.trainer.device().is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
         let (encoder, bs, value) = (self.encoder, self.batch_size, ValueTargets::from_config(tcfg));
         let mut last = None;
         std::thread::scope(|scope| -> Result<(), TrainError> {
@@ -279,15 +182,15 @@ impl Session<'_> {
                     batches_tx.send(encode_batch_with(encoder, batch, value, targets)).is_ok()
                 })
             });
-            while self.learner.step < steps && !stop.load(Ordering::SeqCst) {
+            while self.trainer.step < steps && !stop.load(Ordering::SeqCst) {
                 let Ok(b) = batches.recv() else { break };
                 // No wait for the device here: statistics are read once per log interval
                 // and before each checkpoint (where a non-finite step stops the run unsaved).
-                self.learner.train_step_deferred(&b);
-                let step = self.learner.step;
+                self.trainer.train_step_deferred(&b);
+                let step = self.trainer.step;
                 let checkpoint = step % tcfg.checkpoint_interval == 0;
                 if step % tcfg.log_interval == 0 || step == steps || checkpoint {
-                    if let Some(m) = self.learner.take_stats()?.filter(|m| !m.skipped) {
+                    if let Some(m) = self.trainer.take_stats()?.filter(|m| !m.skipped) {
                         self.tb.step_stats(&m, step);
                         training.set_message(format!(
                             "loss {:.3} (policy {:.3}, value {:.3}) accuracy {:.3}",
@@ -304,17 +207,17 @@ impl Session<'_> {
             }
             // Dropping the receiver ends the prefetch thread.
             drop(batches);
-            self.learner.take_stats()?;
+            self.trainer.take_stats()?;
             Ok(())
         })?;
         training.finish();
         let v = self.log_validation();
         let final_ckpt = match last {
-            Some(p) if p.ends_with(checkpoint_name(self.learner.step)) => p,
+            Some(p) if p.ends_with(checkpoint_name(self.trainer.step)) => p,
             _ => self.save()?,
         };
         self.tb.flush();
-        Ok((self.learner, v, final_ckpt))
+        Ok((self.trainer, v, final_ckpt))
     }
 
     /// Mean losses over the validation games (none without them), logged to TensorBoard.
@@ -325,11 +228,11 @@ impl Session<'_> {
         let mut sum = StepStats::default();
         let mut n = 0;
         for chunk in self.val.chunks(self.batch_size) {
-            sum.add(&self.learner.validate(&encode_batch(self.encoder, chunk, ValueTargets::RESULT)));
+            sum.add(&self.trainer.validate(&encode_batch(self.encoder, chunk, ValueTargets::RESULT)));
             n += 1;
         }
         let v = sum.scaled(1.0 / n as f64);
-        let step = self.learner.step;
+        let step = self.trainer.step;
         self.tb.scalar("val/loss_policy", v.policy_loss, step);
         self.tb.scalar("val/loss_value", v.value_loss, step);
         self.tb.scalar("val/policy_accuracy", v.policy_accuracy, step);
@@ -339,14 +242,14 @@ impl Session<'_> {
     /// A checkpoint of the current step: optimiser state first, then the weights and
     /// their metadata (what makes it a checkpoint), as `koma train` writes them.
     fn save(&self) -> Result<PathBuf, TrainError> {
-        let stem = self.ckpt_dir.join(checkpoint_name(self.learner.step));
-        self.learner.opt.save(&optim_path(&stem))?;
+        let stem = self.ckpt_dir.join(checkpoint_name(self.trainer.step));
+        self.trainer.opt.save(&optim_path(&stem))?;
         let info = CheckpointInfo {
             variant: self.variant.name().to_string(),
             encoder_version: ENCODER_VERSION,
-            step: self.learner.step,
+            step: self.trainer.step,
         };
-        save_checkpoint(&self.learner.net, &stem, &info)?;
+        save_checkpoint(&self.trainer.net, &stem, &info)?;
         Ok(stem)
     }
 }

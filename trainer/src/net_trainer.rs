@@ -1,4 +1,4 @@
-//! The learner: a network, its optimiser, and one training step on a minibatch.
+//! A network being trained ([`NetTrainer`]): the network, its optimiser, and one training step on a minibatch.
 //!
 //! Loss = `policy_weight` x policy cross-entropy against the search policy (only samples
 //! with a full search carry a policy target) + `value_weight` x cross-entropy of the
@@ -14,9 +14,9 @@
 //!
 //! Nothing in a step waits for the device: the gradient norm, clipping, the decision to
 //! skip a step, the loss scale and the running sums of the statistics all stay on the
-//! device ([`Learner::train_step_deferred`]), and [`Learner::take_stats`] reads them in
+//! device ([`NetTrainer::train_step_deferred`]), and [`NetTrainer::take_stats`] reads them in
 //! one transfer, once per log interval (a non-finite step is reported then, naming its
-//! step; its update was not applied). [`Learner::train_step`] is the same step followed
+//! step; its update was not applied). [`NetTrainer::train_step`] is the same step followed
 //! by that read (one wait per step instead of six).
 
 use model::tch::{self, Device, Kind, Tensor};
@@ -87,7 +87,7 @@ pub struct NonFiniteLoss {
 }
 
 /// A network being trained.
-pub struct Learner {
+pub struct NetTrainer {
     pub net: Net,
     pub opt: Optimizer,
     cfg: TrainConfig,
@@ -161,13 +161,13 @@ impl LowPrecisionCopy {
     }
 }
 
-/// Statistics summed per step on the device (see [`Learner`]'s `sums`).
+/// Statistics summed per step on the device (see [`NetTrainer`]'s `sums`).
 const STAT_COUNT: i64 = 8;
 /// The loss scale grows after this many good steps in a row (f16 autocast).
 const SCALE_GROWTH_INTERVAL: f64 = 2000.0;
 
-impl Learner {
-    pub fn new(net: Net, cfg: &TrainConfig, step: u64) -> Learner {
+impl NetTrainer {
+    pub fn new(net: Net, cfg: &TrainConfig, step: u64) -> NetTrainer {
         let device = net.device();
         let opt = Optimizer::new(net.var_store(), cfg);
         let autocast = device.is_cuda() && matches!(cfg.precision, TrainPrecision::Auto | TrainPrecision::F16);
@@ -178,7 +178,7 @@ impl Learner {
         let scalar = |v: f64| Tensor::from_slice(&[v as f32]).reshape([] as [i64; 0]).to_device(device);
         let loss_scale = scalar(if autocast { 65536.0 } else { 1.0 });
         let low = (cfg.precision == TrainPrecision::Bf16).then(|| LowPrecisionCopy::new(&net, Kind::BFloat16));
-        Learner {
+        NetTrainer {
             net,
             opt,
             cfg: cfg.clone(),
@@ -280,7 +280,7 @@ impl Learner {
     }
 
     /// One optimiser step on `b` without waiting for the device: its statistics are
-    /// added to the sums [`Learner::take_stats`] reads; a step that must stop training
+    /// added to the sums [`NetTrainer::take_stats`] reads; a step that must stop training
     /// is remembered there (and not applied). Counts the step.
     pub fn train_step_deferred(&mut self, b: &Batch) {
         let lr = self.cfg.lr_at(self.step);

@@ -17,7 +17,7 @@ use rules::records::hcpe::{self, hcpe3};
 use rules::Variant;
 use selfplay::EncoderLabels;
 
-use crate::learn::read_record_samples;
+use super::records::read_record_samples;
 
 /// hcpe records per validation group.
 pub const HCPE_GROUP: usize = 256;

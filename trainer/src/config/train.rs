@@ -1,14 +1,6 @@
-//! The `[train]` table of a koma config file, and the whole file as the trainer reads it.
-//!
-//! A config file is TOML with a top-level `variant` and the tables `[model]`
-//! (`model::NetConfig`), `[search]` and `[selfplay]` (`selfplay::config`) and `[train]`
-//! ([`TrainConfig`]). Unknown keys are errors at every level (top-level keys are checked
-//! by `selfplay::config::check_top_level_keys`, fields by `deny_unknown_fields`); every
-//! field has a default and a documented valid range, checked when the file is read.
+//! The `[train]` table ([`TrainConfig`]): the optimiser, the replay window, checkpoints
+//! and the limits of a run.
 
-use std::path::Path;
-
-use selfplay::SelfplayFileConfig;
 use serde::{Deserialize, Serialize};
 
 /// Which optimiser updates the weights.
@@ -126,50 +118,6 @@ pub struct TrainConfig {
     /// Keep this many newest checkpoints (older ones are deleted); 0 keeps all.
     /// Default 0. Valid: 0..=1000000.
     pub keep_checkpoints: usize,
-    /// Evaluation games every this many steps (a multiple of `checkpoint_interval` is
-    /// sensible); 0 disables. Default 5000. Valid: 0..=1e12. See `trainer::eval` for what
-    /// is written.
-    pub eval_interval: u64,
-    /// Evaluation games against each opponent (each opening twice, colours swapped).
-    /// Default 40. Valid: 1..=100000 when `eval_interval` > 0 (no evaluation is
-    /// `eval_interval = 0`).
-    pub eval_games: usize,
-    /// Opponents of the evaluation: `random`, `greedy`, `previous` (the checkpoint of the
-    /// previous evaluation), a rung of the ladder by name (`fsf1`, `gnushogi1`, ...: see
-    /// `arena/ladder.toml`; the result is then also a ladder Elo), or an arena player
-    /// `NAME=SPEC` (`arena/README.md`). An engine that does not start is left out with a
-    /// warning. Default `["random", "greedy", "previous"]`.
-    pub eval_opponents: Vec<String>,
-    /// Simulations per move of the network in evaluation games (1 plays the raw policy's
-    /// favourite); engines without their own depth get `go nodes` of the same. The search
-    /// is deterministic (no root noise). Default 128 (the engine plays at 800; 16-32
-    /// simulations underrate it). Valid: 1..=1000000.
-    pub eval_simulations: u32,
-    /// Leaves per network evaluation of one game's search (virtual loss between them, as
-    /// the engine's `BatchSize`). Default 8. Valid: 1..=256.
-    pub eval_batch_size: usize,
-    /// Evaluation games played at once (their leaves share forward passes); 0 = all
-    /// `eval_games` of a match, at most 64. Default 0. Valid: 0..=10000.
-    pub eval_concurrency: usize,
-    /// The network's search in evaluation games: `engine` (the engine's defaults: PUCT,
-    /// what `koma-usi` plays) or `selfplay` (this file's `[search]` table). Default
-    /// `engine`.
-    pub eval_search: String,
-    /// Evaluation games longer than this many plies are draws. Default 256.
-    /// Valid: 1..=100000.
-    pub eval_max_plies: u32,
-    /// Uniformly random plies at the start of evaluation games (variety; both players
-    /// share them), when `eval_openings` is empty. Default 2. Valid: 0..=10000.
-    pub eval_random_plies: u32,
-    /// An opening file (`data/openings/shogi.txt`; the format of `koma arena
-    /// --openings`) for evaluation games instead of random plies; empty = random plies.
-    /// Default empty.
-    pub eval_openings: String,
-    /// A ladder table (the format of `arena/ladder.toml`), or `shogi`, `sho`, `dai` for
-    /// that game's shipped ladder (`arena/ladder.toml`, `arena/ladder-sho.toml`,
-    /// `arena/ladder-dai.toml`); empty = the standard shogi one.
-    /// Default empty.
-    pub eval_ladder: String,
     /// Stop after this many optimiser steps; 0 = no limit. Default 0. Valid: 0..=1e12.
     pub max_steps: u64,
     /// Stop after this many minutes of wall time; 0 = no limit. Default 0.
@@ -222,17 +170,6 @@ impl Default for TrainConfig {
             material_mix: 0.0,
             checkpoint_interval: 1000,
             keep_checkpoints: 0,
-            eval_interval: 5000,
-            eval_games: 40,
-            eval_opponents: vec!["random".into(), "greedy".into(), "previous".into()],
-            eval_simulations: 128,
-            eval_batch_size: 8,
-            eval_concurrency: 0,
-            eval_search: "engine".into(),
-            eval_max_plies: 256,
-            eval_random_plies: 2,
-            eval_openings: String::new(),
-            eval_ladder: String::new(),
             max_steps: 0,
             max_minutes: 0.0,
             precision: TrainPrecision::Auto,
@@ -305,21 +242,6 @@ impl TrainConfig {
         }
         whole("checkpoint_interval", self.checkpoint_interval, 1, MAX_STEPS)?;
         whole("keep_checkpoints", self.keep_checkpoints as u64, 0, 1_000_000)?;
-        whole("eval_interval", self.eval_interval, 0, MAX_STEPS)?;
-        if self.eval_interval > 0 {
-            // Zero games would score 0.5 against every opponent: off is eval_interval = 0.
-            whole("eval_games", self.eval_games as u64, 1, 100_000).map_err(|e| match e {
-                model::ConfigError::OutOfRange { field, value, range } => model::ConfigError::OutOfRange {
-                    field,
-                    value,
-                    range: format!("{range}; eval_interval = 0 turns evaluation off"),
-                },
-                other => other,
-            })?;
-        }
-        whole("eval_simulations", self.eval_simulations as u64, 1, 1_000_000)?;
-        whole("eval_max_plies", self.eval_max_plies as u64, 1, 100_000)?;
-        whole("eval_random_plies", self.eval_random_plies as u64, 0, 10_000)?;
         whole("max_steps", self.max_steps, 0, MAX_STEPS)?;
         real("max_minutes", self.max_minutes, Range::Closed(0.0, 1e8))?;
         if !self.device.trim().is_empty() {
@@ -327,20 +249,6 @@ impl TrainConfig {
         }
         whole("prefetch", self.prefetch as u64, 1, 1024)?;
         whole("log_interval", self.log_interval, 1, MAX_STEPS)?;
-        whole("eval_batch_size", self.eval_batch_size as u64, 1, 256)?;
-        whole("eval_concurrency", self.eval_concurrency as u64, 0, 10_000)?;
-        let bad = |field: &str, value: &str, expected: String| model::ConfigError::BadValue {
-            field: format!("train.{field}"),
-            value: value.to_string(),
-            expected,
-        };
-        if !matches!(self.eval_search.as_str(), "engine" | "selfplay") {
-            return Err(bad("eval_search", &self.eval_search, "engine or selfplay".into()));
-        }
-        let ladder = crate::eval::eval_ladder(self).map_err(|e| bad("eval_ladder", &self.eval_ladder, e))?;
-        for o in self.eval_opponents.iter().filter(|o| *o != "previous") {
-            crate::eval::parse_player(o, &ladder).map_err(|e| bad("eval_opponents", o, e))?;
-        }
         Ok(())
     }
 }
@@ -348,102 +256,9 @@ impl TrainConfig {
 /// The largest step count a config may name (`max_steps`, intervals).
 pub const MAX_STEPS: u64 = 1_000_000_000_000;
 
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
-    #[error("{path}: {message}")]
-    Invalid { path: String, message: String },
-    #[error(transparent)]
-    Selfplay(#[from] selfplay::config::ConfigError),
-}
-
-/// The `[train]` table alone; other tables are read by the other crates.
-#[derive(Deserialize)]
-struct TrainOnly {
-    #[serde(default)]
-    train: TrainConfig,
-}
-
-/// A whole config file as the trainer needs it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TrainFileConfig {
-    /// `variant`, `[model]`, `[search]`, `[selfplay]`.
-    pub base: SelfplayFileConfig,
-    pub train: TrainConfig,
-    /// The file's text, copied to `runs/<name>/config.toml`.
-    pub text: String,
-}
-
-impl TrainFileConfig {
-    pub fn from_toml(text: &str, path: &str) -> Result<Self, ConfigError> {
-        let base = SelfplayFileConfig::from_toml(text, path)?;
-        let t: TrainOnly =
-            toml::from_str(text).map_err(|e| ConfigError::Invalid { path: path.into(), message: e.to_string() })?;
-        t.train.validate().map_err(|e| ConfigError::Invalid { path: path.into(), message: e.to_string() })?;
-        Ok(TrainFileConfig { base, train: t.train, text: text.to_string() })
-    }
-
-    pub fn load(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
-        let path = path.as_ref();
-        let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: p.clone(), source })?;
-        Self::from_toml(&text, &p)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn defaults_and_unknown_fields() {
-        let c = TrainFileConfig::from_toml("[train]\nlr = 0.1\noptimizer = \"adamw\"\n", "t").unwrap();
-        assert_eq!(c.train.lr, 0.1);
-        assert_eq!(c.train.optimizer, OptimizerKind::Adamw);
-        assert_eq!(c.train.batch_size, 256);
-        let e = TrainFileConfig::from_toml("[train]\nlearning_rate = 0.1\n", "t").unwrap_err();
-        assert!(e.to_string().contains("learning_rate"), "{e}");
-        let e = TrainFileConfig::from_toml("[train]\nbatch_size = 0\n", "t").unwrap_err();
-        assert!(e.to_string().contains("batch_size"), "{e}");
-        let c = TrainFileConfig::from_toml("[train]\neval_opponents = [\"greedy\", \"fsf1\", \"previous\"]\n", "t");
-        assert_eq!(c.unwrap().train.eval_simulations, 128);
-        for bad in [
-            "eval_opponents = [\"fsf9\"]",
-            "eval_batch_size = 0",
-            "eval_search = \"fast\"",
-            "eval_simulations = 0",
-            "eval_ladder = \"/no/such/ladder.toml\"",
-        ] {
-            let e = TrainFileConfig::from_toml(&format!("[train]\n{bad}\n"), "t").unwrap_err();
-            assert!(e.to_string().contains(bad.split(' ').next().unwrap()), "{bad}: {e}");
-        }
-        let e = TrainFileConfig::from_toml("[trian]\nlr = 0.1\n", "t").unwrap_err();
-        assert!(e.to_string().contains("unknown top-level key `trian`"), "{e}");
-    }
-
-    #[test]
-    fn out_of_range_values_name_field_value_and_range() {
-        for (text, expected) in [
-            ("[train]\ntrain_ratio = inf\n", "train.train_ratio = inf is out of range (valid: (0, 1000])"),
-            ("[train]\npolicy_weight = nan\n", "train.policy_weight = NaN is out of range (valid: [0, 1000])"),
-            ("[train]\nlr = -0.1\n", "train.lr = -0.1 is out of range (valid: (0, 10])"),
-            ("[train]\nmax_minutes = inf\n", "train.max_minutes = inf"),
-            ("[train]\nadam_eps = nan\n", "train.adam_eps = NaN"),
-            ("[train]\nweight_decay = inf\n", "train.weight_decay = inf"),
-            ("[train]\ngrad_clip = nan\n", "train.grad_clip = NaN"),
-            ("[train]\neval_games = 0\n", "train.eval_games = 0 is out of range (valid: 1..=100000; eval_interval = 0"),
-            ("[train]\npolicy_weight = 0.0\nvalue_weight = 0.0\n", "nothing to learn"),
-            ("[train]\ndevice = \"cuda:x\"\n", "train.device"),
-            ("[train]\neval_opponents = [\"stockfish\"]\n", "train.eval_opponents = \"stockfish\""),
-            ("[search]\nc_puct_base = inf\n", "search.c_puct_base = inf"),
-        ] {
-            let e = TrainFileConfig::from_toml(text, "t.toml").unwrap_err().to_string();
-            assert!(e.starts_with("t.toml: ") && e.contains(expected), "{text}: {e}");
-        }
-        // No evaluation at all: zero games are fine.
-        TrainFileConfig::from_toml("[train]\neval_interval = 0\neval_games = 0\n", "t").unwrap();
-    }
 
     #[test]
     fn lr_schedule() {
@@ -459,16 +274,5 @@ mod tests {
         assert!((c.lr_at(10) - 1.0).abs() < 1e-12);
         assert!((c.lr_at(110) - 0.1).abs() < 1e-9);
         assert!(c.lr_at(60) < 1.0 && c.lr_at(60) > 0.1);
-    }
-
-    #[test]
-    fn shipped_configs_load() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "toml") {
-                TrainFileConfig::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            }
-        }
     }
 }

@@ -1,4 +1,4 @@
-//! The learner on a fixed small batch: both optimisers lower the loss (in f32 and in
+//! The network trainer ([`trainer::NetTrainer`]) on a fixed small batch: both optimisers lower the loss (in f32 and in
 //! bf16 on the CPU), and the optimiser state survives a save/load round trip exactly.
 
 mod common;
@@ -11,7 +11,7 @@ use rules::Variant;
 use trainer::config::{OptimizerKind, TrainConfig, TrainPrecision};
 use trainer::optim::Optimizer;
 use trainer::replay::{encode_batch, ValueTargets};
-use trainer::Learner;
+use trainer::NetTrainer;
 
 fn samples() -> Vec<Sample> {
     common::game_samples(16, 7, |i| if i % 2 == 0 { GameResult::Win } else { GameResult::Loss }, [0.4, 0.2, 0.4])
@@ -28,7 +28,7 @@ fn both_optimisers_fit_a_batch() {
     let batch = encode_batch(&enc, &samples(), ValueTargets::RESULT);
     for (kind, lr) in [(OptimizerKind::Sgd, 0.05), (OptimizerKind::Adamw, 0.003)] {
         let cfg = TrainConfig { optimizer: kind, lr, warmup_steps: 5, batch_size: 16, ..Default::default() };
-        let mut l = Learner::new(tiny_net(1), &cfg, 0);
+        let mut l = NetTrainer::new(tiny_net(1), &cfg, 0);
         let first = l.train_step(&batch).unwrap();
         let mut last = first;
         for _ in 0..60 {
@@ -55,9 +55,9 @@ fn bf16_training_steps_on_the_cpu() {
         precision: TrainPrecision::Bf16,
         ..Default::default()
     };
-    let mut l = Learner::new(tiny_net(1), &cfg, 0);
+    let mut l = NetTrainer::new(tiny_net(1), &cfg, 0);
     let before = l.validate(&batch);
-    let weights = |l: &Learner| -> Vec<f32> {
+    let weights = |l: &NetTrainer| -> Vec<f32> {
         let w = l.net.var_store().variables()["stem.conv.weight"].shallow_clone();
         assert_eq!(w.kind(), model::tch::Kind::Float, "the weights stay f32");
         Vec::<f32>::try_from(w.flatten(0, -1)).unwrap()
@@ -85,7 +85,7 @@ fn optimiser_state_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     for kind in [OptimizerKind::Sgd, OptimizerKind::Adamw] {
         let cfg = TrainConfig { optimizer: kind, lr: 0.01, warmup_steps: 0, ..Default::default() };
-        let mut a = Learner::new(tiny_net(2), &cfg, 0);
+        let mut a = NetTrainer::new(tiny_net(2), &cfg, 0);
         for _ in 0..3 {
             a.train_step(&batch).unwrap();
         }
@@ -100,7 +100,7 @@ fn optimiser_state_round_trips() {
         };
         model::save_checkpoint(&a.net, &wpath, &info).unwrap();
         let (net_b, _) = model::load_net(&wpath, &model::Expected::any(), Device::Cpu).unwrap();
-        let mut b = Learner::new(net_b, &cfg, 3);
+        let mut b = NetTrainer::new(net_b, &cfg, 3);
         assert!(b.opt.load(&p).unwrap());
         assert_eq!(b.opt.updates(), 3);
         a.train_step(&batch).unwrap();
@@ -126,7 +126,7 @@ fn unknown_results_stay_out_of_the_value_loss() {
     let known = samples();
     let unknown: Vec<Sample> = known.iter().map(|s| Sample { result: None, ..s.clone() }).collect();
     let mixed: Vec<Sample> = known.iter().chain(&unknown).cloned().collect();
-    let l = Learner::new(tiny_net(3), &TrainConfig::default(), 0);
+    let l = NetTrainer::new(tiny_net(3), &TrainConfig::default(), 0);
     let a = l.validate(&encode_batch(&enc, &known, ValueTargets::RESULT));
     let b = l.validate(&encode_batch(&enc, &mixed, ValueTargets::RESULT));
     assert!(a.value_loss > 0.1);

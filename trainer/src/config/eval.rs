@@ -1,0 +1,192 @@
+//! The `[eval]` table: the periodic evaluation games of a training run
+//! (`crate::eval::TrainingEval` plays them).
+
+use std::path::{Path, PathBuf};
+
+use arena::ladder::Ladder;
+use rules::Variant;
+use serde::{Deserialize, Serialize};
+
+use super::train::MAX_STEPS;
+use crate::opponents::parse_player;
+
+/// The network's search in evaluation games.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EvalSearch {
+    /// The engine's defaults (PUCT): what `koma-usi` plays.
+    Engine,
+    /// The config's `[search]` table, as self-play searches.
+    Selfplay,
+}
+
+/// The ladder whose rungs the evaluation may name and whose ratings it places the run on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum EvalLadder {
+    /// The shipped ladder of a game (`arena/ladder.toml`, `ladder-sho.toml`, `ladder-dai.toml`),
+    /// written as the game's name.
+    Shipped(Variant),
+    /// A ladder table file (the format of `arena/ladder.toml`).
+    File(PathBuf),
+}
+
+impl TryFrom<String> for EvalLadder {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        if text.trim().is_empty() {
+            return Err("a game's name (shogi, sho, dai) or a ladder file".into());
+        }
+        // A game's name, unless a file of that name exists (as `Ladder::load_or_shipped`).
+        match text.parse::<Variant>() {
+            Ok(v) if !Path::new(&text).exists() => Ok(EvalLadder::Shipped(v)),
+            _ => Ok(EvalLadder::File(PathBuf::from(text))),
+        }
+    }
+}
+
+impl From<EvalLadder> for String {
+    fn from(l: EvalLadder) -> String {
+        match l {
+            EvalLadder::Shipped(v) => v.name().to_string(),
+            EvalLadder::File(p) => p.display().to_string(),
+        }
+    }
+}
+
+impl EvalLadder {
+    /// Reads the ladder (a file's errors name the file).
+    pub fn load(&self) -> Result<Ladder, String> {
+        match self {
+            EvalLadder::Shipped(v) => Ok(Ladder::shipped_for(*v)),
+            EvalLadder::File(p) => Ladder::load(p),
+        }
+    }
+}
+
+/// Evaluation settings (`[eval]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvalConfig {
+    /// Evaluation games every this many optimiser steps (a multiple of
+    /// `train.checkpoint_interval` is sensible); 0 disables. Default 5000.
+    /// Valid: 0..=1e12. See `trainer::eval` for what is written.
+    pub interval: u64,
+    /// Games against each opponent (each opening twice, colours swapped). Default 40.
+    /// Valid: 1..=100000 when `interval` > 0 (no evaluation is `interval = 0`).
+    pub games: usize,
+    /// Opponents: `random`, `greedy`, `previous` (the checkpoint of the previous
+    /// evaluation), a rung of the ladder by name (`fsf1`, `gnushogi1`, ...: see
+    /// `arena/ladder.toml`; the result is then also a ladder Elo), or an arena player
+    /// `NAME=SPEC` (`arena/README.md`). An engine that does not start is left out with a
+    /// warning. Default `["random", "greedy", "previous"]`.
+    pub opponents: Vec<String>,
+    /// Simulations per move of the network (1 plays the raw policy's favourite); engines
+    /// without their own depth get `go nodes` of the same. The search is deterministic
+    /// (no root noise). Default 128 (the engine plays at 800; 16-32 simulations underrate
+    /// it). Valid: 1..=1000000.
+    pub simulations: u32,
+    /// Leaves per network evaluation of one game's search (virtual loss between them, as
+    /// the engine's `BatchSize`). Default 8. Valid: 1..=256.
+    pub batch_size: usize,
+    /// Games played at once (their leaves share forward passes); 0 = all `games` of a
+    /// match, at most 64. Default 0. Valid: 0..=10000.
+    pub concurrency: usize,
+    /// The network's search: `engine` (the engine's defaults: PUCT, what `koma-usi`
+    /// plays) or `selfplay` (this file's `[search]` table). Default `engine`.
+    pub search: EvalSearch,
+    /// Games longer than this many plies are draws. Default 256. Valid: 1..=100000.
+    pub max_plies: u32,
+    /// Uniformly random plies at the start of the games (variety; both players share
+    /// them), when there is no `openings` file. Default 2. Valid: 0..=10000.
+    pub random_plies: u32,
+    /// An opening file (`data/openings/shogi.txt`; the format of `koma arena
+    /// --openings`) instead of random plies. Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub openings: Option<PathBuf>,
+    /// A ladder table (the format of `arena/ladder.toml`), or `shogi`, `sho`, `dai` for
+    /// that game's shipped ladder (`arena/ladder.toml`, `arena/ladder-sho.toml`,
+    /// `arena/ladder-dai.toml`). Default `shogi`.
+    pub ladder: EvalLadder,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        EvalConfig {
+            interval: 5000,
+            games: 40,
+            opponents: vec!["random".into(), "greedy".into(), "previous".into()],
+            simulations: 128,
+            batch_size: 8,
+            concurrency: 0,
+            search: EvalSearch::Engine,
+            max_plies: 256,
+            random_plies: 2,
+            openings: None,
+            ladder: EvalLadder::Shipped(Variant::Shogi),
+        }
+    }
+}
+
+/// The keys of `[eval]` as they were spelt in `[train]` before the table had its own:
+/// (old key in `[train]`, key in `[eval]`).
+pub const OLD_TRAIN_KEYS: [(&str, &str); 11] = [
+    ("eval_interval", "interval"),
+    ("eval_games", "games"),
+    ("eval_opponents", "opponents"),
+    ("eval_simulations", "simulations"),
+    ("eval_batch_size", "batch_size"),
+    ("eval_concurrency", "concurrency"),
+    ("eval_search", "search"),
+    ("eval_max_plies", "max_plies"),
+    ("eval_random_plies", "random_plies"),
+    ("eval_openings", "openings"),
+    ("eval_ladder", "ladder"),
+];
+
+impl EvalConfig {
+    /// Whether evaluation games are played at all.
+    pub fn enabled(&self) -> bool {
+        self.interval > 0
+    }
+
+    /// Whether an evaluation falls due at optimiser step `step`.
+    pub fn due(&self, step: u64) -> bool {
+        self.enabled() && step % self.interval == 0
+    }
+
+    /// Checks every field against its valid range (in the field's documentation) and
+    /// that the ladder loads and every opponent names a player; the error names the field.
+    pub fn validate(&self) -> Result<(), model::ConfigError> {
+        use model::check_whole;
+        let whole = |name: &str, v: u64, min: u64, max: u64| check_whole(&format!("eval.{name}"), v, min, max);
+        whole("interval", self.interval, 0, MAX_STEPS)?;
+        if self.enabled() {
+            // Zero games would score 0.5 against every opponent: off is interval = 0.
+            whole("games", self.games as u64, 1, 100_000).map_err(|e| match e {
+                model::ConfigError::OutOfRange { field, value, range } => model::ConfigError::OutOfRange {
+                    field,
+                    value,
+                    range: format!("{range}; eval.interval = 0 turns evaluation off"),
+                },
+                other => other,
+            })?;
+        }
+        whole("simulations", self.simulations as u64, 1, 1_000_000)?;
+        whole("batch_size", self.batch_size as u64, 1, 256)?;
+        whole("concurrency", self.concurrency as u64, 0, 10_000)?;
+        whole("max_plies", self.max_plies as u64, 1, 100_000)?;
+        whole("random_plies", self.random_plies as u64, 0, 10_000)?;
+        let bad = |field: &str, value: String, expected: String| model::ConfigError::BadValue {
+            field: format!("eval.{field}"),
+            value,
+            expected,
+        };
+        let ladder = self.ladder.load().map_err(|e| bad("ladder", String::from(self.ladder.clone()), e))?;
+        for o in self.opponents.iter().filter(|o| *o != "previous") {
+            parse_player(o, &ladder).map_err(|e| bad("opponents", o.clone(), e.to_string()))?;
+        }
+        Ok(())
+    }
+}

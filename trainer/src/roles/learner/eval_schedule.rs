@@ -1,0 +1,132 @@
+//! When the learner evaluates and what it keeps of it: an evaluation of the checkpoint
+//! just saved every `eval.interval` steps (skipped while the last one still runs), and
+//! each finished one recorded in TensorBoard, `eval.jsonl` and the Elo plots, its
+//! checkpoint then the `previous` baseline.
+
+use std::sync::Arc;
+
+use arena::Wdl;
+use model::tch::Device;
+use rules::Variant;
+
+use crate::config::EvalConfig;
+use crate::eval::TrainingEval;
+use crate::roles::display::Display;
+use crate::roles::evaluation::{EvalJob, EvalOutcome, EvalRunner};
+use crate::roles::files::RunFiles;
+use crate::roles::layout;
+use crate::roles::network::pull_network;
+use crate::roles::state::RunState;
+use crate::tb::Tb;
+
+pub(super) struct EvalSchedule {
+    config: EvalConfig,
+    plan: Arc<TrainingEval>,
+    runner: EvalRunner,
+    /// The last result per opponent: (opponent, step, result).
+    last: Vec<(String, u64, Wdl)>,
+}
+
+/// The checkpoint to evaluate and where.
+pub(super) struct EvalTarget<'a> {
+    pub files: &'a RunFiles,
+    pub state: &'a RunState,
+    pub variant: Variant,
+    pub step: u64,
+    pub seed: u64,
+    pub device: Device,
+}
+
+impl EvalSchedule {
+    pub fn new(config: EvalConfig, plan: TrainingEval) -> EvalSchedule {
+        EvalSchedule { config, plan: Arc::new(plan), runner: EvalRunner::default(), last: Vec::new() }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.config.enabled()
+    }
+
+    /// Whether an evaluation falls due at `step` (its checkpoint is then saved first).
+    pub fn due(&self, step: u64) -> bool {
+        self.config.due(step)
+    }
+
+    pub fn busy(&self) -> bool {
+        self.runner.busy()
+    }
+
+    /// Starts the evaluation of the checkpoint `t.state` names (unless one still runs).
+    pub fn start(&mut self, t: EvalTarget, display: &Display) {
+        if self.runner.busy() {
+            display.println(&format!("koma train: evaluation @{} skipped: the last one still runs", t.step));
+            return;
+        }
+        let previous = match t.state.eval_checkpoint.as_deref() {
+            Some(p) if self.plan.wants_previous() => pull_network(t.files, p).ok(),
+            _ => None,
+        };
+        self.runner.start(EvalJob {
+            plan: self.plan.clone(),
+            variant: t.variant,
+            step: t.step,
+            ours: t.files.path(&t.state.checkpoint),
+            checkpoint: t.state.checkpoint.clone(),
+            previous,
+            seed: t.seed,
+            device: t.device,
+            // Bars would fight the status line on a terminal; in a log they are plain lines.
+            show: display.enabled() && !display.is_terminal(),
+        });
+    }
+
+    /// A finished evaluation, recorded: TensorBoard, `eval.jsonl`, the plots. Returns it
+    /// (its checkpoint is the next `previous`) unless it failed or was stopped.
+    pub fn collect(&mut self, files: &RunFiles, tb: &mut Tb, display: &Display, elapsed: f64) -> Option<EvalOutcome> {
+        let outcome = match self.runner.poll()? {
+            Err(e) => {
+                display.warn(&format!("koma train: evaluation failed: {e}"));
+                return None;
+            }
+            Ok(o) => o,
+        };
+        for n in &outcome.notes {
+            display.println(&format!("koma train: {n}"));
+        }
+        if outcome.report.stopped {
+            // A partial match is no measurement.
+            display.println(&format!("eval @{}: stopped", outcome.report.step));
+            return None;
+        }
+        self.record(&outcome, files, tb, display, elapsed);
+        Some(outcome)
+    }
+
+    fn record(&mut self, o: &EvalOutcome, files: &RunFiles, tb: &mut Tb, display: &Display, elapsed: f64) {
+        let report = &o.report;
+        let log = files.path(layout::EVAL_LOG);
+        if let Err(e) = report.write(tb, &log, elapsed) {
+            display.println(&format!("koma train: writing {}: {e}", log.display()));
+        }
+        display.println(&report.line());
+        match crate::elo_plot::plot_run(files.dir()) {
+            Ok(_) | Err(crate::elo_plot::RunPlotError::NoLadderGames { .. }) => {}
+            Err(e) => display.println(&format!("koma train: plot: {e}")),
+        }
+        for r in &report.results {
+            self.last.retain(|(n, ..)| *n != r.name);
+            self.last.push((r.name.clone(), report.step, r.outcome.wdl));
+        }
+        for key in [layout::EVAL_LOG, "elo.png", "elo.svg"] {
+            if files.path(key).exists() {
+                let _ = files.push(key);
+            }
+        }
+    }
+
+    /// Abandons a running evaluation (nothing of it is recorded); returns the last
+    /// result per opponent.
+    pub fn finish(&mut self) -> Vec<(String, u64, Wdl)> {
+        self.runner.abandon();
+        std::mem::take(&mut self.last)
+    }
+}

@@ -1,0 +1,208 @@
+//! What the learner reports: TensorBoard scalars (its steps, self-play in its process,
+//! the workers' reports), the status line, and the summary at the end of a run.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use arena::Wdl;
+use selfplay::Progress;
+
+use crate::net_trainer::StepStats;
+use crate::roles::display::Display;
+use crate::roles::files::RunFiles;
+use crate::roles::layout;
+use crate::roles::state::RunState;
+use crate::roles::worker::WorkerReport;
+use crate::tb::{tags, Tb};
+
+/// TensorBoard and the running means and rates between two writes.
+pub(super) struct TrainLog {
+    pub tb: Tb,
+    acc: StepStats,
+    acc_n: u64,
+    /// Log intervals whose every step was skipped (f16 overflow).
+    skipped: u64,
+    last_loss: f64,
+    train_seconds: f64,
+    last_log: (Instant, u64),
+    last_workers: Instant,
+}
+
+/// What a scalar write reads besides the learner's own statistics.
+pub(super) struct Counters<'a> {
+    pub step: u64,
+    pub state: &'a RunState,
+    pub loader_wait_seconds: f64,
+    /// Self-play in the learner's process (the first worker), if any.
+    pub selfplay: Option<Progress>,
+}
+
+impl TrainLog {
+    pub fn new(tb: Tb, step: u64) -> TrainLog {
+        let now = Instant::now();
+        TrainLog {
+            tb,
+            acc: StepStats::default(),
+            acc_n: 0,
+            skipped: 0,
+            last_loss: f64::NAN,
+            train_seconds: 0.0,
+            last_log: (now, step),
+            last_workers: now - Duration::from_secs(3600),
+        }
+    }
+
+    /// Time spent in optimiser steps (for the loader's wait fraction).
+    pub fn add_train_seconds(&mut self, seconds: f64) {
+        self.train_seconds += seconds;
+    }
+
+    /// The means of the steps since the last read, as the trainer returned them.
+    pub fn add_stats(&mut self, stats: Option<StepStats>) {
+        match stats {
+            Some(st) if st.skipped => self.skipped += 1,
+            Some(st) => {
+                self.acc.add(&st);
+                self.acc_n += 1;
+                self.last_loss = st.loss;
+            }
+            None => {}
+        }
+    }
+
+    /// The share of the learner's time spent waiting for minibatches.
+    pub fn loader_wait_fraction(&self, wait_seconds: f64) -> f64 {
+        wait_seconds / (wait_seconds + self.train_seconds).max(1e-9)
+    }
+
+    /// The status line's text after the step count.
+    pub fn status(&self, state: &RunState, in_window: usize, elapsed: f64, what: &str) -> String {
+        format!(
+            "{} games, {} samples ({in_window} in window) | {} trained | loss {:.3} | {:.1} min | {what}",
+            state.games,
+            state.samples_generated,
+            state.samples_trained,
+            self.last_loss,
+            elapsed / 60.0
+        )
+    }
+
+    /// The learner's, self-play's and the workers' scalars.
+    pub fn scalars(&mut self, c: &Counters, files: &RunFiles, display: &Display) {
+        let step = c.step;
+        if self.acc_n > 0 {
+            let m = self.acc.scaled(1.0 / self.acc_n as f64);
+            self.tb.step_stats(&m, step);
+        }
+        self.tb.scalar(tags::LOADER_WAIT, self.loader_wait_fraction(c.loader_wait_seconds), step);
+        let dt = self.last_log.0.elapsed().as_secs_f64();
+        self.tb.scalar(tags::STEPS_PER_SEC, (step - self.last_log.1) as f64 / dt.max(1e-9), step);
+        self.last_log = (Instant::now(), step);
+        if let Some(p) = &c.selfplay {
+            self.selfplay_scalars(p, step);
+        }
+        let generated = c.state.samples_generated;
+        self.tb.scalar(tags::SAMPLES_GENERATED, generated as f64, step);
+        self.tb.scalar(tags::TRAIN_RATIO, c.state.samples_trained as f64 / generated.max(1) as f64, step);
+        self.tb.scalar(tags::SKIPPED_CHUNKS, c.state.rejected_chunks.len() as f64, step);
+        self.workers(c.state, step, files, display);
+        self.tb.flush();
+        self.acc = StepStats::default();
+        self.acc_n = 0;
+    }
+
+    fn selfplay_scalars(&mut self, p: &Progress, step: u64) {
+        let hours = p.elapsed.as_secs_f64() / 3600.0;
+        if hours > 0.0 {
+            self.tb.scalar(tags::GAMES_PER_HOUR, p.games_done as f64 / hours, step);
+            self.tb.scalar(tags::EVALS_PER_SEC, p.evals_per_sec(), step);
+        }
+        if p.games_done > 0 {
+            self.tb.scalar(tags::MEAN_GAME_LENGTH, p.mean_game_length(), step);
+        }
+        if let Some(r) = p.false_resign_rate() {
+            self.tb.scalar(tags::FALSE_RESIGN_RATE, r, step);
+        }
+    }
+
+    /// Samples per worker, and the throughput that each worker reports in `workers/`
+    /// (read at most every 30 s).
+    fn workers(&mut self, state: &RunState, step: u64, files: &RunFiles, display: &Display) {
+        for (id, n) in &state.samples_by_worker {
+            self.tb.scalar(&format!("{}{id}", tags::SAMPLES_FROM), *n as f64, step);
+        }
+        if self.last_workers.elapsed() < Duration::from_secs(30) {
+            return;
+        }
+        self.last_workers = Instant::now();
+        for e in files.store.list(layout::WORKERS).unwrap_or_default() {
+            let Ok(Some(bytes)) = files.store.get(&e.key) else { continue };
+            let Ok(r) = serde_json::from_slice::<WorkerReport>(&bytes) else { continue };
+            self.tb.scalar(&format!("workers/{}/games_per_hour", r.worker_id), r.games_per_hour, step);
+            self.tb.scalar(&format!("workers/{}/evaluations_per_second", r.worker_id), r.evaluations_per_second, step);
+        }
+        self.push(files, display);
+    }
+
+    /// Uploads the TensorBoard files of a remote run.
+    pub fn push(&self, files: &RunFiles, display: &Display) {
+        if files.is_local() {
+            return;
+        }
+        let Ok(rd) = std::fs::read_dir(self.tb.dir()) else { return };
+        for e in rd.filter_map(|e| e.ok()) {
+            let key = format!("{}/{}", layout::TB, e.file_name().to_string_lossy());
+            if let Err(err) = files.push(&key) {
+                display.warn(&format!("koma learner: TensorBoard upload: {err}"));
+            }
+        }
+    }
+
+    /// Writes out the scalars and uploads them; notes the intervals lost to f16 overflow.
+    pub fn close(&mut self, files: &RunFiles, display: &Display) {
+        self.tb.flush();
+        self.push(files, display);
+        if self.skipped > 0 {
+            display.println(&format!(
+                "koma train: every step of {} log intervals skipped (f16 gradient overflow)",
+                self.skipped
+            ));
+        }
+    }
+}
+
+/// The end of a run.
+#[derive(Clone, Debug, Default)]
+pub struct TrainSummary {
+    pub run_dir: PathBuf,
+    pub stop_reason: String,
+    pub step: u64,
+    pub games: u64,
+    pub samples_generated: u64,
+    pub samples_trained: u64,
+    pub elapsed_seconds: f64,
+    pub checkpoint: String,
+    /// Last evaluation per opponent: (opponent, step, result).
+    pub last_eval: Vec<(String, u64, Wdl)>,
+    pub loader_wait_fraction: f64,
+}
+
+impl std::fmt::Display for TrainSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "koma train: {} after {:.1} min: step {}, {} games, {} samples generated, {} trained, loader wait {:.1}%",
+            self.stop_reason,
+            self.elapsed_seconds / 60.0,
+            self.step,
+            self.games,
+            self.samples_generated,
+            self.samples_trained,
+            100.0 * self.loader_wait_fraction
+        )?;
+        for (o, s, r) in &self.last_eval {
+            write!(f, "; vs {o} @{s}: {:.2} (+{} ={} -{})", r.score(), r.wins, r.draws, r.losses)?;
+        }
+        write!(f, "; checkpoint {}", self.run_dir.join(&self.checkpoint).display())
+    }
+}

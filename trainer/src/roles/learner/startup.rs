@@ -1,0 +1,171 @@
+//! The learner's start-up: the config it runs with, the state it starts from (a new run
+//! or the newest complete checkpoint), its device, the network with its optimiser state,
+//! and on a resume the replay window refilled from the chunks the state took in.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use model::encoding::Encoder;
+use model::tch::Device;
+use model::{load_net, parse_device, Expected, Net};
+
+use crate::config::{ConfigError, TrainConfig, TrainFileConfig};
+use crate::error::TrainError;
+use crate::net_trainer::NetTrainer;
+use crate::optim::optim_path;
+use crate::replay::{Loader, PolicyTargets, Replay, ValueTargets};
+use crate::roles::display::Display;
+use crate::roles::files::RunFiles;
+use crate::roles::intake::refill_window;
+use crate::roles::layout;
+use crate::roles::network::{load_network, pull_network};
+use crate::roles::state::RunState;
+use crate::threads::set_torch_threads;
+
+fn clock_seed() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1
+}
+
+/// The `[train]` table with the command line's limits, checked like the file's.
+pub(crate) fn with_limits(
+    train: &TrainConfig,
+    max_minutes: Option<f64>,
+    max_steps: Option<u64>,
+) -> Result<TrainConfig, TrainError> {
+    let mut tcfg = train.clone();
+    tcfg.max_minutes = max_minutes.unwrap_or(tcfg.max_minutes);
+    tcfg.max_steps = max_steps.unwrap_or(tcfg.max_steps);
+    tcfg.validate().map_err(|e| ConfigError::Invalid { path: "command line".into(), message: e.to_string() })?;
+    Ok(tcfg)
+}
+
+/// The config stored in the run.
+pub(super) fn run_config(files: &RunFiles) -> Result<TrainFileConfig, TrainError> {
+    let place = format!("{}/{}", files.describe(), layout::CONFIG);
+    let Some(bytes) = files.store.get(layout::CONFIG)? else { return Err(TrainError::NoRunConfig { place }) };
+    let Ok(text) = String::from_utf8(bytes) else { return Err(TrainError::RunConfigNotUtf8 { place }) };
+    Ok(TrainFileConfig::from_toml(&text, &place)?)
+}
+
+/// The learner state to start from: the prior one, counted as a resume, or a new one.
+pub(super) fn start_state(prior: Option<RunState>, cfg: &TrainFileConfig, name: &str) -> Result<RunState, TrainError> {
+    let variant = cfg.base.variant.name();
+    let state = match prior {
+        Some(mut s) => {
+            s.resumes += 1;
+            s
+        }
+        None => {
+            let ls = if cfg.train.seed != 0 { cfg.train.seed } else { clock_seed() };
+            let ss = if cfg.base.selfplay.seed != 0 { cfg.base.selfplay.seed } else { clock_seed() ^ 0x5eed };
+            RunState::fresh(variant, ls, ss)
+        }
+    };
+    if state.variant != variant {
+        return Err(TrainError::VariantMismatch {
+            run: name.to_string(),
+            run_variant: state.variant.clone(),
+            config_variant: variant.to_string(),
+        });
+    }
+    Ok(state)
+}
+
+/// The seed of this session's minibatches and evaluations: another one after each resume.
+pub(super) fn session_seed(state: &RunState) -> u64 {
+    state.learner_seed ^ (state.resumes as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The learner's device: `train.device`, else the self-play device.
+pub(super) fn learner_device(cfg: &TrainFileConfig) -> Result<Device, TrainError> {
+    let sp = parse_device(&cfg.base.selfplay.device)?;
+    let device = if cfg.train.device.trim().is_empty() { sp } else { parse_device(&cfg.train.device)? };
+    if device == Device::Cpu || sp == Device::Cpu {
+        set_torch_threads(cfg.base.selfplay.torch_threads);
+    }
+    Ok(device)
+}
+
+/// A fresh network (or the `init` network), or the one of the checkpoint `state` names
+/// with its optimiser state.
+pub(super) fn build_trainer(
+    files: &RunFiles,
+    cfg: &TrainFileConfig,
+    tcfg: &TrainConfig,
+    state: &RunState,
+    init: Option<&Path>,
+    device: Device,
+    display: &Display,
+) -> Result<NetTrainer, TrainError> {
+    let variant = cfg.base.variant;
+    let shape = Encoder::for_net(variant, &cfg.base.model).net_shape();
+    let expected = Expected::variant(variant).with_shape(shape);
+    if state.checkpoint.is_empty() {
+        let net = match init {
+            Some(p) => load_net(p, &expected, device)?.0,
+            None => Net::new(&cfg.base.model, shape, state.learner_seed, device)?,
+        };
+        return Ok(NetTrainer::new(net, tcfg, 0));
+    }
+    let stem = pull_network(files, &state.checkpoint)?;
+    let _ = files.pull(&format!("{}.optim.safetensors", state.checkpoint))?;
+    let (net, meta) = load_network(&stem, &expected, device)?;
+    if meta.net != cfg.base.model {
+        display.println(&format!(
+            "koma train: note: the config's [model] differs from the checkpoint's; keeping the checkpoint's ({} blocks x {} channels)",
+            meta.net.blocks, meta.net.channels
+        ));
+    }
+    if meta.step != state.step {
+        return Err(TrainError::CheckpointStep { stem, checkpoint_step: meta.step, state_step: state.step });
+    }
+    let mut trainer = NetTrainer::new(net, tcfg, state.step);
+    if !trainer.opt.load(&optim_path(&stem))? {
+        display.println("koma train: note: optimiser changed since the checkpoint; its state starts fresh");
+    }
+    Ok(trainer)
+}
+
+/// A resumed run's window: the samples of the chunks its state took in. `stop` ends the
+/// refill of a large window early.
+pub(super) fn refill(
+    files: &RunFiles,
+    state: &RunState,
+    replay: &Arc<Mutex<Replay>>,
+    cfg: &TrainFileConfig,
+    stop: &AtomicBool,
+    name: &str,
+    display: &Display,
+) -> Result<(), TrainError> {
+    let loaded = refill_window(files, state, replay, cfg.base.variant, stop)?;
+    display.warn(&format!(
+        "koma: resuming run `{name}` at step {} ({} chunks taken in, {loaded} samples in the replay window)",
+        state.step,
+        state.chunks.len(),
+    ));
+    Ok(())
+}
+
+/// The loader thread that encodes shuffled minibatches of the window ahead of the steps.
+pub(super) fn spawn_loader(
+    replay: &Arc<Mutex<Replay>>,
+    trainer: &NetTrainer,
+    cfg: &TrainFileConfig,
+    tcfg: &TrainConfig,
+    seed: u64,
+) -> Loader {
+    let encoder = Encoder::for_net(cfg.base.variant, trainer.net.config());
+    // On a GPU the dense policy targets are made on the device from sparse pairs.
+    let targets = if trainer.device().is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
+    Loader::spawn_with_targets(
+        replay.clone(),
+        encoder,
+        tcfg.batch_size,
+        tcfg.prefetch,
+        ValueTargets::from_config(tcfg),
+        seed,
+        targets,
+    )
+}
