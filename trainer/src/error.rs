@@ -7,10 +7,6 @@ use std::path::PathBuf;
 pub enum TrainError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    /// A message of the run roles (`roles::{state, network, worker}`) not yet given a
-    /// variant of its own (the variants after `NoGames` are theirs).
-    #[error("{0}")]
-    Run(String),
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
@@ -76,11 +72,9 @@ pub enum TrainError {
     NoStateJson { run: String, newest: String, fix: String },
     #[error("a run already exists in {run} (use --resume to continue it, or another run name)")]
     RunExists { run: String },
-    /// `models/latest.json` that is not JSON of a model pointer.
-    #[error("{place}: {source}")]
-    ModelPointerJson { place: String, source: serde_json::Error },
-    #[error("{pointer}: `{model}` is not a model of this run")]
-    NotAModelOfRun { pointer: String, model: String },
+    /// `models/latest.json` that is not a model pointer of this run.
+    #[error(transparent)]
+    ModelPointer(#[from] dataio::run_layout::PointerError),
     #[error("{run}: {key} is missing")]
     NetworkFileMissing { run: String, key: String },
     #[error("worker id `{id}`: use letters, digits, `_`, `.` and `-` (at most 64, not first)")]
@@ -95,7 +89,6 @@ impl TrainError {
         matches!(
             self,
             TrainError::Config(_)
-                | TrainError::Run(_)
                 | TrainError::Device(_)
                 | TrainError::Store(BadUrl { .. } | BadKey { .. })
                 | TrainError::NoRunToResume { .. }
@@ -113,8 +106,7 @@ impl TrainError {
                 | TrainError::StateGone { .. }
                 | TrainError::NoStateJson { .. }
                 | TrainError::RunExists { .. }
-                | TrainError::ModelPointerJson { .. }
-                | TrainError::NotAModelOfRun { .. }
+                | TrainError::ModelPointer(_)
                 | TrainError::NetworkFileMissing { .. }
                 | TrainError::BadWorkerId { .. }
         )

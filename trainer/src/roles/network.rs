@@ -30,7 +30,7 @@ pub fn evaluator_of(net: &Net, device: Device, precision: Precision) -> Result<A
 pub fn read_pointer(files: &RunFiles) -> Result<Option<ModelPointer>, TrainError> {
     let Some(bytes) = files.store.get(layout::LATEST_MODEL)? else { return Ok(None) };
     let path = format!("{}/{}", files.describe(), layout::LATEST_MODEL);
-    ModelPointer::parse(&bytes, &path).map(Some).map_err(|e| TrainError::Run(e.to_string()))
+    Ok(Some(ModelPointer::parse(&bytes, &path)?))
 }
 
 /// The local stem of a checkpoint or model stem key, its weights and metadata downloaded
@@ -38,7 +38,7 @@ pub fn read_pointer(files: &RunFiles) -> Result<Option<ModelPointer>, TrainError
 pub fn pull_network(files: &RunFiles, stem: &str) -> Result<PathBuf, TrainError> {
     for key in [format!("{stem}.safetensors"), format!("{stem}.json")] {
         if files.pull(&key)?.is_none() {
-            return Err(TrainError::Run(format!("{}: {key} is missing", files.describe())));
+            return Err(TrainError::NetworkFileMissing { run: files.describe(), key });
         }
     }
     Ok(files.path(stem))

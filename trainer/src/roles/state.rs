@@ -69,21 +69,24 @@ impl RunState {
 
     /// Parses and checks a state file: the names in it must be checkpoints of this run.
     pub fn parse(bytes: &[u8], what: &str) -> Result<RunState, TrainError> {
-        let s: RunState = serde_json::from_slice(bytes).map_err(|e| TrainError::Run(format!("{what}: {e}")))?;
+        let s: RunState =
+            serde_json::from_slice(bytes).map_err(|source| TrainError::StateJson { what: what.to_string(), source })?;
         if s.format_version != STATE_FORMAT_VERSION {
-            return Err(TrainError::Run(format!("{what}: format version {} is not supported", s.format_version)));
+            return Err(TrainError::StateVersion { what: what.to_string(), version: s.format_version });
         }
         let inside = |name: &str| stem_step(name, CHECKPOINTS).is_some();
         let names_ok = (s.checkpoint.is_empty() || inside(&s.checkpoint))
             && !s.eval_checkpoint.as_deref().is_some_and(|n| !inside(n))
             && s.chunks.iter().chain(&s.rejected_chunks).all(|c| layout::valid_worker_id(c.trim_end_matches(".chunk")));
         if !names_ok {
-            return Err(TrainError::Run(format!(
-                "{what}: names a file outside the run; only checkpoints/ckpt-<step> of this run can be resumed"
-            )));
+            return Err(TrainError::StateOutsideRun { what: what.to_string() });
         }
         if !s.checkpoint.is_empty() && stem_step(&s.checkpoint, CHECKPOINTS) != Some(s.step) {
-            return Err(TrainError::Run(format!("{what}: checkpoint {} is not of step {}", s.checkpoint, s.step)));
+            return Err(TrainError::StateCheckpointStep {
+                what: what.to_string(),
+                checkpoint: s.checkpoint,
+                step: s.step,
+            });
         }
         Ok(s)
     }
@@ -139,7 +142,7 @@ fn list_checkpoints(files: &RunFiles) -> Result<Checkpoints, TrainError> {
 /// The learner state stored with checkpoint `step`.
 fn checkpoint_state(files: &RunFiles, step: u64) -> Result<RunState, TrainError> {
     let key = format!("{}.learner", layout::checkpoint_stem(step));
-    let bytes = files.store.get(&key)?.ok_or_else(|| TrainError::Run(format!("{key} disappeared")))?;
+    let bytes = files.store.get(&key)?.ok_or_else(|| TrainError::StateGone { key: key.clone() })?;
     RunState::parse(&bytes, &key)
 }
 
@@ -152,18 +155,13 @@ pub fn resume_point(files: &RunFiles, resume: bool) -> Result<Option<RunState>, 
     let state = read_state(files)?;
     let found = list_checkpoints(files)?;
     let run = files.describe();
-    let no_state = |newest: &str, fix: String| {
-        TrainError::Run(format!(
-            "{run} holds checkpoints (newest {newest}) but no state.json; nothing was overwritten. {fix}"
-        ))
-    };
+    let no_state =
+        |newest: &str, fix: String| TrainError::NoStateJson { run: run.clone(), newest: newest.to_string(), fix };
     let newest_any = found.newest.clone().unwrap_or_else(|| CHECKPOINTS.to_string());
     let newest_complete = found.complete.first().copied();
     if !resume {
         return match (&state, newest_complete) {
-            (Some(_), _) => Err(TrainError::Run(format!(
-                "a run already exists in {run} (use --resume to continue it, or another run name)"
-            ))),
+            (Some(_), _) => Err(TrainError::RunExists { run }),
             (None, Some(step)) => Err(no_state(
                 &newest_any,
                 format!("Its newest complete checkpoint (step {step}) carries its counters: continue it with --resume"),

@@ -153,8 +153,9 @@ impl Worker {
         let Some(text) = wait_for(stop, "the run's config", || Ok(files.store.get(layout::CONFIG)?))? else {
             return Ok(None);
         };
-        let text = String::from_utf8(text).map_err(|_| TrainError::Run("the run's config is not UTF-8".into()))?;
-        let mut cfg = TrainFileConfig::from_toml(&text, &format!("{}/{}", files.describe(), layout::CONFIG))?;
+        let place = format!("{}/{}", files.describe(), layout::CONFIG);
+        let Ok(text) = String::from_utf8(text) else { return Err(TrainError::RunConfigNotUtf8 { place }) };
+        let mut cfg = TrainFileConfig::from_toml(&text, &place)?;
         if let Some(d) = &opts.device {
             cfg.base.selfplay.device = d.clone();
         }
@@ -237,9 +238,7 @@ impl Worker {
 pub fn run_worker(url: &str, opts: &WorkerOptions, stop: Arc<AtomicBool>) -> Result<WorkerReport, TrainError> {
     let id = opts.worker_id.clone().unwrap_or_else(default_worker_id);
     if !valid_worker_id(&id) {
-        return Err(TrainError::Run(format!(
-            "worker id `{id}`: use letters, digits, `_`, `.` and `-` (at most 64, not first)"
-        )));
+        return Err(TrainError::BadWorkerId { id });
     }
     let files = RunFiles::open(url, opts.cache.as_deref())?;
     let Some(cfg) = Worker::config(&files, opts, &stop)? else { return Ok(WorkerReport::default()) };
