@@ -219,7 +219,7 @@ pub struct EvaluateArgs {
 
 pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let device = model::parse_device(&args.device).map_err(|e| BadInput(e.to_string()))?;
-    trainer::run::set_torch_threads(0);
+    model::set_torch_threads(0, model::CpuShare::HalfOfSmall);
     let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
     let variant = ours.variant();
     let ours = arena::builtin::KomaNetwork::from_network(ours);

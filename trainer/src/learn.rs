@@ -27,7 +27,7 @@ use crate::config::{TrainConfig, TrainFileConfig};
 use crate::datasets::read_training_inputs;
 use crate::learner::{Learner, StepStats};
 use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets, ValueTargets};
-use crate::run::{optim_path, set_torch_threads, TrainError};
+use crate::run::{optim_path, TrainError};
 use crate::tb::Tb;
 use files::files_under;
 
@@ -160,7 +160,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     let mut rng = Rng::new(seed);
     let (train, val) = hold_out(&games, opts.validation, &mut rng);
     let device = parse_device(if tcfg.device.is_empty() { &cfg.base.selfplay.device } else { &tcfg.device })?;
-    set_torch_threads(cfg.base.selfplay.torch_threads);
+    model::set_torch_threads(cfg.base.selfplay.torch_threads, model::CpuShare::HalfOfSmall);
     let shape = encoder.net_shape();
     let net = match &opts.init {
         Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,

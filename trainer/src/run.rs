@@ -11,7 +11,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use arena::Wdl;
-use model::tch;
 
 use crate::config::TrainFileConfig;
 use crate::roles::files::RunFiles;
@@ -115,17 +114,10 @@ pub fn optim_path(stem: &Path) -> PathBuf {
     stem.with_file_name(format!("{name}.optim.safetensors"))
 }
 
-/// Sets libtorch's CPU threads: `torch_threads` if set, else half the cores when the
-/// learner and the batcher share a small CPU.
+/// Forwards to the one thread policy, [`model::set_torch_threads`] (learner and batcher
+/// on one machine); kept only until the callers of this path are gone.
 pub fn set_torch_threads(torch_threads: usize) {
-    if torch_threads > 0 {
-        tch::set_num_threads(torch_threads as i32);
-    } else {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cores <= 8 {
-            tch::set_num_threads((cores / 2).max(1) as i32);
-        }
-    }
+    model::set_torch_threads(torch_threads, model::CpuShare::HalfOfSmall);
 }
 
 /// Runs `koma train`. `stop` ends the run (checkpoint first) when set.

@@ -29,7 +29,7 @@ use crate::config::{ConfigError, TrainConfig, TrainFileConfig};
 use crate::eval::TrainingEval;
 use crate::learner::{Learner, StepStats};
 use crate::replay::{Loader, PolicyTargets, Replay, ValueTargets};
-use crate::run::{optim_path, set_torch_threads, TrainError, TrainSummary};
+use crate::run::{optim_path, TrainError, TrainSummary};
 use crate::tb::{tags, Tb};
 
 /// How the learner runs.
@@ -658,7 +658,7 @@ fn learner_device(cfg: &TrainFileConfig) -> Result<Device, TrainError> {
     let sp = parse_device(&cfg.base.selfplay.device)?;
     let device = if cfg.train.device.trim().is_empty() { sp } else { parse_device(&cfg.train.device)? };
     if device == Device::Cpu || sp == Device::Cpu {
-        set_torch_threads(cfg.base.selfplay.torch_threads);
+        model::set_torch_threads(cfg.base.selfplay.torch_threads, model::CpuShare::HalfOfSmall);
     }
     Ok(device)
 }

@@ -21,7 +21,7 @@ use super::selfplay::{ChunkSink, SelfplayThread};
 use super::signal::sleep_unless;
 use super::uploader::Uploader;
 use crate::config::TrainFileConfig;
-use crate::run::{set_torch_threads, TrainError};
+use crate::run::TrainError;
 
 /// What `koma worker` runs.
 #[derive(Clone, Debug)]
@@ -245,7 +245,7 @@ pub fn run_worker(url: &str, opts: &WorkerOptions, stop: Arc<AtomicBool>) -> Res
     let variant = cfg.base.variant;
     let device = parse_device(&cfg.base.selfplay.device)?;
     if device == Device::Cpu {
-        set_torch_threads(cfg.base.selfplay.torch_threads);
+        model::set_torch_threads(cfg.base.selfplay.torch_threads, model::CpuShare::HalfOfSmall);
     }
     let Some(model) = wait_for(&stop, "the first published network", || read_pointer(&files))? else {
         return Ok(WorkerReport::default());
