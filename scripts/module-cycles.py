@@ -2,7 +2,7 @@
 """Lists pairs of modules of one crate that import each other.
 
 For every workspace member (Cargo.toml's `members`) and each of its crate roots (src/lib.rs,
-src/main.rs, src/bin/*.rs), the module tree is read from the `mod name;` declarations
+src/main.rs, src/bin/*.rs, and the [lib] and [[bin]] paths of its Cargo.toml), the module tree is read from the `mod name;` declarations
 (inline `mod name { ... }` blocks, such as test modules, count as part of their file's
 module). In code (comments and strings stripped) every `crate::...`, `super::...` and
 `self::...` path, in `use` trees and in expressions alike, is resolved to the deepest module
@@ -13,6 +13,7 @@ a module and its own ancestors are not a pair. Two siblings that depend on each 
 pair: printed one a line with one example reference each way.
 
 Usage: scripts/module-cycles.py [workspace root]   (exit 1 if any pair is found)
+       scripts/module-cycles.py --self-test        (checks this script on a made-up crate)
 """
 
 import re
@@ -235,13 +236,67 @@ def crate_pairs(name, root_file):
     return pairs
 
 
+SELF_TEST = {
+    "Cargo.toml": '[workspace]\nmembers = ["a"]\n',
+    "a/src/lib.rs": "mod d;\nmod x;\nmod y;\nmod z;\npub use z::Z;\n",
+    # x -> y in a use tree; y -> x in an expression path: a pair.
+    "a/src/x.rs": "use crate::{y::Y, d};\npub struct X;\n// crate::z::Z in a comment is no import\n",
+    "a/src/y.rs": 'pub struct Y;\nfn f() -> crate::x::X { let _ = "crate::z"; crate::x::X }\nfn g(_: crate::Z) {}\n',
+    # z -> y, and y -> z through the crate root's re-export `crate::Z`: a pair.
+    "a/src/z.rs": "pub struct Z;\n#[cfg(test)]\nmod tests {\n    use super::super::y::Y;\n}\n",
+    # Siblings inside a folder module, `super::` one way and `crate::d::` the other: a pair;
+    # a child using its parent is not.
+    "a/src/d/mod.rs": "mod p;\nmod q;\npub struct D;\n",
+    "a/src/d/p.rs": "use super::q::Q;\nuse super::D;\npub struct P;\n",
+    "a/src/d/q.rs": "pub struct Q;\nfn f(_: crate::d::p::P) {}\n",
+}
+SELF_TEST_PAIRS = [("", "x", "y"), ("", "y", "z"), ("d", "p", "q")]
+
+
+def self_test():
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for name, text in SELF_TEST.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        found = sorted(
+            ("::".join(a[:-1]), a[-1], b[-1]) for a, b, _, _ in crate_pairs("a", root / "a/src/lib.rs")
+        )
+    if found != SELF_TEST_PAIRS:
+        print(f"self-test: found {found}, expected {SELF_TEST_PAIRS}", file=sys.stderr)
+        return 1
+    print("self-test: ok")
+    return 0
+
+
+def crate_roots(package):
+    """The package's crate roots: src/lib.rs, src/main.rs, src/bin/*.rs and the paths its
+    Cargo.toml gives to [lib] and [[bin]] targets."""
+    src = package / "src"
+    roots = [src / "lib.rs", src / "main.rs"] + sorted((src / "bin").glob("*.rs"))
+    manifest = (package / "Cargo.toml").read_text()
+    if tomllib:
+        data = tomllib.loads(manifest)
+        targets = [data.get("lib", {})] + data.get("bin", [])
+        roots += [package / t["path"] for t in targets if "path" in t]
+    else:
+        roots += [package / p for p in re.findall(r'^path\s*=\s*"([^"]+)"', manifest, re.M)]
+    unique = []
+    for r in roots:
+        if r.exists() and r.resolve() not in [u.resolve() for u in unique]:
+            unique.append(r)
+    return unique
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
     found = 0
     for member in members(root):
-        src = root / member / "src"
-        roots = [src / "lib.rs", src / "main.rs"] + sorted((src / "bin").glob("*.rs"))
-        for root_file in roots:
+        for root_file in crate_roots(root / member):
             if not root_file.exists():
                 continue
             for a, b, ab, ba in crate_pairs(member, root_file):

@@ -10,7 +10,7 @@
 //!   CPU/CUDA, `UniformEvaluator` for tests and baselines); [`Batcher`], one thread per
 //!   device gathering requests from many producers into large forward passes; devices;
 //!   [`bench_forward`], evaluations per second for `koma bench nn`.
-//! - [`file`]: checkpoints (safetensors weights + JSON metadata, written atomically with
+//! - [`file`](mod@file): checkpoints (safetensors weights + JSON metadata, written atomically with
 //!   `files::write_atomic`), model files (one self-describing file for sharing a network),
 //!   [`Network`], the one way to load either with typed errors (the evaluator, the encoder
 //!   its input planes need, and the file's metadata, together), and the safetensors codec

@@ -9,7 +9,7 @@
 //! - [`worker`]: the workers, [`worker::run_selfplay`].
 //! - [`run`]: a whole job from a config to checked chunk files ([`run::play_to_chunks`],
 //!   `koma selfplay`).
-//! - [`bench`]: self-play's evaluations per second against the raw forward pass
+//! - [`bench`](mod@bench): self-play's evaluations per second against the raw forward pass
 //!   ([`bench::bench_selfplay`], `koma bench selfplay`).
 
 pub mod bench;

@@ -21,7 +21,7 @@ use files::write_atomic;
 pub struct ExportedModel {
     pub path: PathBuf,
     pub bytes: u64,
-    /// The tensor digest recorded in the header (see [`tensors_sha256`]).
+    /// The tensor digest recorded in the header (see [`crate::tensors_sha256`]).
     pub tensors_sha256: String,
     pub meta: ModelMeta,
 }

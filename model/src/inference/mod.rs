@@ -1,6 +1,6 @@
 //! Evaluating positions: input planes ([`planes`], [`host_buffer`]), the forward pass as a
 //! service ([`evaluator`], its results in [`evaluation`]), the batching thread
-//! ([`batcher`]), device selection ([`device`]) and the forward-pass benchmark ([`bench`]).
+//! ([`batcher`]), device selection ([`device`]) and the forward-pass benchmark ([`bench`](mod@bench)).
 
 pub mod batcher;
 pub mod bench;
