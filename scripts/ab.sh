@@ -15,7 +15,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # shellcheck source=env.sh
 source scripts/env.sh
-cargo build --release -p koma-cli >&2
+cargo build --release -p koma-front -p koma-cli >&2
 
 [[ $# -ge 2 ]] || { sed -n '2,13p' "$0"; exit 2; }
 config_a="$1"; config_b="$2"; shift 2

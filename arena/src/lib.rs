@@ -228,8 +228,7 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     }
     if !batchers.is_empty() {
         // Up to one forward pass per network at a time, next to the other games' players.
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        model::tch::set_num_threads((cores / concurrency.max(batchers.len())).max(1) as i32);
+        model::set_torch_threads(0, model::CpuShare::Split(concurrency.max(batchers.len())));
     }
     let steps = networks.iter().map(|n| n.as_ref().map(|n| n.step)).collect();
     let roster = MatchRoster { cfg, work: &work, networks };

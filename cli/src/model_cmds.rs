@@ -152,7 +152,7 @@ pub struct BenchNnArgs {
     precision: Precision,
     /// libtorch CPU threads (0: libtorch's default).
     #[arg(long, default_value_t = 1)]
-    threads: i32,
+    threads: usize,
     /// Seconds to measure each batch size (end to end, then the device alone).
     #[arg(long, default_value_t = 2.0)]
     seconds: f64,
@@ -162,13 +162,11 @@ pub fn bench_nn(args: BenchNnArgs) -> Result<ExitCode> {
     let (variant, config) = load_network_section(&args.config)?;
     let encoder = Encoder::for_net(variant, &config);
     let device = device(&args.device)?;
-    if args.threads > 0 {
-        tch::set_num_threads(args.threads);
-    }
+    model::set_torch_threads(args.threads, model::CpuShare::Whole);
     let options =
         model::BenchOptions { min_time: std::time::Duration::from_secs_f64(args.seconds), ..Default::default() };
     let shape = encoder.net_shape();
-    let kind = model::bench::kind_name(args.precision.kind_for(device));
+    let kind = model::inference::bench::kind_name(args.precision.kind_for(device));
     eprintln!(
         "bench nn: {variant}, {} blocks x {} channels, input {}x{}x{}, policy {}, device {}, {kind}, {} CPU threads",
         config.blocks,
@@ -207,7 +205,7 @@ pub struct BenchLearnArgs {
     device: Option<String>,
     /// libtorch CPU threads (0: libtorch's default).
     #[arg(long, default_value_t = 0)]
-    threads: i32,
+    threads: usize,
     /// Seconds to measure each batch size.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
@@ -226,9 +224,7 @@ pub fn bench_learn(args: BenchLearnArgs) -> Result<ExitCode> {
         }
     });
     let device = device(&name)?;
-    if args.threads > 0 {
-        tch::set_num_threads(args.threads);
-    }
+    model::set_torch_threads(args.threads, model::CpuShare::Whole);
     let batches = if args.batch.is_empty() { vec![cfg.train.batch_size] } else { args.batch.clone() };
     eprintln!(
         "bench learn: {}, {} blocks x {} channels, {:?}, precision {:?}, device {name}, {} CPU threads",

@@ -1,19 +1,17 @@
 //! `koma selfplay` (games -> sample chunks) and `koma bench selfplay` (network
-//! evaluations per second inside self-play next to the raw forward pass).
+//! evaluations per second inside self-play next to the raw forward pass): arguments and
+//! printing; the work is the selfplay crate's (`selfplay::run`, `selfplay::bench`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use dataio::ChunkWriter;
-use model::encoding::Encoder;
-use model::{Batcher, BatcherConfig, Evaluator, Precision, TorchEvaluator, UniformEvaluator};
-use selfplay::EncoderLabels;
-use selfplay::{run_selfplay, Openings, Progress, RunOptions, SelfplayFileConfig};
+use model::{CpuShare, Precision};
+use selfplay::bench::{BenchReport, BenchRound, BenchSettings};
+use selfplay::run::{ChunkJob, ChunkSummary, EvaluatorSource, JobError};
+use selfplay::{Progress, SelfplayFileConfig};
 
 use koma_cli::bad;
 
@@ -101,41 +99,21 @@ fn load_config(path: &Path, device: Option<&String>) -> Result<(SelfplayFileConf
     if let Some(d) = device {
         cfg.selfplay.device = d.clone();
     }
-    // As training sets them (one thread per two cores on small machines), so that `koma
-    // bench selfplay` measures what `koma train` runs.
-    trainer::set_torch_threads(cfg.selfplay.torch_threads);
     Ok((cfg, precision))
 }
 
-/// The evaluator: a checkpoint, the uniform evaluator, or a fresh network.
-fn evaluator(
-    cfg: &SelfplayFileConfig,
-    precision: Precision,
-    checkpoint: Option<&Path>,
-    uniform: bool,
-) -> Result<Arc<dyn Evaluator>> {
-    let enc = Encoder::for_net(cfg.variant, &cfg.model);
-    let shape = enc.net_shape();
-    if uniform {
-        return Ok(Arc::new(UniformEvaluator::new(shape)));
-    }
-    let device = model::parse_device(&cfg.selfplay.device).map_err(|e| bad(e.to_string()))?;
-    if let Some(path) = checkpoint {
-        // The workers encode positions for the config's [model]: the checkpoint must read
-        // the same planes.
-        let expected = model::Expected::variant(cfg.variant).with_shape(shape);
-        let network = model::Network::load(path, &expected, device, precision).map_err(|e| bad(e.to_string()))?;
-        return Ok(network.evaluator);
-    }
-    let net = model::Net::new(&cfg.model, shape, cfg.selfplay.seed, device).context("building the network")?;
-    Ok(Arc::new(TorchEvaluator::new(&net, device, precision).context("preparing the network")?))
+/// As training sets them (one thread per two cores on small machines), so that `koma
+/// bench selfplay` measures what `koma train` runs.
+fn set_threads(cfg: &SelfplayFileConfig) {
+    model::set_torch_threads(cfg.selfplay.torch_threads, CpuShare::HalfOfSmall);
 }
 
-fn batcher_config(cfg: &SelfplayFileConfig) -> BatcherConfig {
-    BatcherConfig {
-        max_batch: cfg.selfplay.effective_max_batch(),
-        max_wait: Duration::from_micros(cfg.selfplay.max_wait_us),
-        thread_name: "koma-batcher".to_string(),
+/// A job's error, as bad input (exit status 2) where the input was wrong.
+fn job_error(e: JobError) -> anyhow::Error {
+    if e.is_bad_input() {
+        bad(e.to_string())
+    } else {
+        e.into()
     }
 }
 
@@ -152,17 +130,20 @@ fn progress_note(p: &Progress) -> String {
 
 pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
     let (mut cfg, precision) = load_config(&args.config, args.device.as_ref())?;
+    set_threads(&cfg);
     if let Some(w) = args.workers {
         cfg.selfplay.workers = w;
     }
     if let Some(s) = args.seed {
         cfg.selfplay.seed = s;
     }
-    let openings = match &cfg.selfplay.opening_file {
-        Some(f) => Openings::load(cfg.variant, Path::new(f)).map_err(|e| bad(e.to_string()))?,
-        None => Openings::startpos(cfg.variant),
+    let openings = selfplay::run::openings(&cfg).map_err(job_error)?;
+    let source = match (&args.checkpoint, args.uniform) {
+        (_, true) => EvaluatorSource::Uniform,
+        (Some(path), false) => EvaluatorSource::Network(path),
+        (None, false) => EvaluatorSource::Fresh,
     };
-    let eval = evaluator(&cfg, precision, args.checkpoint.as_deref(), args.uniform)?;
+    let eval = selfplay::run::evaluator(&cfg, precision, source).map_err(job_error)?;
     eprintln!(
         "koma selfplay: {} games of {}, {}, config {}",
         args.games,
@@ -170,82 +151,51 @@ pub fn selfplay(args: SelfplayArgs) -> Result<ExitCode> {
         eval.describe(),
         args.config.display()
     );
-    let batcher = Batcher::spawn(eval, batcher_config(&cfg));
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let prefix = format!("sp-{now}-{}", std::process::id());
-    let mut writer = ChunkWriter::new(&args.out, &prefix, cfg.variant, &EncoderLabels, cfg.selfplay.samples_per_chunk)?;
-    let mut write_error = None;
-    let (mut wins, mut draws, mut losses) = (0u64, 0u64, 0u64);
-    let mut full = 0u64;
-    let opts = RunOptions {
+    let job = ChunkJob {
         games: args.games,
-        stop: Arc::new(Default::default()),
+        out: args.out.clone(),
         progress_every: Duration::from_secs_f64(args.progress_secs.max(0.1)),
     };
-    let stop = opts.stop.clone();
     let shown = progress::Reporter::shown_if(!args.quiet, "selfplay", Some(args.games), "games");
-    let started = Instant::now();
-    let progress = run_selfplay(
+    let summary = selfplay::run::play_to_chunks(
         &cfg,
-        batcher.handle(),
+        eval,
         &openings,
-        &opts,
-        |g| {
-            match g.end.winner {
-                Some(rules::Color::Sente) => wins += 1,
-                Some(rules::Color::Gote) => losses += 1,
-                None => draws += 1,
-            }
-            full += g.samples.iter().filter(|s| s.full_search).count() as u64;
-            shown.inc(1);
-            if write_error.is_none() {
-                if let Err(e) = writer.extend(g.samples) {
-                    write_error = Some(e);
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
-        },
+        &job,
+        || shown.inc(1),
         |p| shown.set_message(progress_note(p)),
-    )?;
-    shown.finish();
-    if let Some(e) = write_error {
-        return Err(e.into());
-    }
-    writer.flush()?;
-    let stats = batcher.shutdown();
-    // Read back what was written: a chunk the learner could not load fails the run here.
-    let mut read_back = 0u64;
-    for f in writer.files_written() {
-        read_back += dataio::read_chunk_expect(f, cfg.variant, &EncoderLabels)?.samples.len() as u64;
-    }
-    anyhow::ensure!(
-        read_back == writer.samples_written(),
-        "read back {read_back} samples, wrote {}",
-        writer.samples_written()
     );
-    let secs = started.elapsed().as_secs_f64();
-    println!(
+    shown.finish();
+    println!("{}", summary_line(&summary.map_err(job_error)?, &args.out));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn summary_line(s: &ChunkSummary, out: &Path) -> String {
+    let p = &s.progress;
+    format!(
         "selfplay: {} games, {} positions ({:.0}% full search), {:.1} positions/s, {:.1} evals/s, mean batch {:.1}, \
-         mean game length {:.1}, sente {wins} / draw {draws} / gote {losses}, resigned {}, false resigns {}, \
+         mean game length {:.1}, sente {} / draw {} / gote {}, resigned {}, false resigns {}, \
          {} samples in {} chunks in {} (read back), {:.1} s",
-        progress.games_done,
-        progress.positions,
-        100.0 * full as f64 / progress.samples.max(1) as f64,
-        progress.positions as f64 / secs,
-        stats.positions as f64 / secs,
-        stats.mean_batch(),
-        progress.mean_game_length(),
-        progress.resigned,
-        match progress.false_resign_rate() {
-            Some(r) => format!("{}/{} ({:.1}%)", progress.false_resigns, progress.resign_checks, 100.0 * r),
+        p.games_done,
+        p.positions,
+        100.0 * s.full_search_samples as f64 / p.samples.max(1) as f64,
+        p.positions as f64 / s.seconds,
+        s.batches.positions as f64 / s.seconds,
+        s.batches.mean_batch(),
+        p.mean_game_length(),
+        s.sente_wins,
+        s.draws,
+        s.gote_wins,
+        p.resigned,
+        match p.false_resign_rate() {
+            Some(r) => format!("{}/{} ({:.1}%)", p.false_resigns, p.resign_checks, 100.0 * r),
             None => "n/a".to_string(),
         },
-        writer.samples_written(),
-        writer.files_written().len(),
-        args.out.display(),
-        secs
-    );
-    Ok(ExitCode::SUCCESS)
+        s.samples_written,
+        s.chunks.len(),
+        out.display(),
+        s.seconds
+    )
 }
 
 pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
@@ -255,123 +205,62 @@ pub fn bench_selfplay(args: BenchSelfplayArgs) -> Result<ExitCode> {
     sp.games_per_worker = args.games_per_worker.unwrap_or(sp.games_per_worker);
     sp.max_batch = args.max_batch.unwrap_or(sp.max_batch);
     sp.batches_in_flight = args.batches_in_flight.unwrap_or(sp.batches_in_flight);
-    if let Some(t) = args.threads {
-        sp.torch_threads = t;
-        if t > 0 {
-            model::tch::set_num_threads(t as i32);
-        }
-    }
+    sp.torch_threads = args.threads.unwrap_or(sp.torch_threads);
     sp.validate().map_err(|e| bad(e.to_string()))?;
-    let bcfg = batcher_config(&cfg);
+    set_threads(&cfg);
     let rounds = args.rounds.max(1);
-    let openings = match &cfg.selfplay.opening_file {
-        Some(f) => Openings::load(cfg.variant, Path::new(f)).map_err(|e| bad(e.to_string()))?,
-        None => Openings::startpos(cfg.variant),
-    };
-    let device = model::parse_device(&cfg.selfplay.device).map_err(|e| bad(e.to_string()))?;
-    let shape = Encoder::for_net(cfg.variant, &cfg.model).net_shape();
-    let per_round = Duration::from_secs_f64((args.seconds / rounds as f64).max(0.5));
-    let warmup = Duration::from_secs_f64(args.warmup.max(0.0));
-    // Self-play and the raw forward pass take turns, so that a load that changes over
-    // time (other processes) biases both alike.
-    let (mut sp_evals, mut sp_secs, mut sp_passes, mut sp_positions) = (0f64, 0f64, 0f64, 0f64);
-    let (mut raw_evals, mut raw_secs) = (0f64, 0f64);
-    // Seconds the batcher spent in forward passes: the share of time the network had work.
-    let mut sp_busy = 0f64;
-    let mut batch = 0usize;
-    for round in 0..rounds {
-        let eval = evaluator(&cfg, precision, args.checkpoint.as_deref(), false)?;
-        if round == 0 {
-            println!(
-                "bench selfplay: {} {}, workers {} x {} games, {} batches in flight each, max batch {}, \
-                 simulations {}/{}, {}, {} rounds",
-                cfg.variant,
-                eval.describe(),
-                if cfg.selfplay.workers == 0 { "auto".to_string() } else { cfg.selfplay.workers.to_string() },
-                cfg.selfplay.games_per_worker,
-                cfg.selfplay.batches_in_flight,
-                bcfg.max_batch,
-                cfg.selfplay.simulations_full,
-                cfg.selfplay.simulations_cheap,
-                if cfg.search.gumbel { "gumbel root" } else { "puct root" },
-                rounds
-            );
-        }
-        let batcher = Batcher::spawn(eval, bcfg.clone());
-        let opts = RunOptions {
-            games: u64::MAX,
-            stop: Arc::new(Default::default()),
-            progress_every: Duration::from_millis(50),
-        };
-        let stop = opts.stop.clone();
-        let end = warmup + per_round;
-        let mut first: Option<(Progress, f64)> = None;
-        let mut last = (Progress::default(), 0.0);
-        let busy = |b: &Batcher| b.stats().eval_seconds;
-        run_selfplay(
-            &cfg,
-            batcher.handle(),
-            &openings,
-            &opts,
-            |_| {},
-            |p| {
-                if first.is_none() && p.elapsed >= warmup {
-                    first = Some((*p, busy(&batcher)));
-                }
-                if p.elapsed >= end && !stop.load(Ordering::Relaxed) {
-                    last = (*p, busy(&batcher));
-                    stop.store(true, Ordering::Relaxed);
-                }
-            },
-        )?;
-        drop(batcher);
-        let (first, first_busy) = first.context("self-play ended before the warm-up")?;
-        let (last, last_busy) = last;
-        let secs = (last.elapsed - first.elapsed).as_secs_f64();
-        let evals = (last.batched_positions - first.batched_positions) as f64;
-        let passes = (last.forward_passes - first.forward_passes).max(1) as f64;
-        sp_evals += evals;
-        sp_secs += secs;
-        sp_passes += passes;
-        sp_positions += (last.positions - first.positions) as f64;
-        let round_busy = last_busy - first_busy;
-        sp_busy += round_busy;
-        if round == 0 {
-            batch = (evals / passes).round().max(1.0) as usize;
-        }
-        // The raw forward pass on a thread of its own, like the batcher's.
-        let options = model::BenchOptions { min_time: per_round, ..Default::default() };
-        let net_cfg = cfg.model.clone();
-        let rows =
-            std::thread::spawn(move || model::bench_forward(&net_cfg, shape, device, precision, &[batch], &options))
-                .join()
-                .map_err(|_| anyhow::anyhow!("raw forward benchmark panicked"))?
-                .context("raw forward benchmark")?;
-        raw_evals += (rows[0].batch * rows[0].iterations) as f64;
-        raw_secs += rows[0].seconds;
+    let settings = BenchSettings { seconds: args.seconds, warmup: args.warmup, rounds };
+    let max_batch = selfplay::run::batcher_config(&cfg).max_batch;
+    let header = |eval: &dyn model::Evaluator| {
         println!(
-            "round {}: selfplay {:.1} evals/s (mean batch {:.1}, network busy {:.1}%), raw {:.1} evals/s at batch {batch}",
-            round + 1,
-            evals / secs,
-            evals / passes,
-            100.0 * round_busy / secs,
-            rows[0].evals_per_sec
-        );
-    }
-    let sp_rate = sp_evals / sp_secs;
-    let raw = raw_evals / raw_secs;
+            "bench selfplay: {} {}, workers {} x {} games, {} batches in flight each, max batch {}, \
+             simulations {}/{}, {}, {} rounds",
+            cfg.variant,
+            eval.describe(),
+            if cfg.selfplay.workers == 0 { "auto".to_string() } else { cfg.selfplay.workers.to_string() },
+            cfg.selfplay.games_per_worker,
+            cfg.selfplay.batches_in_flight,
+            max_batch,
+            cfg.selfplay.simulations_full,
+            cfg.selfplay.simulations_cheap,
+            if cfg.search.gumbel { "gumbel root" } else { "puct root" },
+            rounds
+        )
+    };
+    let report =
+        selfplay::bench::bench_selfplay(&cfg, precision, args.checkpoint.as_deref(), settings, header, print_round)
+            .map_err(job_error)?;
+    print_report(&report);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_round(r: &BenchRound) {
+    println!(
+        "round {}: selfplay {:.1} evals/s (mean batch {:.1}, network busy {:.1}%), raw {:.1} evals/s at batch {}",
+        r.round + 1,
+        r.selfplay_evals_per_sec,
+        r.mean_batch,
+        100.0 * r.network_busy,
+        r.raw_evals_per_sec,
+        r.batch
+    );
+}
+
+fn print_report(r: &BenchReport) {
+    let batch = r.batch;
     println!(
         "selfplay: {:.1} evals/s, mean batch {:.1}, {:.1} positions/s, {:.1} forward passes/s",
-        sp_rate,
-        sp_evals / sp_passes,
-        sp_positions / sp_secs,
-        sp_passes / sp_secs
+        r.selfplay_evals_per_sec, r.mean_batch, r.positions_per_sec, r.forward_passes_per_sec
     );
     println!(
         "network busy {:.1}% of the self-play time (the rest it waited for the workers' tree work)",
-        100.0 * sp_busy / sp_secs
+        100.0 * r.network_busy
     );
-    println!("raw nn (as bench nn): {:.1} evals/s at batch {batch}", raw);
-    println!("selfplay {:.1} evals/s vs raw {:.1} evals/s at batch {batch}: ratio {:.3}", sp_rate, raw, sp_rate / raw);
-    Ok(ExitCode::SUCCESS)
+    println!("raw nn (as bench nn): {:.1} evals/s at batch {batch}", r.raw_evals_per_sec);
+    println!(
+        "selfplay {:.1} evals/s vs raw {:.1} evals/s at batch {batch}: ratio {:.3}",
+        r.selfplay_evals_per_sec,
+        r.raw_evals_per_sec,
+        r.ratio()
+    );
 }

@@ -197,13 +197,12 @@ pub struct EvaluateArgs {
     /// Opening file (the format of `koma arena --openings`) instead of random plies.
     #[arg(long)]
     openings: Option<PathBuf>,
-    /// Config whose [search] settings the network's search uses (default: built-in
-    /// defaults with a Gumbel root).
+    /// Config whose [search] settings the network's search uses (default: the engine's
+    /// search, `search::SearchConfig::default()`, as `koma-usi` and `koma arena` play).
     #[arg(long, conflicts_with = "engine_search")]
     config: Option<PathBuf>,
-    /// Search as the engine does (PUCT with the built-in defaults, as `koma-usi` and the
-    /// in-training evaluation's `[eval]` `search = "engine"`).
-    #[arg(long)]
+    /// The default search (the engine's); accepted so that older command lines still run.
+    #[arg(long, hide = true)]
     engine_search: bool,
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -216,14 +215,13 @@ pub struct EvaluateArgs {
 
 pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let device = model::parse_device(&args.device).map_err(|e| BadInput(e.to_string()))?;
-    trainer::set_torch_threads(0);
+    model::set_torch_threads(0, model::CpuShare::HalfOfSmall);
     let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
     let variant = ours.variant();
     let ours = arena::builtin::KomaNetwork::from_network(ours);
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
-        None if args.engine_search => search::SearchConfig::default(),
-        None => search::SearchConfig { gumbel: true, gumbel_m: 8, ..Default::default() },
+        None => search::SearchConfig::default(),
     };
     let ladder = arena::Ladder::shipped();
     let (opponent, ladder_elo) = match trainer::opponents::parse_player(&args.opponent, &ladder) {

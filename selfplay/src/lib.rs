@@ -8,8 +8,14 @@
 //! - [`config`]: the `[selfplay]` table of a config file, and the parts of a file
 //!   self-play reads ([`SelfplayFileConfig`]).
 //! - [`worker`]: the workers, [`worker::run_selfplay`].
+//! - [`run`]: a whole job from a config to checked chunk files ([`run::play_to_chunks`],
+//!   `koma selfplay`).
+//! - [`bench`](mod@bench): self-play's evaluations per second against the raw forward pass
+//!   ([`bench::bench_selfplay`], `koma bench selfplay`).
 
+pub mod bench;
 pub mod config;
+pub mod run;
 pub mod sample_encoding;
 pub mod worker;
 

@@ -500,7 +500,7 @@ mod tests {
     /// loaded 2-core machine).
     fn torch(attack_planes: bool) -> KomaNetwork {
         use model::{NetConfig, Precision};
-        model::tch::set_num_threads(1);
+        model::set_torch_threads(1, model::CpuShare::Whole);
         let cfg = NetConfig {
             blocks: 1,
             channels: 8,

@@ -10,7 +10,6 @@
 //! - [`net_trainer`]: a network being trained ([`NetTrainer`]): loss (policy
 //!   cross-entropy + WDL cross-entropy), warm-up schedule, gradient clipping, f16
 //!   autocast with loss scaling on CUDA.
-//! - [`threads`]: libtorch's CPU threads.
 //! - [`eval`]: evaluation games through the arena's harness against built-in players,
 //!   ladder rungs (engines), or an earlier checkpoint: W/D/L, Elo, ladder Elo;
 //!   [`opponents`]: the opponents given as text.
@@ -37,7 +36,6 @@ pub mod roles;
 pub mod run;
 pub mod supervised;
 pub mod tb;
-pub mod threads;
 
 pub use config::{EvalConfig, OptimizerKind, TrainConfig, TrainFileConfig};
 pub use error::TrainError;
@@ -51,4 +49,3 @@ pub use roles::worker::{run_worker, WorkerOptions, WorkerReport};
 pub use run::{read_state, train, TrainOptions};
 pub use supervised::learn::{learn, LearnOptions, LearnSummary};
 pub use tb::Tb;
-pub use threads::set_torch_threads;

@@ -10,13 +10,14 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use model::tch::{self, nn::VarStore, Device, Kind, Tensor};
-use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use model::file::tensors::{self as codec, HostTensor};
+use model::tch::{self, nn::VarStore, Kind, Tensor};
 
 use crate::config::{OptimizerKind, TrainConfig};
 
 /// Version of the optimiser state file. Version 2 records a digest of the tensors
-/// (`tensors_sha256`, [`model::tensor_digest`]); version 1 files (no digest) still load.
+/// (`tensors_sha256`, [`model::tensor_digest`]), written and read with model's safetensors
+/// codec ([`model::file::tensors`]); version 1 files (no digest) still load.
 pub const OPTIM_FORMAT_VERSION: u32 = 2;
 
 /// The optimiser state file of a checkpoint stem: `<stem>.optim.safetensors`.
@@ -271,24 +272,12 @@ impl Optimizer {
 
     /// Writes the state to `path` (safetensors, atomically).
     pub fn save(&self, path: &Path) -> Result<(), OptimError> {
-        let mut host: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
         let updates = self.updates();
-        for (name, t) in self.state() {
-            let t = t.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
-            let numel = t.numel();
-            let mut data = vec![0f32; numel];
-            t.f_copy_data(&mut data, numel)?;
-            let shape = t.size().iter().map(|&d| d as usize).collect();
-            host.push((name, shape, data.iter().flat_map(|x| x.to_le_bytes()).collect()));
-        }
+        let host =
+            self.state().iter().map(|(name, t)| HostTensor::of(name.as_str(), t)).collect::<Result<Vec<_>, _>>()?;
         let corrupt =
-            |e: safetensors::SafeTensorError| OptimError::Corrupt { path: path.to_path_buf(), reason: e.to_string() };
-        let views = host
-            .iter()
-            .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.as_str(), v)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(corrupt)?;
-        let digest = model::tensor_digest(host.iter().map(|(n, s, b)| (n.as_str(), s.as_slice(), b.as_slice())));
+            |e: codec::TensorFileError| OptimError::Corrupt { path: path.to_path_buf(), reason: e.to_string() };
+        let digest = codec::host_tensors_sha256(&host);
         let meta: HashMap<String, String> = [
             ("format".to_string(), "koma-optimizer".to_string()),
             ("format_version".to_string(), OPTIM_FORMAT_VERSION.to_string()),
@@ -298,7 +287,7 @@ impl Optimizer {
         ]
         .into_iter()
         .collect();
-        let bytes = safetensors::serialize(views, &Some(meta)).map_err(corrupt)?;
+        let bytes = codec::encode(&host, meta).map_err(corrupt)?;
         files::write_atomic(path, &bytes).map_err(|cause| OptimError::Io { path: path.to_path_buf(), cause })
     }
 
@@ -309,8 +298,7 @@ impl Optimizer {
     pub fn load(&mut self, path: &Path) -> Result<bool, OptimError> {
         let bytes = std::fs::read(path).map_err(|cause| OptimError::Io { path: path.to_path_buf(), cause })?;
         let bad = |reason: String| OptimError::Corrupt { path: path.to_path_buf(), reason };
-        let (_, header) = SafeTensors::read_metadata(&bytes).map_err(|e| bad(e.to_string()))?;
-        let meta = header.metadata().clone().unwrap_or_default();
+        let meta = codec::metadata(&bytes).map_err(|e| bad(e.to_string()))?;
         if meta.get("format").map(String::as_str) != Some("koma-optimizer") {
             return Err(bad("not a koma optimiser state file".into()));
         }
@@ -318,8 +306,8 @@ impl Optimizer {
         if !matches!(version, Some(1..=OPTIM_FORMAT_VERSION)) {
             return Err(bad(format!("unsupported format version {:?}", meta.get("format_version"))));
         }
-        let st = SafeTensors::deserialize(&bytes).map_err(|e| bad(e.to_string()))?;
-        if version != Some(1) && meta.get("tensors_sha256") != Some(&model::tensors_sha256(&st)) {
+        let st = codec::decode(&bytes).map_err(|e| bad(e.to_string()))?;
+        if version != Some(1) && meta.get("tensors_sha256") != Some(&codec::tensors_sha256(&st)) {
             return Err(OptimError::ChecksumMismatch { path: path.to_path_buf() });
         }
         if meta.get("optimizer").map(String::as_str) != Some(self.kind_name()) {
@@ -335,11 +323,10 @@ impl Optimizer {
         for (name, dst) in targets {
             let view = st.tensor(&name).map_err(|_| bad(format!("missing tensor {name}")))?;
             let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
-            if shape != dst.size() || view.dtype() != Dtype::F32 {
-                return Err(bad(format!("tensor {name} has shape {shape:?}, expected {:?}", dst.size())));
-            }
-            let data: Vec<f32> =
-                view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            let data = match codec::f32_values(&view) {
+                Some(data) if shape == dst.size() => data,
+                _ => return Err(bad(format!("tensor {name} has shape {shape:?}, expected {:?}", dst.size()))),
+            };
             if let Some(&value) = data.iter().find(|x| !x.is_finite()) {
                 return Err(OptimError::NonFinite { path: path.to_path_buf(), name, value });
             }

@@ -371,9 +371,7 @@ fn load(key: &NetKey) -> Result<Network, String> {
         });
     }
     let path = &key.model;
-    if key.torch_threads > 0 {
-        model::tch::set_num_threads(key.torch_threads as i32);
-    }
+    model::set_torch_threads(key.torch_threads, model::CpuShare::Whole);
     let device = model::parse_device(&key.device).map_err(|e| format!("option Device: {e}"))?;
     // The network brings the encoder its input planes were trained with.
     let network =

@@ -1,13 +1,15 @@
-//! Runs the `koma` binary as a process, for the integration tests.
+//! Runs the network commands' binary as a process, for the integration tests.
 #![allow(dead_code)]
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-/// The `koma` binary built for these tests.
-pub const KOMA: &str = env!("CARGO_BIN_EXE_koma");
+/// The binary of the network commands built for these tests: `koma-net`, which the `koma`
+/// front (package koma-front, tested there) runs in its place with the same arguments; it
+/// names itself `koma` in its help and errors.
+pub const KOMA: &str = env!("CARGO_BIN_EXE_koma-net");
 
-/// Runs `koma` with `args`, `stdin` written to its input, and waits for it.
+/// Runs the network commands (`koma` without the front) with `args`, `stdin` written to its input, and waits for it.
 pub fn koma(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(KOMA)
         .args(args)

@@ -3,7 +3,7 @@
 
 use super::policy::ViewTable;
 use super::EncoderOptions;
-use crate::planes::PlaneValue;
+use crate::inference::planes::PlaneValue;
 use rules::{Color, Kind, Piece, Position, RoyalRule, Variant};
 
 /// What one input plane holds. "Own" is the side to move.

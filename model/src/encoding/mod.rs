@@ -6,8 +6,8 @@ mod policy;
 pub use features::{hand_max, progress_horizon, InputPlane};
 pub use policy::{PolicyPlane, DIRS, DIR_NAMES, RAY_MAX};
 
-use crate::planes::Planes;
-use crate::shape::NetShape;
+use crate::inference::planes::Planes;
+use crate::network::shape::NetShape;
 use rules::{Move, Position, Variant};
 use serde::{Deserialize, Serialize};
 
@@ -60,7 +60,7 @@ impl Encoder {
     /// place an encoder is made from a [`crate::NetConfig`]. A loaded network carries its
     /// encoder ([`crate::Network`]); callers never rebuild one from a file's metadata.
     pub fn for_net(variant: Variant, net: &crate::NetConfig) -> Encoder {
-        Encoder::with_options(variant, net.encoder_options())
+        Encoder::with_options(variant, EncoderOptions { attack_planes: net.attack_planes })
     }
 
     pub fn variant(&self) -> Variant {

@@ -22,7 +22,6 @@ use super::signal::sleep_unless;
 use super::uploader::Uploader;
 use crate::config::TrainFileConfig;
 use crate::error::TrainError;
-use crate::threads::set_torch_threads;
 
 /// What `koma worker` runs.
 #[derive(Clone, Debug)]
@@ -245,7 +244,7 @@ pub fn run_worker(url: &str, opts: &WorkerOptions, stop: Arc<AtomicBool>) -> Res
     let variant = cfg.base.variant;
     let device = parse_device(&cfg.base.selfplay.device)?;
     if device == Device::Cpu {
-        set_torch_threads(cfg.base.selfplay.torch_threads);
+        model::set_torch_threads(cfg.base.selfplay.torch_threads, model::CpuShare::HalfOfSmall);
     }
     let Some(model) = wait_for(&stop, "the first published network", || read_pointer(&files))? else {
         return Ok(WorkerReport::default());

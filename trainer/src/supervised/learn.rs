@@ -30,7 +30,6 @@ use crate::net_trainer::{NetTrainer, StepStats};
 use crate::optim::optim_path;
 use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets, ValueTargets};
 use crate::tb::Tb;
-use crate::threads::set_torch_threads;
 
 /// What `koma learn` does.
 #[derive(Clone, Debug)]
@@ -71,7 +70,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     let mut rng = Rng::new(seed);
     let (train, val) = hold_out(&games, opts.validation, &mut rng);
     let device = parse_device(if tcfg.device.is_empty() { &cfg.base.selfplay.device } else { &tcfg.device })?;
-    set_torch_threads(cfg.base.selfplay.torch_threads);
+    model::set_torch_threads(cfg.base.selfplay.torch_threads, model::CpuShare::HalfOfSmall);
     let shape = encoder.net_shape();
     let net = match &opts.init {
         Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,

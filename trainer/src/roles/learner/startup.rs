@@ -22,7 +22,6 @@ use crate::roles::intake::refill_window;
 use crate::roles::layout;
 use crate::roles::network::{load_network, pull_network};
 use crate::roles::state::RunState;
-use crate::threads::set_torch_threads;
 
 fn clock_seed() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1
@@ -83,7 +82,7 @@ pub(super) fn learner_device(cfg: &TrainFileConfig) -> Result<Device, TrainError
     let sp = parse_device(&cfg.base.selfplay.device)?;
     let device = if cfg.train.device.trim().is_empty() { sp } else { parse_device(&cfg.train.device)? };
     if device == Device::Cpu || sp == Device::Cpu {
-        set_torch_threads(cfg.base.selfplay.torch_threads);
+        model::set_torch_threads(cfg.base.selfplay.torch_threads, model::CpuShare::HalfOfSmall);
     }
     Ok(device)
 }

@@ -5,13 +5,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tch::{Device, Kind, Tensor};
 
-use crate::config::NetConfig;
-use crate::device::Precision;
-use crate::evaluation::Evaluation;
-use crate::evaluator::{EvalError, EvalPart, Evaluator, TorchEvaluator};
-use crate::host_buffer::HostBuffer;
-use crate::net::{Net, NetError};
-use crate::shape::NetShape;
+use super::device::Precision;
+use super::evaluation::Evaluation;
+use super::evaluator::{EvalError, EvalPart, Evaluator, TorchEvaluator};
+use super::host_buffer::HostBuffer;
+use crate::network::config::NetConfig;
+use crate::network::net::{Net, NetError};
+use crate::network::shape::NetShape;
 
 /// How long to measure each batch size.
 #[derive(Clone, Debug)]

@@ -31,8 +31,8 @@ use std::sync::Mutex;
 use tch::nn::{self, ModuleT};
 use tch::{Device, Kind, Tensor};
 
-use crate::config::{ConfigError, NetConfig};
-use crate::shape::{NetShape, ShapeError, WDL_LEN};
+use super::config::{ConfigError, NetConfig};
+use super::shape::{NetShape, ShapeError, WDL_LEN};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {

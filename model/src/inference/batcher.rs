@@ -36,11 +36,11 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 
 use tch::Device;
 
-use crate::evaluation::Evaluation;
-use crate::evaluator::{check_input, EvalError, EvalPart, Evaluator};
-use crate::host_buffer::HostBuffer;
-use crate::planes::{PlaneKind, Planes};
-use crate::shape::NetShape;
+use super::evaluation::Evaluation;
+use super::evaluator::{check_input, EvalError, EvalPart, Evaluator};
+use super::host_buffer::HostBuffer;
+use super::planes::{PlaneKind, Planes};
+use crate::network::shape::NetShape;
 
 /// Settings of a [`Batcher`].
 #[derive(Clone, Debug)]

@@ -5,7 +5,7 @@
 use half::{bf16, f16};
 use tch::{Device, Kind, Tensor};
 
-use crate::planes::{PlaneKind, Planes, PlanesRef};
+use super::planes::{PlaneKind, Planes, PlanesRef};
 
 /// Growable buffer of `len` plane values of one kind; its contents are unspecified after
 /// growing.

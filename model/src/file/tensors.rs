@@ -1,60 +1,95 @@
-//! A network's tensors as safetensors bytes and back: the one serialiser behind checkpoints
-//! and exported model files, the tensor digest both formats' checksums are built from, and
-//! the load-time checks every tensor passes (name, shape, dtype, finite values).
+//! The workspace's one safetensors codec: named f32 tensors as safetensors bytes and back,
+//! behind checkpoints, exported model files and the trainer's optimiser state; the tensor
+//! digest their checksums are built from; and the load-time checks every network tensor
+//! passes (name, shape, dtype, finite values).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::Path;
 
-use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use safetensors::tensor::{Dtype, SafeTensorError};
+pub use safetensors::tensor::{SafeTensors, TensorView};
 use sha2::{Digest, Sha256};
 use tch::{Device, Kind, Tensor};
 
-use crate::checkpoint::CheckpointError;
-use crate::net::Net;
+use super::error::CheckpointError;
+use crate::network::net::Net;
 
 /// Largest safetensors header we read (the format's own limit is 100 MB).
 const MAX_HEADER_BYTES: u64 = 100 << 20;
 
+/// Bytes that are not a safetensors file, or tensors that do not make one.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TensorFileError(#[from] SafeTensorError);
+
 /// One tensor on the host: name, shape, little-endian f32 bytes.
-pub(crate) struct HostTensor {
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostTensor {
     pub name: String,
     pub shape: Vec<usize>,
     pub bytes: Vec<u8>,
+}
+
+impl HostTensor {
+    /// An f32 host copy of `t` (any device and kind).
+    pub fn of(name: impl Into<String>, t: &Tensor) -> Result<HostTensor, tch::TchError> {
+        let t = t.f_detach()?.f_to_device(Device::Cpu)?.f_to_kind(Kind::Float)?.f_contiguous()?;
+        let numel = t.numel();
+        let mut data = vec![0f32; numel];
+        t.f_copy_data(&mut data, numel)?;
+        let shape = t.size().iter().map(|&d| d as usize).collect();
+        Ok(HostTensor { name: name.into(), shape, bytes: data.iter().flat_map(|x| x.to_le_bytes()).collect() })
+    }
+
+    /// Number of scalars.
+    pub fn numel(&self) -> usize {
+        self.bytes.len() / 4
+    }
 }
 
 /// Host f32 copies of every variable of `net` (parameters and batch norm statistics),
 /// sorted by name, and the number of scalars.
 pub(crate) fn host_tensors(net: &Net) -> Result<(Vec<HostTensor>, u64), CheckpointError> {
     let vars: BTreeMap<String, Tensor> = net.var_store().variables().into_iter().collect();
-    let mut host = Vec::with_capacity(vars.len());
-    let mut scalars = 0u64;
-    for (name, t) in vars {
-        let t = t.f_detach()?.f_to_device(Device::Cpu)?.f_to_kind(Kind::Float)?.f_contiguous()?;
-        let numel = t.numel();
-        let mut data = vec![0f32; numel];
-        t.f_copy_data(&mut data, numel)?;
-        scalars += numel as u64;
-        let shape = t.size().iter().map(|&d| d as usize).collect();
-        host.push(HostTensor { name, shape, bytes: data.iter().flat_map(|x| x.to_le_bytes()).collect() });
-    }
+    let host = vars.iter().map(|(name, t)| HostTensor::of(name.as_str(), t)).collect::<Result<Vec<_>, _>>()?;
+    let scalars = host.iter().map(|t| t.numel() as u64).sum();
     Ok((host, scalars))
 }
 
 /// A safetensors file of `tensors` (all F32) with `metadata` in its header.
+pub fn encode(tensors: &[HostTensor], metadata: HashMap<String, String>) -> Result<Vec<u8>, TensorFileError> {
+    let views = tensors
+        .iter()
+        .map(|t| TensorView::new(Dtype::F32, t.shape.clone(), &t.bytes).map(|v| (t.name.as_str(), v)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(safetensors::serialize(views, &Some(metadata))?)
+}
+
+/// The tensors of a safetensors buffer (checked layout; values not read).
+pub fn decode(bytes: &[u8]) -> Result<SafeTensors<'_>, TensorFileError> {
+    Ok(SafeTensors::deserialize(bytes)?)
+}
+
+/// The `__metadata__` of a safetensors buffer's header (empty when it has none).
+pub fn metadata(bytes: &[u8]) -> Result<HashMap<String, String>, TensorFileError> {
+    let (_, header) = SafeTensors::read_metadata(bytes)?;
+    Ok(header.metadata().clone().unwrap_or_default())
+}
+
+/// The values of an F32 tensor; `None` for any other dtype.
+pub fn f32_values(view: &TensorView<'_>) -> Option<Vec<f32>> {
+    (view.dtype() == Dtype::F32)
+        .then(|| view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// [`encode`] for a file at `path` (errors name it).
 pub(crate) fn serialize(
     tensors: &[HostTensor],
     metadata: HashMap<String, String>,
     path: &Path,
 ) -> Result<Vec<u8>, CheckpointError> {
-    let corrupt =
-        |e: safetensors::SafeTensorError| CheckpointError::Corrupt { path: path.into(), reason: e.to_string() };
-    let views = tensors
-        .iter()
-        .map(|t| TensorView::new(Dtype::F32, t.shape.clone(), &t.bytes).map(|v| (t.name.as_str(), v)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(corrupt)?;
-    safetensors::serialize(views, &Some(metadata)).map_err(corrupt)
+    encode(tensors, metadata).map_err(|e| CheckpointError::Corrupt { path: path.into(), reason: e.to_string() })
 }
 
 /// SHA-256 (lowercase hex) of the tensors of a safetensors file, independent of the
@@ -86,18 +121,22 @@ pub fn tensor_digest<'a>(tensors: impl IntoIterator<Item = (&'a str, &'a [usize]
 }
 
 /// [`tensor_digest`] of host tensors.
-pub(crate) fn host_tensors_sha256(tensors: &[HostTensor]) -> String {
+pub fn host_tensors_sha256(tensors: &[HostTensor]) -> String {
     tensor_digest(tensors.iter().map(|t| (t.name.as_str(), t.shape.as_slice(), t.bytes.as_slice())))
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
+fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 (lowercase hex) of a whole file's bytes (a checkpoint's weights).
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
 }
 
 /// Parses a safetensors buffer read from `path`.
 pub(crate) fn parse<'a>(bytes: &'a [u8], path: &Path) -> Result<SafeTensors<'a>, CheckpointError> {
-    SafeTensors::deserialize(bytes)
-        .map_err(|e| CheckpointError::Corrupt { path: path.into(), reason: format!("{e:?}") })
+    decode(bytes).map_err(|e| CheckpointError::Corrupt { path: path.into(), reason: e.to_string() })
 }
 
 /// The `__metadata__` of a safetensors file's header, read without loading the tensors
@@ -143,12 +182,10 @@ pub(crate) fn copy_into(net: &Net, st: &SafeTensors<'_>, path: &Path) -> Result<
             let found = view.shape().to_vec();
             return Err(CheckpointError::TensorShape { path: path.into(), name: name.clone(), expected, found });
         }
-        if view.dtype() != Dtype::F32 {
+        let Some(data) = f32_values(&view) else {
             let found = format!("{:?}", view.dtype());
             return Err(CheckpointError::TensorDtype { path: path.into(), name: name.clone(), found });
-        }
-        let data: Vec<f32> =
-            view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        };
         if let Some(index) = data.iter().position(|x| !x.is_finite()) {
             let value = data[index];
             return Err(CheckpointError::NonFinite { path: path.into(), name: name.clone(), index, value });

@@ -5,7 +5,7 @@
 use half::{bf16, f16};
 use tch::{Device, Kind, Tensor};
 
-use crate::shape::WDL_LEN;
+use crate::network::shape::WDL_LEN;
 
 /// One position's policy logits, in the precision they were computed in. Reading a logit
 /// converts it to f32; a search reads only the logits of the legal moves.

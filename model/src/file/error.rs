@@ -8,10 +8,10 @@ use std::path::PathBuf;
 
 use rules::Variant;
 
-use crate::config::ConfigError;
-use crate::evaluator::EvalError;
-use crate::net::NetError;
-use crate::shape::{NetShape, ShapeError};
+use crate::inference::evaluator::EvalError;
+use crate::network::config::ConfigError;
+use crate::network::net::NetError;
+use crate::network::shape::{NetShape, ShapeError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {

@@ -195,11 +195,6 @@ impl NetConfig {
         self.policy_channels.unwrap_or(self.channels)
     }
 
-    /// The input options this network is built for.
-    pub fn encoder_options(&self) -> crate::encoding::EncoderOptions {
-        crate::encoding::EncoderOptions { attack_planes: self.attack_planes }
-    }
-
     /// Whether block `i` (0-based) is a global pooling block.
     pub fn is_global_pooling_block(&self, i: usize) -> bool {
         self.global_pooling_every > 0 && (i + 1) % self.global_pooling_every == 0

@@ -1,21 +1,17 @@
-//! Model files: one self-describing safetensors file per network, for sharing what was
-//! trained (`koma export`). Everything a loader needs is in the header's `__metadata__`
-//! (variant, encoder version, net config, shape, step, a digest of the tensors, a format
-//! version), so the file loads on its own, under any name. `data/FORMAT.md` ("Model files")
-//! describes it.
+//! What a network file says about the network ([`ModelMeta`]), whichever form it came in,
+//! and the model file's header: written and read here, side by side, so that the two stay
+//! one format (`data/FORMAT.md`, "Model files").
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
-use tch::Device;
+use rules::Variant;
 
-use crate::checkpoint::CheckpointPaths;
-use crate::load_error::CheckpointError;
-use crate::loader::{load_net, parse_variant, Expected, ModelMeta};
-use crate::net::Net;
-use crate::weights::{host_tensors, host_tensors_sha256, serialize};
-use files::write_atomic;
+use super::checkpoint::CheckpointMeta;
+use super::error::CheckpointError;
+use crate::network::config::NetConfig;
+use crate::network::shape::NetShape;
 
 /// `format` in the header of a model file.
 pub const MODEL_FILE_FORMAT: &str = "koma-model";
@@ -23,46 +19,53 @@ pub const MODEL_FILE_FORMAT: &str = "koma-model";
 /// Version of the model file layout written by this code; loaders refuse others.
 pub const MODEL_FILE_FORMAT_VERSION: u32 = 1;
 
-/// What [`export_model`] wrote.
+/// What a network file says about the network, whichever form it came in.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExportedModel {
-    pub path: PathBuf,
-    pub bytes: u64,
-    /// The tensor digest recorded in the header (see [`tensors_sha256`]).
-    pub tensors_sha256: String,
-    pub meta: ModelMeta,
+pub struct ModelMeta {
+    pub variant: Variant,
+    /// Version of the input planes and move labels the network was trained with.
+    pub encoder_version: u32,
+    pub net: NetConfig,
+    pub shape: NetShape,
+    /// Training step (optimiser updates) at which the weights were taken.
+    pub step: u64,
+    /// Scalars stored (parameters and batch norm statistics).
+    pub parameters: u64,
+    /// When the weights were written by training, ms since the Unix epoch (UTC).
+    pub created_unix_ms: u64,
+    /// The program that wrote the file, e.g. `koma-model 0.1.0`.
+    pub producer: String,
 }
 
-/// Loads the network at `source` (a checkpoint or a model file; every load-time check
-/// applies) and writes it to `out` as a model file, atomically. Refuses to overwrite the
-/// weights of a checkpoint pair.
-pub fn export_model(source: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportedModel, CheckpointError> {
-    let out = out.as_ref();
-    let pair = CheckpointPaths::new(out);
-    if pair.weights == out && pair.meta.is_file() && out.is_file() {
-        return Err(CheckpointError::WouldOverwriteCheckpoint { path: out.into(), meta: pair.meta });
+impl ModelMeta {
+    pub(crate) fn from_checkpoint(meta: CheckpointMeta, path: &Path) -> Result<ModelMeta, CheckpointError> {
+        let variant = parse_variant(&meta.variant, path)?;
+        let meta = ModelMeta {
+            variant,
+            encoder_version: meta.encoder_version,
+            net: meta.net,
+            shape: meta.shape,
+            step: meta.step,
+            parameters: meta.parameters,
+            created_unix_ms: meta.created_unix_ms,
+            producer: meta.producer,
+        };
+        meta.validate(path)?;
+        Ok(meta)
     }
-    let (net, meta) = load_net(source, &Expected::any(), Device::Cpu)?;
-    write_model_file(&net, &meta, out)
+
+    pub(crate) fn validate(&self, path: &Path) -> Result<(), CheckpointError> {
+        self.net.validate().map_err(|cause| CheckpointError::BadConfig { path: path.into(), cause })?;
+        self.shape.validate().map_err(|cause| CheckpointError::BadShape { path: path.into(), cause })
+    }
 }
 
-/// Writes `net` with `meta` as a model file at `out`, atomically.
-pub fn write_model_file(net: &Net, meta: &ModelMeta, out: &Path) -> Result<ExportedModel, CheckpointError> {
-    let (tensors, parameters) = host_tensors(net)?;
-    let digest = host_tensors_sha256(&tensors);
-    let meta = ModelMeta {
-        net: net.config().clone(),
-        shape: net.shape(),
-        parameters,
-        producer: format!("koma-model {}", env!("CARGO_PKG_VERSION")),
-        ..meta.clone()
-    };
-    let bytes = serialize(&tensors, header(&meta, &digest), out)?;
-    write_atomic(out, &bytes).map_err(|cause| CheckpointError::Io { path: out.into(), cause })?;
-    Ok(ExportedModel { path: out.into(), bytes: bytes.len() as u64, tensors_sha256: digest, meta })
+pub(crate) fn parse_variant(name: &str, path: &Path) -> Result<Variant, CheckpointError> {
+    name.parse().map_err(|_| CheckpointError::UnknownVariant { path: path.into(), found: name.to_string() })
 }
 
-fn header(meta: &ModelMeta, digest: &str) -> HashMap<String, String> {
+/// The `__metadata__` of a model file holding `meta` and tensors of digest `digest`.
+pub(crate) fn model_file_header(meta: &ModelMeta, digest: &str) -> HashMap<String, String> {
     [
         ("format", MODEL_FILE_FORMAT.to_string()),
         ("format_version", MODEL_FILE_FORMAT_VERSION.to_string()),

@@ -5,10 +5,10 @@ use std::path::Path;
 
 use rules::Variant;
 
-use crate::checkpoint::{save_checkpoint, CheckpointError, CheckpointInfo, CheckpointMeta, CheckpointPaths};
-use crate::config::NetConfig;
+use super::checkpoint::{save_checkpoint, CheckpointError, CheckpointInfo, CheckpointMeta, CheckpointPaths};
 use crate::encoding::{Encoder, ENCODER_VERSION};
-use crate::net::{Net, NetError};
+use crate::network::config::NetConfig;
+use crate::network::net::{Net, NetError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {

@@ -15,14 +15,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::NetConfig;
-use crate::net::Net;
-use crate::shape::NetShape;
-use crate::util::sha256_hex;
-use crate::weights::{host_tensors, serialize};
+use super::tensors::{host_tensors, serialize, sha256_hex};
+use crate::network::config::NetConfig;
+use crate::network::net::Net;
+use crate::network::shape::NetShape;
 use files::write_atomic;
 
-pub use crate::load_error::CheckpointError;
+pub use super::error::CheckpointError;
 
 /// Version of the checkpoint layout written by this code. Bump it when the metadata fields
 /// or the parameter names change meaning; loaders refuse versions they do not know.

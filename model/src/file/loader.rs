@@ -10,61 +10,15 @@ use std::sync::Arc;
 use rules::Variant;
 use tch::Device;
 
-use crate::checkpoint::{read_checkpoint_meta, read_pair, CheckpointMeta, CheckpointPaths};
-use crate::config::NetConfig;
-use crate::device::Precision;
+use super::checkpoint::{read_checkpoint_meta, read_pair, CheckpointPaths};
+use super::error::CheckpointError;
+use super::meta::{read_model_file_meta, ModelMeta, MODEL_FILE_FORMAT};
+use super::tensors::{copy_into, parse, read_header_metadata, tensors_sha256};
 use crate::encoding::{Encoder, ENCODER_VERSION};
-use crate::evaluator::{EvalError, Evaluator, TorchEvaluator, UniformEvaluator};
-use crate::export::{read_model_file_meta, MODEL_FILE_FORMAT};
-use crate::load_error::CheckpointError;
-use crate::net::Net;
-use crate::shape::NetShape;
-use crate::weights::{copy_into, parse, read_header_metadata, tensors_sha256};
-
-/// What a network file says about the network, whichever form it came in.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ModelMeta {
-    pub variant: Variant,
-    /// Version of the input planes and move labels the network was trained with.
-    pub encoder_version: u32,
-    pub net: NetConfig,
-    pub shape: NetShape,
-    /// Training step (optimiser updates) at which the weights were taken.
-    pub step: u64,
-    /// Scalars stored (parameters and batch norm statistics).
-    pub parameters: u64,
-    /// When the weights were written by training, ms since the Unix epoch (UTC).
-    pub created_unix_ms: u64,
-    /// The program that wrote the file, e.g. `koma-model 0.1.0`.
-    pub producer: String,
-}
-
-impl ModelMeta {
-    fn from_checkpoint(meta: CheckpointMeta, path: &Path) -> Result<ModelMeta, CheckpointError> {
-        let variant = parse_variant(&meta.variant, path)?;
-        let meta = ModelMeta {
-            variant,
-            encoder_version: meta.encoder_version,
-            net: meta.net,
-            shape: meta.shape,
-            step: meta.step,
-            parameters: meta.parameters,
-            created_unix_ms: meta.created_unix_ms,
-            producer: meta.producer,
-        };
-        meta.validate(path)?;
-        Ok(meta)
-    }
-
-    pub(crate) fn validate(&self, path: &Path) -> Result<(), CheckpointError> {
-        self.net.validate().map_err(|cause| CheckpointError::BadConfig { path: path.into(), cause })?;
-        self.shape.validate().map_err(|cause| CheckpointError::BadShape { path: path.into(), cause })
-    }
-}
-
-pub(crate) fn parse_variant(name: &str, path: &Path) -> Result<Variant, CheckpointError> {
-    name.parse().map_err(|_| CheckpointError::UnknownVariant { path: path.into(), found: name.to_string() })
-}
+use crate::inference::device::Precision;
+use crate::inference::evaluator::{EvalError, Evaluator, TorchEvaluator, UniformEvaluator};
+use crate::network::net::Net;
+use crate::network::shape::NetShape;
 
 /// What a loader requires besides a known format and this build's encoder version;
 /// `None` accepts anything.

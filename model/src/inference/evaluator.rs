@@ -6,11 +6,11 @@ use std::sync::Mutex;
 
 use tch::{Device, Kind, Tensor};
 
-use crate::device::Precision;
-pub use crate::evaluation::{Evaluation, Logits};
-use crate::net::{FusedNet, Net};
-use crate::planes::{PlaneKind, PlanesRef};
-use crate::shape::{NetShape, WDL_LEN};
+use super::device::Precision;
+pub use super::evaluation::{Evaluation, Logits};
+use super::planes::{PlaneKind, PlanesRef};
+use crate::network::net::{FusedNet, Net};
+use crate::network::shape::{NetShape, WDL_LEN};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EvalError {

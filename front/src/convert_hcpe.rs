@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use koma_cli::{files_under, BadInput};
+use front::{files_under, BadInput};
 use rules::records::hcpe::{self, Entry, GameResult as HcpeResult};
 use rules::records::{read_games, Format, Record};
 use rules::EndRules;

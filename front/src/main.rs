@@ -1,8 +1,9 @@
 //! `koma`: the command line of the koma training system.
 //!
-//! The rules and records commands run here; this binary links no libtorch, so they
-//! start at once (other tools call `koma moves` per position). The network commands
-//! run in the companion binary `koma-net` next to this one (see `lib.rs`).
+//! The rules and records commands run here; this package depends on no crate that links
+//! libtorch, so they start at once (other tools call `koma moves` per position). The
+//! network commands run in the companion binary `koma-net` (package koma-cli) next to this
+//! one (see `lib.rs`).
 //! Exit status 2 means bad input (a flag, a SFEN, a move), with a message on stderr
 //! that names the problem.
 
@@ -11,7 +12,7 @@ mod convert_hcpe;
 mod rules_cmds;
 
 use clap::{Arg, CommandFactory, Parser, Subcommand};
-use koma_cli::{finish, network_command, BadInput, COMPANION, NETWORK_COMMANDS};
+use front::{finish, network_command, BadInput, COMPANION, NETWORK_COMMANDS};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,7 +61,7 @@ fn main() -> ExitCode {
     {
         return finish(run_companion(&args[1..]));
     }
-    let cli: Cli = match koma_cli::parse_or_exit(command_line()) {
+    let cli: Cli = match front::parse_or_exit(command_line()) {
         Ok(cli) => cli,
         Err(code) => return code,
     };
@@ -88,7 +89,7 @@ fn run_companion(args: &[OsString]) -> anyhow::Result<ExitCode> {
         let what = args.first().and_then(|a| a.to_str()).unwrap_or("");
         return Err(anyhow::anyhow!(
             "`koma {what}` runs in the network binary {}, which is missing; build both with \
-             `cargo build --release -p koma-cli`",
+             `cargo build --release -p koma-front -p koma-cli`",
             path.display()
         ));
     }

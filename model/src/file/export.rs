@@ -1,0 +1,56 @@
+//! Model files: one self-describing safetensors file per network, for sharing what was
+//! trained (`koma export`). Everything a loader needs is in the header's `__metadata__`
+//! (variant, encoder version, net config, shape, step, a digest of the tensors, a format
+//! version), so the file loads on its own, under any name. `data/FORMAT.md` ("Model files")
+//! describes it.
+
+use std::path::{Path, PathBuf};
+
+use tch::Device;
+
+use super::checkpoint::CheckpointPaths;
+use super::error::CheckpointError;
+use super::loader::{load_net, Expected};
+use super::meta::{model_file_header, ModelMeta};
+use super::tensors::{host_tensors, host_tensors_sha256, serialize};
+use crate::network::net::Net;
+use files::write_atomic;
+
+/// What [`export_model`] wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportedModel {
+    pub path: PathBuf,
+    pub bytes: u64,
+    /// The tensor digest recorded in the header (see [`crate::tensors_sha256`]).
+    pub tensors_sha256: String,
+    pub meta: ModelMeta,
+}
+
+/// Loads the network at `source` (a checkpoint or a model file; every load-time check
+/// applies) and writes it to `out` as a model file, atomically. Refuses to overwrite the
+/// weights of a checkpoint pair.
+pub fn export_model(source: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportedModel, CheckpointError> {
+    let out = out.as_ref();
+    let pair = CheckpointPaths::new(out);
+    if pair.weights == out && pair.meta.is_file() && out.is_file() {
+        return Err(CheckpointError::WouldOverwriteCheckpoint { path: out.into(), meta: pair.meta });
+    }
+    let (net, meta) = load_net(source, &Expected::any(), Device::Cpu)?;
+    write_model_file(&net, &meta, out)
+}
+
+/// Writes `net` with `meta` as a model file at `out`, atomically.
+pub fn write_model_file(net: &Net, meta: &ModelMeta, out: &Path) -> Result<ExportedModel, CheckpointError> {
+    let (tensors, parameters) = host_tensors(net)?;
+    let digest = host_tensors_sha256(&tensors);
+    let meta = ModelMeta {
+        net: net.config().clone(),
+        shape: net.shape(),
+        parameters,
+        producer: format!("koma-model {}", env!("CARGO_PKG_VERSION")),
+        ..meta.clone()
+    };
+    let bytes = serialize(&tensors, model_file_header(&meta, &digest), out)?;
+    write_atomic(out, &bytes).map_err(|cause| CheckpointError::Io { path: out.into(), cause })?;
+    Ok(ExportedModel { path: out.into(), bytes: bytes.len() as u64, tensors_sha256: digest, meta })
+}
