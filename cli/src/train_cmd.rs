@@ -200,12 +200,12 @@ pub struct EvaluateArgs {
     /// Opening file (the format of `koma arena --openings`) instead of random plies.
     #[arg(long)]
     openings: Option<PathBuf>,
-    /// Config whose [search] settings the network's search uses (default: built-in
-    /// defaults with a Gumbel root).
+    /// Config whose [search] settings the network's search uses (default: the engine's,
+    /// PUCT; a Gumbel root is refused: play searches as the engine does).
     #[arg(long, conflicts_with = "engine_search")]
     config: Option<PathBuf>,
     /// Search as the engine does (PUCT with the built-in defaults, as `koma-usi` and the
-    /// in-training evaluation's `eval_search = "engine"`).
+    /// in-training evaluation's `eval_search = "engine"`); the default without --config.
     #[arg(long)]
     engine_search: bool,
     #[arg(long, default_value = "cpu")]
@@ -222,12 +222,15 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     trainer::run::set_torch_threads(0);
     let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
     let variant = ours.variant();
-    let ours = arena::builtin::KomaNetwork::from_network(ours);
+    let ours = arena::koma::KomaNetwork::from_network(ours);
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
         None if args.engine_search => search::SearchConfig::default(),
-        None => search::SearchConfig { gumbel: true, gumbel_m: 8, ..Default::default() },
+        None => search::SearchConfig::default(),
     };
+    // The network plays with the engine's search (PUCT root): a Gumbel root is refused.
+    let koma = arena::koma::KomaConfig { search: search.clone(), ..Default::default() };
+    koma.check().map_err(|e| BadInput(e.to_string()))?;
     let ladder = arena::Ladder::shipped();
     let (opponent, ladder_elo) = match trainer::eval::parse_player(&args.opponent, &ladder) {
         // The ladder's ratings hold in its own variant only.

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arena::builtin::{KomaConfig, KomaNetwork, KomaPlayer};
+use arena::koma::{KomaConfig, KomaNetwork, KomaPlayer};
 use arena::ladder::{finite_rating, place, Ladder, Placement};
 use arena::player::Player;
 use arena::schedule::{play_pair, PairOutcome, PairPlan, Roster, Rules};
@@ -139,7 +139,10 @@ struct EvalRoster<'a> {
 impl Roster for EvalRoster<'_> {
     fn create(&self, index: usize, seed: u64) -> Result<Box<dyn Player>, String> {
         match &self.seats[index] {
-            Seat::Koma(net) => Ok(Box::new(KomaPlayer::new(net.clone(), self.config.clone(), self.variant, seed))),
+            Seat::Koma(net) => {
+                let player = KomaPlayer::new(net.clone(), self.config.clone(), self.variant);
+                Ok(Box::new(player.map_err(|e| e.to_string())?))
+            }
             Seat::Spec(spec) => spec.create(self.variant, seed, self.workdir, ENGINE_TIMEOUT),
         }
     }
@@ -330,6 +333,9 @@ impl TrainingEval {
             workdir: workdir.to_path_buf(),
             stop: None,
         };
+        // The network plays with the engine's search: a Gumbel root is refused up front.
+        let ours = KomaConfig { search: settings.search.clone(), ..KomaConfig::default() };
+        ours.check().map_err(|e| format!("train.eval_search = \"{}\": {e}", tcfg.eval_search))?;
         Ok((TrainingEval { variant, opponents, settings, random_plies: tcfg.eval_random_plies }, warnings))
     }
 
@@ -548,7 +554,7 @@ mod tests {
     #[test]
     fn networks_with_different_input_planes_meet() {
         let (attack, plain) = (torch(true), torch(false));
-        assert_ne!(attack.encoder.input_len(), plain.encoder.input_len());
+        assert_ne!(attack.network.encoder.input_len(), plain.network.encoder.input_len());
         let r = play_match(Variant::Shogi, &attack, &Opponent::Network(plain), &settings(2, 8, 4)).pair;
         assert_eq!(r.wdl.games(), 2);
         // A forward pass fed the wrong planes would fail and lose the game as a crash.

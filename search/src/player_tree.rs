@@ -1,19 +1,21 @@
-//! The engine's search tree: the shared [`search::tree::Tree`] (PUCT, several leaves
-//! in flight with virtual loss, exact terminal positions, proofs with their distance to
-//! mate, the short mate search at expansion, reuse of the subtree of the moves played)
-//! plus what a player needs on top: a mate-in-3 scan at the root, principal variations,
-//! depth statistics and `hashfull`.
+//! A player's search tree (the engine's and the arena's): the shared [`crate::tree::Tree`]
+//! (PUCT, several leaves in flight with virtual loss, exact terminal positions, proofs
+//! with their distance to mate, the short mate search at expansion, reuse of the subtree
+//! of the moves played) plus what a player needs on top: a mate-in-3 scan at the root,
+//! principal variations, depth statistics and `hashfull`.
 //!
-//! The tree is driven leaf by leaf ([`Tree::select_leaf`] then [`Tree::apply`]); the
-//! threads of [`crate::search`] share it behind a mutex and evaluate their leaves in
-//! batches outside the lock.
+//! The tree is driven leaf by leaf ([`PlayerTree::select_leaf`] then
+//! [`PlayerTree::apply`]); the threads of [`crate::driver`] share it behind a mutex and
+//! evaluate their leaves in batches outside the lock.
 
-use ::search::tree::{self as shared, find_immediate_win, RootHooks};
-use ::search::SearchConfig;
 use model::encoding::Encoder;
+use model::Logits;
 use rules::{EndRules, Move, Position, RoyalRule};
 
-pub use ::search::tree::{ChildInfo, Leaf, Proof, Selected};
+use crate::config::SearchConfig;
+use crate::tree::{self as shared, find_immediate_win, RootHooks};
+
+pub use crate::tree::{ChildInfo, Leaf, Proof, Selected};
 
 /// The root mate-in-3 scan (`mate_search_plies` >= 3, variants with the check rule),
 /// run when the root is first expanded and at the start of every search.
@@ -88,19 +90,19 @@ impl RootScan {
     }
 }
 
-/// The search tree of one game.
-pub struct Tree {
+/// The search tree of one game of a player.
+pub struct PlayerTree {
     tree: shared::Tree,
     scan: RootScan,
-    /// Network evaluations requested since [`Tree::begin_search`].
+    /// Network evaluations requested since [`PlayerTree::begin_search`].
     evaluations: u64,
     max_depth: u32,
     depth_sum: u64,
 }
 
-impl Tree {
-    pub fn new(params: SearchConfig, end_rules: EndRules, pos: &Position) -> Tree {
-        Tree {
+impl PlayerTree {
+    pub fn new(params: SearchConfig, end_rules: EndRules, pos: &Position) -> PlayerTree {
+        PlayerTree {
             tree: shared::Tree::new(params, end_rules, pos),
             scan: RootScan::default(),
             evaluations: 0,
@@ -145,7 +147,7 @@ impl Tree {
         }
     }
 
-    /// Simulations started since [`Tree::begin_search`].
+    /// Simulations started since [`PlayerTree::begin_search`].
     pub fn started(&self) -> u64 {
         self.tree.started()
     }
@@ -225,7 +227,7 @@ impl Tree {
 
     /// Applies the evaluation of `leaf`: policy logits (`policy_len` values) and
     /// (win, draw, loss) for the leaf's side to move.
-    pub fn apply(&mut self, leaf: Leaf, policy: &[f32], wdl: [f32; 3]) {
+    pub fn apply<'a>(&mut self, leaf: Leaf, policy: impl Into<Logits<'a>>, wdl: [f32; 3]) {
         self.tree.apply(leaf, policy, wdl);
     }
 
@@ -287,7 +289,7 @@ mod tests {
         let enc = Encoder::new(Variant::Shogi);
         let sfen = "1n1p1B1nb/s1s3sk1/lg2+Nppg1/L2g4L/1P1P2PR1/1+s2P4/2P1K4/PpG2P2P/1N5R1 b L6P 147";
         let pos = Position::from_sfen(Variant::Shogi, sfen).unwrap();
-        let mut tree = Tree::new(SearchConfig::default(), EndRules::default(), &pos);
+        let mut tree = PlayerTree::new(SearchConfig::default(), EndRules::default(), &pos);
         tree.begin_search();
         let mut input = vec![0.0; enc.input_len()];
         assert!(matches!(tree.select_leaf(&enc, &mut input), Selected::Exact { depth: 0 }));
@@ -305,7 +307,7 @@ mod tests {
     fn depth_statistics_and_reuse() {
         let enc = Encoder::new(Variant::Shogi);
         let pos = Position::startpos(Variant::Shogi);
-        let mut tree = Tree::new(SearchConfig::default(), EndRules::default(), &pos);
+        let mut tree = PlayerTree::new(SearchConfig::default(), EndRules::default(), &pos);
         tree.begin_search();
         let mut input = vec![0.0; enc.input_len()];
         let policy = vec![0.0; enc.policy_size()];
