@@ -119,9 +119,10 @@ impl PlayerTree {
         self.tree.end_rules()
     }
 
-    /// Drops the whole tree and starts from `pos`.
+    /// Drops the whole tree and starts from `pos`, giving its memory back.
     pub fn reset(&mut self, pos: &Position) {
         self.tree.reset(pos);
+        self.tree.release_memory();
     }
 
     pub fn root_position(&self) -> &Position {
@@ -130,9 +131,15 @@ impl PlayerTree {
 
     /// Moves the root to `pos`, keeping the subtree of the moves played since the current
     /// root when `pos` continues the same game and that subtree exists; otherwise starts
-    /// afresh. Returns the visits kept. Must not be called with leaves in flight.
+    /// afresh (and gives the memory of the dropped tree back). Returns the visits kept. Must
+    /// not be called with leaves in flight.
     pub fn set_root(&mut self, pos: &Position) -> u32 {
-        self.tree.set_root(pos)
+        let kept = self.tree.set_root(pos);
+        if kept == 0 {
+            // Started afresh: a full tree must not keep the memory of what it dropped.
+            self.tree.release_memory();
+        }
+        kept
     }
 
     /// Starts counting a new search (statistics only; the tree is kept).
@@ -169,12 +176,18 @@ impl PlayerTree {
         }
     }
 
-    /// Bytes allocated for the tree (what the engine's memory cap counts).
+    /// Bytes used by the tree's nodes and edges (what the memory cap and `hashfull` count).
     pub fn tree_bytes(&self) -> usize {
+        self.tree.tree_bytes()
+    }
+
+    /// Bytes allocated for the tree (up to about twice [`PlayerTree::tree_bytes`] while it
+    /// grows).
+    pub fn allocated_bytes(&self) -> usize {
         self.tree.allocated_bytes()
     }
 
-    /// Tree size in permille of its cap (USI `hashfull`).
+    /// Used tree size in permille of its cap (USI `hashfull`).
     pub fn hashfull(&self) -> u32 {
         let max = self.tree.max_tree_bytes();
         if max == 0 {
@@ -203,14 +216,7 @@ impl PlayerTree {
     /// Descends to a leaf and either backs up an exact result, or writes the leaf's input
     /// planes to `input` and returns it for evaluation (virtual loss on its path).
     pub fn select_leaf(&mut self, encoder: &Encoder, input: &mut [f32]) -> Selected {
-        if self.tree.is_done() {
-            return Selected::Done;
-        }
-        // The engine counts allocated memory.
-        if self.tree_bytes() > self.tree.max_tree_bytes() {
-            self.tree.set_capped();
-            return Selected::Done;
-        }
+        // The tree stops at its cap by itself (Selected::Done).
         let selected = self.tree.select_leaf(encoder, input, &mut self.scan);
         let depth = match &selected {
             Selected::NeedsEval(leaf) => {
@@ -300,6 +306,35 @@ mod tests {
         assert!(["2e2c", "2e2c+"].contains(&best.to_usi().as_str()));
         assert_eq!(tree.pv_from(best), vec![best]);
         assert_eq!(tree.root_wdl(), [1.0, 0.0, 0.0]);
+    }
+
+    /// A tree that filled up to its cap and then gets a root it does not hold (an earlier
+    /// position: the GUI took a move back) drops its nodes and searches again, with a
+    /// `hashfull` of what it uses.
+    #[test]
+    fn a_full_tree_searches_again_from_a_root_outside_it() {
+        let enc = Encoder::new(Variant::Shogi);
+        let params = SearchConfig { max_tree_mib: 1, ..SearchConfig::default() };
+        let mut pos = Position::startpos(Variant::Shogi);
+        pos.play_usi("7g7f").unwrap();
+        let earlier = pos.clone();
+        pos.play_usi("3c3d").unwrap();
+        let mut tree = PlayerTree::new(params, EndRules::default(), &pos);
+        tree.begin_search();
+        let mut input = vec![0.0; enc.input_len()];
+        let policy = vec![0.0; enc.policy_size()];
+        while !tree.is_done() {
+            if let Selected::NeedsEval(leaf) = tree.select_leaf(&enc, &mut input) {
+                tree.apply(leaf, &policy, [0.3, 0.4, 0.3]);
+            }
+        }
+        assert!(tree.hit_memory_cap());
+        assert_eq!(tree.hashfull(), 1000);
+        assert_eq!(tree.set_root(&earlier), 0);
+        tree.begin_search();
+        assert!(tree.hashfull() < 10, "{}", tree.hashfull());
+        assert!(tree.allocated_bytes() < 1000, "the memory was given back: {}", tree.allocated_bytes());
+        assert!(matches!(tree.select_leaf(&enc, &mut input), Selected::NeedsEval(_)));
     }
 
     /// Leaves in flight count their depth; a re-rooted tree is scanned again.

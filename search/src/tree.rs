@@ -340,6 +340,13 @@ impl Tree {
         &self.root_pos
     }
 
+    /// Gives back the memory of nodes and edges no longer in use (after [`Tree::reset`],
+    /// which keeps it for the next search of the same size, as self-play wants).
+    pub fn release_memory(&mut self) {
+        self.nodes.shrink_to_fit();
+        self.edges.shrink_to_fit();
+    }
+
     /// Moves the root to `pos`, keeping the subtree of the moves played since the current
     /// root when `pos` continues the same game and that subtree exists; otherwise starts
     /// afresh. Returns the visits kept. Must not be called with leaves in flight.
