@@ -491,12 +491,6 @@ impl Tree {
         self.capped
     }
 
-    /// Stops the search as if the memory cap was reached (for users that count memory
-    /// their own way).
-    pub fn set_capped(&mut self) {
-        self.capped = true;
-    }
-
     pub fn root_proof(&self) -> Proof {
         self.nodes[0].proof
     }
