@@ -1,7 +1,7 @@
 //! The [`Player`] trait: what the arena asks of each side of a game ([`GoRequest`] under
 //! a [`TimeControl`] with its [`Clocks`]), what a player answers ([`Action`], a
 //! [`Fault`], an [`EngineScore`]) and how its game ended ([`PlayerResult`]). The players
-//! themselves live in their own modules; [`crate::spec`] builds them from the command line.
+//! themselves live in their own modules; the `spec` module builds them from the command line.
 
 use std::str::FromStr;
 use std::time::Instant;

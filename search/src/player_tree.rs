@@ -5,7 +5,7 @@
 //! principal variations, depth statistics and `hashfull`.
 //!
 //! The tree is driven leaf by leaf ([`PlayerTree::select_leaf`] then
-//! [`PlayerTree::apply`]); the threads of [`crate::driver`] share it behind a mutex and
+//! [`PlayerTree::apply`]); the threads of the `driver` module share it behind a mutex and
 //! evaluate their leaves in batches outside the lock.
 
 use model::encoding::Encoder;

@@ -1,7 +1,7 @@
 //! The root policy of self-play: a search of one position with a simulation budget,
 //! root noise, a Gumbel or PUCT root, the policy target and the move choice, driven step
 //! by step and independent of how leaves get evaluated. (Play, the engine and the
-//! arena, goes through [`crate::driver`] instead.)
+//! arena, goes through the `driver` module instead.)
 //!
 //! Stepping lets a self-play worker interleave the searches of many games and evaluate
 //! all their leaves in one batch:
@@ -20,8 +20,8 @@
 //!
 //! The tree itself (nodes and edges, terminal rules, proofs with mate distances, the
 //! mate search at expansion, backup, PUCT) is [`crate::tree::Tree`], shared with the
-//! players' search ([`crate::player_tree`]). What self-play adds lives here: a simulation budget, root noise, the Gumbel
-//! root, the policy target and the move choice.
+//! players' search (`player_tree`). What self-play adds lives here: a simulation
+//! budget, root noise, the Gumbel root, the policy target and the move choice.
 //!
 //! Root selection: PUCT (AlphaZero, with log-growing c_puct, first-play urgency
 //! reduction and Dirichlet noise), or Gumbel AlphaZero (Gumbel top-k sampling of m
@@ -447,7 +447,8 @@ impl Search {
         Some(t.edge(t.best_edge(0).unwrap_or(root.start)).mv)
     }
 
-    /// Runs a whole search with an evaluator in the calling thread (tests, tools): `evaluate(input) -> (policy logits, wdl)`.
+    /// Runs a whole search with an evaluator in the calling thread (tests, tools):
+    /// `evaluate(input) -> (policy logits, wdl)`.
     pub fn run<F>(&mut self, encoder: &Encoder, rng: &mut Rng, mut evaluate: F)
     where
         F: FnMut(&[f32]) -> (Vec<f32>, [f32; 3]),

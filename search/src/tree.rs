@@ -1,5 +1,5 @@
-//! The search tree shared by self-play ([`crate::root_policy::Search`]) and the players
-//! ([`crate::player_tree::PlayerTree`]): arena-allocated nodes and edges, exact terminal
+//! The search tree shared by self-play (`root_policy::Search`) and the players
+//! (`player_tree::PlayerTree`): arena-allocated nodes and edges, exact terminal
 //! positions, proofs with their distance to the end of the game (MCTS-solver), the short
 //! mate search at expansion, backup with virtual loss, PUCT selection, statistics, a
 //! memory cap and re-rooting.

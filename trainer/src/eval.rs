@@ -562,6 +562,18 @@ mod tests {
         assert!(r.mean_plies() > 10.0, "{r:?}");
     }
 
+    /// The network plays with the engine's search (PUCT root): `eval_search = "selfplay"`
+    /// with a Gumbel `[search]` is refused with the reason, not played as PUCT.
+    #[test]
+    fn a_gumbel_evaluation_search_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let tcfg = TrainConfig { eval_search: "selfplay".into(), eval_opponents: vec![], ..TrainConfig::default() };
+        let gumbel = SearchConfig { gumbel: true, ..SearchConfig::default() };
+        let err = TrainingEval::new(&tcfg, &gumbel, Variant::Shogi, dir.path()).err().expect("refused");
+        assert!(err.contains("selfplay") && err.contains("PUCT"), "{err}");
+        assert!(TrainingEval::new(&tcfg, &SearchConfig::default(), Variant::Shogi, dir.path()).is_ok());
+    }
+
     #[test]
     fn training_evaluation_writes_scores_and_the_ladder_elo() {
         let dir = tempfile::tempdir().unwrap();
