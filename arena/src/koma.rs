@@ -1,20 +1,23 @@
-//! koma networks as players: MCTS (`search::Search`, PUCT, no noise) over a network whose
-//! leaves are evaluated in batches with virtual loss, as the engine does
-//! ([`Search::run_batched`]). The network is evaluated in the player's thread, or through
-//! a batching service ([`model::Batcher`]) shared by every game of a match, which merges
-//! the leaves of many games into one forward pass. Under a clock the thinking time comes
-//! from the engine's time management (`search::time`).
+//! koma networks as players, searching with the engine's search (`search::driver`, the
+//! same as `koma-usi`: PUCT without noise, several leaves per evaluation with virtual
+//! loss, the root mate-in-3 scan, the tree kept from move to move within a game). The
+//! network is evaluated in the player's threads, or through a batching service
+//! ([`model::Batcher`]) shared by every game of a match, which merges the leaves of many
+//! games into one forward pass. Under a clock the thinking time and the early stops
+//! (a single legal move, a decided search) are the engine's (`search::time`,
+//! `search::stop`).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use model::encoding::Encoder;
 use model::tch::Device;
-use model::{BatchError, Batcher, BatcherConfig, BatcherHandle, EvalSlot, Evaluation, Evaluator, Precision};
+use model::{BatchError, Batcher, BatcherConfig, BatcherHandle, EvalSlot, Evaluation, Precision};
 use rules::{EndRules, Position, Variant};
+use search::driver::{self, Settings};
 use search::time::{self, Clock};
-use search::{BatchedRun, LeafEvaluator, Rng, Search, SearchConfig};
+use search::{BatchStats, ChildInfo, Control, DirectEvaluator, LeafEvaluator, Limits, PlayerTree, SearchConfig};
 
 use crate::player::{Action, Fault, GoRequest, Player, TimeControl};
 
@@ -28,8 +31,9 @@ const TIME_MARGIN_MS: u64 = 100;
 /// How a koma player searches (player spec keys in brackets).
 #[derive(Clone, Debug, PartialEq)]
 pub struct KomaConfig {
-    /// Search constants (`c_puct=1.5`, `gumbel=true`, ... any `[search]` field). Default:
-    /// `SearchConfig::default()`, the engine's (PUCT).
+    /// Search constants (`c_puct=1.5`, `max_tree_mib=64`, ... any `[search]` field but a
+    /// Gumbel root, see [`KomaConfig::check`]). Default: `SearchConfig::default()`, the
+    /// engine's (PUCT).
     pub search: SearchConfig,
     /// Leaves per evaluation of one search thread (`batch=N`, 1..=4096). Default 16, the
     /// engine's `BatchSize`.
@@ -45,26 +49,57 @@ impl Default for KomaConfig {
     }
 }
 
+/// A koma player's setting that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KomaConfigError {
+    #[error("{key}={value}: expected a number from 1 to {max}")]
+    Count { key: String, value: String, max: usize },
+    #[error("'{0}' is neither batch, threads, nodes, device nor a [search] field")]
+    UnknownKey(String),
+    #[error("{key}={value}: {why}")]
+    BadValue { key: String, value: String, why: String },
+    /// Play searches with the engine's PUCT root; the Gumbel root is self-play's.
+    #[error(
+        "gumbel=true: koma players search as the engine does, with a PUCT root (the Gumbel root is self-play's); \
+         leave gumbel out"
+    )]
+    GumbelRoot,
+}
+
 impl KomaConfig {
     /// Sets one `key=value` of a player spec: `batch`, `threads` or a `[search]` field.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), KomaConfigError> {
         let count = |max: usize| match value.parse::<usize>() {
             Ok(n) if (1..=max).contains(&n) => Ok(n),
-            _ => Err(format!("{key}={value}: expected a number from 1 to {max}")),
+            _ => Err(KomaConfigError::Count { key: key.into(), value: value.into(), max }),
         };
+        let bad = |why: String| KomaConfigError::BadValue { key: key.into(), value: value.into(), why };
         match key {
             "batch" => self.batch_size = count(4096)?,
             "threads" => self.threads = count(256)?,
             _ => {
-                let mut table = serde_json::to_value(&self.search).map_err(|e| e.to_string())?;
+                let mut table = serde_json::to_value(&self.search).map_err(|e| bad(e.to_string()))?;
                 let fields = table.as_object_mut().expect("SearchConfig is a struct");
                 if !fields.contains_key(key) {
-                    return Err(format!("'{key}' is neither batch, threads, nodes, device nor a [search] field"));
+                    return Err(KomaConfigError::UnknownKey(key.into()));
                 }
                 let parsed = value.parse::<serde_json::Value>().unwrap_or_else(|_| value.into());
                 fields.insert(key.to_string(), parsed);
-                self.search = serde_json::from_value(table).map_err(|e| format!("{key}={value}: {e}"))?;
+                let search = serde_json::from_value(table).map_err(|e| bad(e.to_string()))?;
+                let candidate = KomaConfig { search, ..self.clone() };
+                candidate.check()?;
+                *self = candidate;
             }
+        }
+        Ok(())
+    }
+
+    /// Whether the player can search with these settings: its search is the engine's,
+    /// whose root is PUCT, so a Gumbel root (`gumbel = true`) is refused rather than
+    /// silently played as PUCT.
+    pub fn check(&self) -> Result<(), KomaConfigError> {
+        if self.search.gumbel {
+            return Err(KomaConfigError::GumbelRoot);
         }
         Ok(())
     }
@@ -79,28 +114,18 @@ pub enum KomaLoadError {
 }
 
 /// Reads the variant and training step a checkpoint or model file records (metadata only).
-pub fn checkpoint_variant_and_step(path: &Path) -> Result<(Variant, u64), String> {
-    let meta = model::read_model_meta(path).map_err(|e| e.to_string())?;
+pub fn checkpoint_variant_and_step(path: &Path) -> Result<(Variant, u64), model::CheckpointError> {
+    let meta = model::read_model_meta(path)?;
     Ok((meta.variant, meta.step))
 }
 
-/// Where a network's forward passes run.
-#[derive(Clone)]
-pub enum NetworkSource {
-    /// In the searching thread.
-    Direct(Arc<dyn Evaluator>),
-    /// Through a batching service shared with other searches.
-    Batched(BatcherHandle),
-}
-
-/// A network ready to play: its forward pass, the encoder of its input planes, its
-/// training step. Cheap to clone (players of one match share it).
+/// A network ready to play: a [`model::Network`], and the batching service its leaves
+/// go through when it has one. Cheap to clone (players of one match share it).
 #[derive(Clone)]
 pub struct KomaNetwork {
-    pub source: NetworkSource,
-    /// Shared: an encoder holds its lookup tables.
-    pub encoder: Arc<Encoder>,
-    pub step: u64,
+    pub network: Arc<model::Network>,
+    /// `None`: evaluated in the searching threads.
+    pub service: Option<BatcherHandle>,
 }
 
 impl KomaNetwork {
@@ -115,10 +140,14 @@ impl KomaNetwork {
         Ok(KomaNetwork::from_network(model::Network::load(path, &expected, device, Precision::Auto)?))
     }
 
-    /// A loaded network, evaluated in the searching thread.
+    /// A loaded network, evaluated in the searching threads.
     pub fn from_network(network: model::Network) -> KomaNetwork {
-        let step = network.meta.as_ref().map_or(0, |m| m.step);
-        KomaNetwork { source: NetworkSource::Direct(network.evaluator), encoder: Arc::new(network.encoder), step }
+        KomaNetwork { network: Arc::new(network), service: None }
+    }
+
+    /// The training step of the network (0 without metadata).
+    pub fn step(&self) -> u64 {
+        self.network.meta.as_ref().map_or(0, |m| m.step)
     }
 
     /// Starts a batching service for this network (forward passes of up to `max_batch`
@@ -127,17 +156,28 @@ impl KomaNetwork {
     /// [`Batcher`] alive while players use the network. A network already behind a
     /// service is returned as it is, without a new one.
     pub fn batched(&self, max_batch: usize, max_wait: Duration, name: &str) -> (Option<Batcher>, KomaNetwork) {
-        let NetworkSource::Direct(evaluator) = &self.source else { return (None, self.clone()) };
+        if self.service.is_some() {
+            return (None, self.clone());
+        }
         let config = BatcherConfig { max_batch: max_batch.max(1), max_wait, thread_name: name.to_string() };
-        let batcher = Batcher::spawn(evaluator.clone(), config);
-        let net = KomaNetwork { source: NetworkSource::Batched(batcher.handle()), ..self.clone() };
+        let batcher = Batcher::spawn(self.network.evaluator.clone(), config);
+        let net = KomaNetwork { network: self.network.clone(), service: Some(batcher.handle()) };
         (Some(batcher), net)
+    }
+
+    /// One search thread's way to the network.
+    fn slot(&self) -> NetSlot {
+        match &self.service {
+            None => NetSlot::Direct(DirectEvaluator::new(self.network.evaluator.clone())),
+            Some(handle) => NetSlot::Batched(handle.slot()),
+        }
     }
 }
 
-/// One search thread's way to the network.
+/// One search thread's way to the network: a forward pass in the thread, or a request to
+/// the batching service.
 enum NetSlot {
-    Direct(Arc<dyn Evaluator>, Evaluation),
+    Direct(DirectEvaluator),
     Batched(EvalSlot),
 }
 
@@ -145,10 +185,7 @@ impl LeafEvaluator for NetSlot {
     type Error = BatchError;
     fn evaluate(&mut self, inputs: &[f32], n: usize) -> Result<&Evaluation, BatchError> {
         match self {
-            NetSlot::Direct(ev, out) => {
-                ev.evaluate_into(inputs, n, out)?;
-                Ok(out)
-            }
+            NetSlot::Direct(ev) => Ok(ev.evaluate(inputs, n)?),
             NetSlot::Batched(slot) => LeafEvaluator::evaluate(slot, inputs, n),
         }
     }
@@ -157,47 +194,91 @@ impl LeafEvaluator for NetSlot {
 /// A koma network searching with [`KomaConfig`].
 pub struct KomaPlayer {
     network: KomaNetwork,
+    /// The network's encoder, shared with the search threads.
+    encoder: Arc<Encoder>,
     config: KomaConfig,
-    search: Search,
+    /// The game's tree, kept from move to move (reset by [`Player::new_game`]).
+    tree: Arc<Mutex<PlayerTree>>,
+    /// One per search thread.
     slots: Vec<NetSlot>,
-    rng: Rng,
     /// Totals over the player's searches.
-    run: BatchedRun,
+    batches: BatchStats,
+    /// The root's moves at the end of the last search.
+    last_root: Vec<ChildInfo>,
 }
 
 impl KomaPlayer {
-    pub fn new(network: KomaNetwork, config: KomaConfig, variant: Variant, seed: u64) -> KomaPlayer {
-        let slots = (0..config.threads.max(1))
-            .map(|_| match &network.source {
-                NetworkSource::Direct(ev) => NetSlot::Direct(ev.clone(), Evaluation::new()),
-                NetworkSource::Batched(handle) => NetSlot::Batched(handle.slot()),
-            })
-            .collect();
-        let search = Search::new(config.search.clone(), EndRules::default(), variant);
-        KomaPlayer { network, config, search, slots, rng: Rng::new(seed), run: BatchedRun::default() }
+    /// A player of `variant`. The search has no randomness (no root noise): with one
+    /// thread, a position and its game history give the same move every time.
+    pub fn new(network: KomaNetwork, config: KomaConfig, variant: Variant) -> Result<KomaPlayer, KomaConfigError> {
+        config.check()?;
+        let encoder = Arc::new(network.network.encoder.clone());
+        let tree = PlayerTree::new(config.search.clone(), EndRules::default(), &Position::startpos(variant));
+        let mut player = KomaPlayer {
+            network,
+            encoder,
+            config,
+            tree: Arc::new(Mutex::new(tree)),
+            slots: Vec::new(),
+            batches: BatchStats::default(),
+            last_root: Vec::new(),
+        };
+        player.refill_slots();
+        Ok(player)
     }
 
     /// The training step of the network.
     pub fn step(&self) -> u64 {
-        self.network.step
+        self.network.step()
     }
 
     /// Evaluator calls, leaves and the largest batch over all searches so far.
-    pub fn batch_stats(&self) -> BatchedRun {
-        self.run
+    pub fn batch_stats(&self) -> BatchStats {
+        self.batches
+    }
+
+    /// The root's moves with their statistics at the end of the last search, in move
+    /// generation order (empty before the first).
+    pub fn last_root(&self) -> &[ChildInfo] {
+        &self.last_root
+    }
+
+    /// One slot per thread (a thread that panicked took its slot with it).
+    fn refill_slots(&mut self) {
+        while self.slots.len() < self.config.threads.max(1) {
+            self.slots.push(self.network.slot());
+        }
+    }
+
+    fn lock_tree(&self) -> std::sync::MutexGuard<'_, PlayerTree> {
+        self.tree.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// Thinking time for one move under a clock (the engine's time management).
-fn time_budget(req: &GoRequest<'_>) -> Option<Duration> {
-    let c = req.clocks?;
-    let me = req.pos.side_to_move().index();
-    let clock = Clock { time: Some(c.remaining_ms[me]), inc: c.inc_ms, byoyomi: c.byoyomi_ms, ..Clock::default() };
-    time::budget(&clock, TIME_MARGIN_MS).map(|b| Duration::from_millis(b.soft))
+/// The limits of one move: a node budget, or the engine's time management under a clock.
+fn limits(req: &GoRequest<'_>, started: Instant) -> Limits {
+    let nodes = |n: u64| Limits { nodes: Some(n), ..Limits::default() };
+    match req.limit {
+        TimeControl::Nodes(n) => nodes(n),
+        TimeControl::Depth(_) => nodes(DEFAULT_KOMA_NODES),
+        TimeControl::Byoyomi { .. } | TimeControl::Fischer { .. } => {
+            let budget = req.clocks.and_then(|c| {
+                let me = req.pos.side_to_move().index();
+                let clock =
+                    Clock { time: Some(c.remaining_ms[me]), inc: c.inc_ms, byoyomi: c.byoyomi_ms, ..Clock::default() };
+                time::budget(&clock, TIME_MARGIN_MS)
+            });
+            match budget {
+                Some(b) => Limits { budget: Some(b), origin: Some(started), ..Limits::default() },
+                None => nodes(DEFAULT_KOMA_NODES),
+            }
+        }
+    }
 }
 
 impl Player for KomaPlayer {
-    fn new_game(&mut self, _start: &Position) -> Result<(), Fault> {
+    fn new_game(&mut self, start: &Position) -> Result<(), Fault> {
+        self.lock_tree().reset(start);
         Ok(())
     }
 
@@ -205,23 +286,21 @@ impl Player for KomaPlayer {
         if req.pos.can_declare() {
             return Ok(Action::Declare);
         }
-        let started = Instant::now();
-        let (sims, budget) = match req.limit {
-            TimeControl::Nodes(n) => (n.min(u32::MAX as u64) as u32, None),
-            TimeControl::Depth(_) => (DEFAULT_KOMA_NODES as u32, None),
-            _ => (u32::MAX, time_budget(req)),
-        };
-        self.search.start(req.pos, sims, false);
-        let stop = move |_: &Search| budget.is_some_and(|b| started.elapsed() >= b);
-        let encoder = &self.network.encoder;
-        let run = self
-            .search
-            .run_batched(encoder, &mut self.rng, self.config.batch_size, &stop, &mut self.slots)
-            .map_err(|e| Fault::Crash(e.to_string()))?;
-        self.run.batches += run.batches;
-        self.run.leaves += run.leaves;
-        self.run.largest_batch = self.run.largest_batch.max(run.largest_batch);
-        match self.search.choose_move(0.0, &mut self.rng) {
+        let limits = limits(req, Instant::now());
+        self.lock_tree().set_root(req.pos);
+        let settings =
+            Settings { batch_size: self.config.batch_size, multipv: 1, info_interval_ms: 0, pad_batches: false };
+        let slots = std::mem::take(&mut self.slots);
+        let (outcome, workers) =
+            driver::run(&self.tree, slots, &self.encoder, &limits, &settings, &Control::new(), &|_| {});
+        self.slots = workers.join();
+        self.refill_slots();
+        self.batches.add(outcome.batches);
+        self.last_root = outcome.root;
+        if let Some(e) = outcome.error {
+            return Err(Fault::Crash(e.to_string()));
+        }
+        match outcome.best {
             Some(mv) => Ok(Action::Move(mv)),
             None => Ok(Action::Resign),
         }
@@ -268,22 +347,44 @@ mod tests {
         assert_eq!((c.batch_size, c.search.virtual_loss, c.search.mate_search_plies), (8, 2.0, 1));
         assert!(c.set("mate_search_plies", "-1").is_err());
         assert!(c.set("batch", "5000").is_err());
-        assert!(c.set("no_such_field", "1").unwrap_err().contains("no_such_field"));
+        assert!(c.set("no_such_field", "1").unwrap_err().to_string().contains("no_such_field"));
+        // Play searches with the engine's PUCT root: a Gumbel root is refused, not ignored.
+        assert_eq!(c.set("gumbel", "true"), Err(KomaConfigError::GumbelRoot));
+        let gumbel = KomaConfig { search: SearchConfig { gumbel: true, ..SearchConfig::default() }, ..c };
+        assert!(KomaPlayer::new(uniform_network(Variant::Shogi), gumbel, Variant::Shogi).is_err());
     }
 
     #[test]
     fn batched_search_plays_legal_moves_in_batches() {
         let net = uniform_network(Variant::Shogi);
         let config = KomaConfig { batch_size: 8, ..KomaConfig::default() };
-        let mut p = KomaPlayer::new(net.clone(), config, Variant::Shogi, 1);
+        let mut p = KomaPlayer::new(net.clone(), config, Variant::Shogi).unwrap();
         play(&mut p, TimeControl::Nodes(64), None, 6);
         let s = p.batch_stats();
         assert!(s.largest_batch > 1 && s.largest_batch <= 8, "{s:?}");
         assert!(s.batches * 2 < s.leaves, "{s:?}");
         // Batch 1: one leaf per evaluation.
-        let mut single = KomaPlayer::new(net, KomaConfig { batch_size: 1, ..KomaConfig::default() }, Variant::Shogi, 1);
+        let single = KomaConfig { batch_size: 1, ..KomaConfig::default() };
+        let mut single = KomaPlayer::new(net, single, Variant::Shogi).unwrap();
         play(&mut single, TimeControl::Nodes(64), None, 4);
         assert_eq!(single.batch_stats().largest_batch, 1);
+    }
+
+    /// The tree is kept from move to move within a game and dropped by `new_game`.
+    #[test]
+    fn the_tree_is_reused_within_a_game() {
+        let config = KomaConfig { batch_size: 4, ..KomaConfig::default() };
+        let mut p = KomaPlayer::new(uniform_network(Variant::Shogi), config, Variant::Shogi).unwrap();
+        let root_visits = |p: &KomaPlayer| p.last_root().iter().map(|c| c.visits).sum::<u32>();
+        play(&mut p, TimeControl::Nodes(64), None, 1);
+        // A fresh tree: every simulation but the root's went to a child.
+        assert_eq!(root_visits(&p), 63);
+        play(&mut p, TimeControl::Nodes(64), None, 2);
+        // `play` starts a new game: the first move again searched a fresh tree, the second
+        // one started from the subtree of the first.
+        assert!(root_visits(&p) > 64, "{}", root_visits(&p));
+        play(&mut p, TimeControl::Nodes(64), None, 1);
+        assert_eq!(root_visits(&p), 63);
     }
 
     #[test]
@@ -292,10 +393,10 @@ mod tests {
         let batcher = batcher.expect("a new service");
         let config = KomaConfig { batch_size: 4, threads: 2, ..KomaConfig::default() };
         std::thread::scope(|s| {
-            for seed in 0..3 {
+            for _ in 0..3 {
                 let (net, config) = (net.clone(), config.clone());
                 s.spawn(move || {
-                    let mut p = KomaPlayer::new(net, config, Variant::Shogi, seed);
+                    let mut p = KomaPlayer::new(net, config, Variant::Shogi).unwrap();
                     play(&mut p, TimeControl::Nodes(48), None, 4);
                     assert!(p.batch_stats().largest_batch > 1);
                 });
@@ -304,7 +405,7 @@ mod tests {
         let stats = batcher.stats();
         assert!(stats.positions >= 3 * 4 * 40, "{stats:?}");
         // A byoyomi of 300 ms: every move within it.
-        let mut p = KomaPlayer::new(net, config, Variant::Shogi, 9);
+        let mut p = KomaPlayer::new(net, config, Variant::Shogi).unwrap();
         let clocks = Clocks { remaining_ms: [0, 0], byoyomi_ms: 300, inc_ms: 0 };
         let t = Instant::now();
         play(&mut p, TimeControl::Byoyomi { ms: 300 }, Some(clocks), 3);

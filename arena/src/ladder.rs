@@ -15,7 +15,7 @@ use std::path::Path;
 use rules::Variant;
 use serde::Deserialize;
 
-use crate::player::PlayerSpec;
+use crate::spec::PlayerSpec;
 use crate::stats::{score_from_elo, Wdl, Z95};
 
 const SHIPPED: &str = include_str!("../ladder.toml");

@@ -2,11 +2,14 @@
 //! built-in random and greedy baselines, and external engines over USI or XBoard — with
 //! results as W/D/L, Elo differences with 95% intervals, LOS, ratings tables and SPRT.
 //!
-//! - [`player`]: the [`Player`](player::Player) trait, [`PlayerSpec`] (`NAME=SPEC`),
-//!   [`TimeControl`].
+//! - [`player`]: the [`Player`](player::Player) trait and what it is asked and answers
+//!   ([`TimeControl`], [`GoRequest`](player::GoRequest), [`Action`](player::Action),
+//!   [`Fault`](player::Fault), ...).
+//! - [`spec`]: [`PlayerSpec`] (`NAME=SPEC`) and the factory that makes every player.
 //! - [`usi`], [`xboard`]: engine clients over a child process ([`process`]).
-//! - [`builtin`]: random and greedy; [`koma`]: koma networks (batched search, a
-//!   batching service shared by the games of a match).
+//! - [`baseline`]: random and greedy; [`koma`]: koma networks on `model::Network`,
+//!   searching with the engine's search (`search::driver`; a batching service shared by
+//!   the games of a match).
 //! - [`game`]: one game, adjudicated by the rules; faults lose ([`GameRecord`]).
 //! - [`schedule`]: the harness below [`run_match`], also used by the trainer's evaluation:
 //!   games of pairs on worker threads ([`play_jobs`], [`play_pair`]).
@@ -19,8 +22,7 @@
 //! - [`run_match`]: a whole match: K games at once ([`schedule`]), engines kept running
 //!   between games, SPRT stopping, the report.
 
-pub mod baselines;
-pub mod builtin;
+pub mod baseline;
 pub mod game;
 pub mod koma;
 pub mod ladder;
@@ -30,6 +32,7 @@ pub mod plot;
 pub mod process;
 pub mod report;
 pub mod schedule;
+pub mod spec;
 pub mod stats;
 pub mod usi;
 pub mod xboard;
@@ -40,9 +43,10 @@ use std::time::{Duration, Instant};
 pub use game::{play_game, play_game_until, GameRecord, GameSettings};
 pub use ladder::{place, Ladder, Placement, Rung};
 pub use openings::{load_openings, Opening};
-pub use player::{PlayerSpec, SpecKind, TimeControl};
+pub use player::TimeControl;
 pub use report::{GameRow, MatchReport, PairResult};
 pub use schedule::{play_jobs, play_pair, PairOutcome, PairPlan, Roster};
+pub use spec::{BadPlayerSpec, PlayerSpec, SpecKind};
 pub use stats::{Sprt, SprtStatus, Wdl};
 
 use rules::{Color, EndRules, Variant};
@@ -175,7 +179,7 @@ struct MatchRoster<'a> {
     cfg: &'a MatchConfig,
     work: &'a std::path::Path,
     /// Per player: the network of a koma player.
-    networks: Vec<Option<builtin::KomaNetwork>>,
+    networks: Vec<Option<koma::KomaNetwork>>,
 }
 
 impl schedule::Roster for MatchRoster<'_> {
@@ -183,7 +187,8 @@ impl schedule::Roster for MatchRoster<'_> {
         let spec = &self.cfg.players[index];
         match (&spec.kind, &self.networks[index]) {
             (SpecKind::Koma { config, .. }, Some(net)) => {
-                Ok(Box::new(builtin::KomaPlayer::new(net.clone(), config.clone(), self.cfg.variant, seed)))
+                let player = koma::KomaPlayer::new(net.clone(), config.clone(), self.cfg.variant);
+                Ok(Box::new(player.map_err(|e| e.to_string())?))
             }
             _ => spec.create(self.cfg.variant, seed, self.work, self.cfg.hang_timeout),
         }
@@ -214,7 +219,7 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     for (i, p) in cfg.players.iter().enumerate() {
         let fail = |why: String| ArenaError::Player { name: p.name.clone(), why };
         if let SpecKind::Koma { checkpoint, device, config } = &p.kind {
-            let net = builtin::KomaNetwork::load(checkpoint, device, cfg.variant).map_err(|e| fail(e.to_string()))?;
+            let net = koma::KomaNetwork::load(checkpoint, device, cfg.variant).map_err(|e| fail(e.to_string()))?;
             let max_batch = concurrency * config.batch_size * config.threads;
             // No waiting for more requests: a lone game must not pay for it, and under
             // load requests queue up while a pass runs anyway.
@@ -230,7 +235,7 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
         // Up to one forward pass per network at a time, next to the other games' players.
         model::set_torch_threads(0, model::CpuShare::Split(concurrency.max(batchers.len())));
     }
-    let steps = networks.iter().map(|n| n.as_ref().map(|n| n.step)).collect();
+    let steps = networks.iter().map(|n| n.as_ref().map(|n| n.step())).collect();
     let roster = MatchRoster { cfg, work: &work, networks };
 
     let jobs = schedule::jobs(pairs.len(), cfg.games as usize, cfg.openings.len(), cfg.seed as usize);

@@ -64,7 +64,7 @@ pub struct GenArgs {
 pub fn gen(args: GenArgs) -> Result<ExitCode> {
     let variant: Variant = args.variant.parse().map_err(|e: rules::UnknownVariant| bad(e.to_string()))?;
     let engine: PlayerSpec =
-        format!("teacher={}", args.engine).parse().map_err(|e: arena::player::BadPlayerSpec| bad(e.to_string()))?;
+        format!("teacher={}", args.engine).parse().map_err(|e: arena::BadPlayerSpec| bad(e.to_string()))?;
     let tc: TimeControl = args.tc.parse().map_err(|e: arena::player::BadTimeControl| bad(e.to_string()))?;
     let openings = crate::arena_cmd::openings_for(variant, args.openings.as_deref())?;
     let opts = TeacherOptions {

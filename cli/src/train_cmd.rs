@@ -197,12 +197,13 @@ pub struct EvaluateArgs {
     /// Opening file (the format of `koma arena --openings`) instead of random plies.
     #[arg(long)]
     openings: Option<PathBuf>,
-    /// Config whose [search] settings the network's search uses (default: the engine's
-    /// search, `search::SearchConfig::default()`, as `koma-usi` and `koma arena` play).
+    /// Config whose [search] settings the network's search uses (default: the engine's,
+    /// PUCT; a Gumbel root is refused: play searches as the engine does).
     #[arg(long, conflicts_with = "engine_search")]
     config: Option<PathBuf>,
-    /// The default search (the engine's); accepted so that older command lines still run.
-    #[arg(long, hide = true)]
+    /// Search as the engine does (PUCT with the built-in defaults, as `koma-usi` and the
+    /// in-training evaluation's `[eval]` `search = "engine"`); the default without --config.
+    #[arg(long)]
     engine_search: bool,
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -218,11 +219,14 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     model::set_torch_threads(0, model::CpuShare::HalfOfSmall);
     let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
     let variant = ours.variant();
-    let ours = arena::builtin::KomaNetwork::from_network(ours);
+    let ours = arena::koma::KomaNetwork::from_network(ours);
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
         None => search::SearchConfig::default(),
     };
+    // The network plays with the engine's search (PUCT root): a Gumbel root is refused.
+    let koma = arena::koma::KomaConfig { search: search.clone(), ..Default::default() };
+    koma.check().map_err(|e| BadInput(e.to_string()))?;
     let ladder = arena::Ladder::shipped();
     let (opponent, ladder_elo) = match trainer::opponents::parse_player(&args.opponent, &ladder) {
         // The ladder's ratings hold in its own variant only.

@@ -1,5 +1,5 @@
-//! The search tree shared by self-play ([`crate::mcts::Search`]) and the USI engine
-//! (`koma-usi`'s `tree::Tree`): arena-allocated nodes and edges, exact terminal
+//! The search tree shared by self-play (`root_policy::Search`) and the players
+//! (`player_tree::PlayerTree`): arena-allocated nodes and edges, exact terminal
 //! positions, proofs with their distance to the end of the game (MCTS-solver), the short
 //! mate search at expansion, backup with virtual loss, PUCT selection, statistics, a
 //! memory cap and re-rooting.
@@ -340,6 +340,13 @@ impl Tree {
         &self.root_pos
     }
 
+    /// Gives back the memory of nodes and edges no longer in use (after [`Tree::reset`],
+    /// which keeps it for the next search of the same size, as self-play wants).
+    pub fn release_memory(&mut self) {
+        self.nodes.shrink_to_fit();
+        self.edges.shrink_to_fit();
+    }
+
     /// Moves the root to `pos`, keeping the subtree of the moves played since the current
     /// root when `pos` continues the same game and that subtree exists; otherwise starts
     /// afresh. Returns the visits kept. Must not be called with leaves in flight.
@@ -482,12 +489,6 @@ impl Tree {
     /// Whether the search stopped at the memory cap.
     pub fn hit_memory_cap(&self) -> bool {
         self.capped
-    }
-
-    /// Stops the search as if the memory cap was reached (for users that count memory
-    /// their own way).
-    pub fn set_capped(&mut self) {
-        self.capped = true;
     }
 
     pub fn root_proof(&self) -> Proof {

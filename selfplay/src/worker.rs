@@ -452,7 +452,7 @@ impl Ctx<'_> {
         while gi < games.len() {
             let off = waiting.len() * len;
             let game = &mut games[gi];
-            match game.search.select(&self.encoder, buf.range(off, len), &mut game.rng) {
+            match game.search.select(&self.encoder, buf.range(off, len)) {
                 Step::NeedsEval => {
                     waiting.push(gi);
                     gi += 1;

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arena::builtin::{KomaConfig, KomaNetwork, KomaPlayer};
+use arena::koma::{KomaConfig, KomaNetwork, KomaPlayer};
 use arena::ladder::{finite_rating, place, Placement};
 use arena::player::Player;
 use arena::schedule::{play_pair, PairOutcome, PairPlan, Roster, Rules};
@@ -119,7 +119,10 @@ struct EvalRoster<'a> {
 impl Roster for EvalRoster<'_> {
     fn create(&self, index: usize, seed: u64) -> Result<Box<dyn Player>, String> {
         match &self.seats[index] {
-            Seat::Koma(net) => Ok(Box::new(KomaPlayer::new(net.clone(), self.config.clone(), self.variant, seed))),
+            Seat::Koma(net) => {
+                let player = KomaPlayer::new(net.clone(), self.config.clone(), self.variant);
+                Ok(Box::new(player.map_err(|e| e.to_string())?))
+            }
             Seat::Spec(spec) => spec.create(self.variant, seed, self.workdir, ENGINE_TIMEOUT),
         }
     }
@@ -215,6 +218,9 @@ pub enum EvalSetupError {
     Workdir { path: PathBuf, source: std::io::Error },
     #[error("eval.openings: {0}")]
     Openings(String),
+    /// A search that play cannot use (a Gumbel root).
+    #[error("eval.search: {0}")]
+    Search(#[from] arena::koma::KomaConfigError),
 }
 
 /// The search of evaluation games (`eval.search`): the engine's defaults (PUCT) or the
@@ -313,6 +319,9 @@ impl TrainingEval {
             workdir: workdir.to_path_buf(),
             stop: None,
         };
+        // The network plays with the engine's search: a Gumbel root is refused up front.
+        let ours = KomaConfig { search: settings.search.clone(), ..KomaConfig::default() };
+        ours.check()?;
         Ok((TrainingEval { variant, opponents, settings, random_plies: ecfg.random_plies }, warnings))
     }
 
@@ -517,12 +526,25 @@ mod tests {
     #[test]
     fn networks_with_different_input_planes_meet() {
         let (attack, plain) = (torch(true), torch(false));
-        assert_ne!(attack.encoder.input_len(), plain.encoder.input_len());
+        assert_ne!(attack.network.encoder.input_len(), plain.network.encoder.input_len());
         let r = play_match(Variant::Shogi, &attack, &Opponent::Network(plain), &settings(2, 8, 4)).pair;
         assert_eq!(r.wdl.games(), 2);
         // A forward pass fed the wrong planes would fail and lose the game as a crash.
         assert_eq!(r.faults, [0, 0], "{r:?}");
         assert!(r.mean_plies() > 10.0, "{r:?}");
+    }
+
+    /// The network plays with the engine's search (PUCT root): `[eval] search = "selfplay"`
+    /// with a Gumbel `[search]` is refused with the reason, not played as PUCT.
+    #[test]
+    fn a_gumbel_evaluation_search_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let tcfg = EvalConfig { search: EvalSearch::Selfplay, opponents: vec![], ..EvalConfig::default() };
+        let gumbel = SearchConfig { gumbel: true, ..SearchConfig::default() };
+        let err = TrainingEval::new(&tcfg, &gumbel, Variant::Shogi, dir.path()).err().expect("refused");
+        let err = err.to_string();
+        assert!(err.contains("eval.search") && err.contains("PUCT"), "{err}");
+        assert!(TrainingEval::new(&tcfg, &SearchConfig::default(), Variant::Shogi, dir.path()).is_ok());
     }
 
     #[test]

@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use model::encoding::Encoder;
 use model::{CheckpointError, Expected, Precision};
 use rules::{ImpasseRule, Position, Variant};
+use search::driver::{self, Settings};
+use search::{Control, DirectEvaluator, Info, Limits, PlayerTree, SearchError, SearchOutcome};
 
 use crate::options::{Effect, Options, UNIFORM};
-use crate::search::{self, Control, Info, Limits, SearchOutcome, Settings};
-use crate::tree::{Proof, Tree};
 
 /// Where `ModelFile=auto` looks, in order (the first that exists wins):
 /// 1. the path in the environment variable `KOMA_MODEL`;
@@ -118,6 +119,8 @@ struct NetKey {
 
 struct Network {
     network: model::Network,
+    /// The network's encoder, shared with the search threads.
+    encoder: Arc<Encoder>,
     key: NetKey,
     description: String,
     cuda: bool,
@@ -156,7 +159,7 @@ pub fn immediate(pos: &Position, end_rules: &rules::EndRules) -> Option<Immediat
 pub struct Core {
     pub opts: Options,
     net: Option<Network>,
-    tree: Arc<Mutex<Tree>>,
+    tree: Arc<Mutex<PlayerTree>>,
     tree_dirty: bool,
     running: Option<Running>,
 }
@@ -170,7 +173,7 @@ impl Default for Core {
 impl Core {
     pub fn new() -> Core {
         let opts = Options::default();
-        let tree = Tree::new(opts.search_config(), opts.end_rules(), &Position::startpos(opts.variant));
+        let tree = PlayerTree::new(opts.search_config(), opts.end_rules(), &Position::startpos(opts.variant));
         Core { opts, net: None, tree: Arc::new(Mutex::new(tree)), tree_dirty: false, running: None }
     }
 
@@ -292,7 +295,7 @@ impl Core {
         let net = self.net.as_ref().expect("loaded");
         limits.origin.get_or_insert_with(std::time::Instant::now);
         if self.tree_dirty || self.tree.is_poisoned() {
-            let tree = Tree::new(self.opts.search_config(), self.opts.end_rules(), &pos);
+            let tree = PlayerTree::new(self.opts.search_config(), self.opts.end_rules(), &pos);
             self.tree = Arc::new(Mutex::new(tree));
             self.tree_dirty = false;
         }
@@ -300,7 +303,6 @@ impl Core {
             limits.nodes = Some(limits.nodes.map_or(self.opts.nodes_limit, |n| n.min(self.opts.nodes_limit)));
         }
         let settings = Settings {
-            threads: self.opts.threads,
             batch_size: self.opts.batch_size,
             multipv: self.opts.multipv,
             info_interval_ms: self.opts.info_interval_ms,
@@ -308,8 +310,9 @@ impl Core {
         };
         let control = Arc::new(Control::new());
         let tree = self.tree.clone();
-        let evaluator = net.network.evaluator.clone();
-        let encoder = net.network.encoder.clone();
+        let evaluators: Vec<DirectEvaluator> =
+            (0..self.opts.threads.max(1)).map(|_| DirectEvaluator::new(net.network.evaluator.clone())).collect();
+        let encoder = net.encoder.clone();
         let ctl = control.clone();
         let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let fin = finished.clone();
@@ -318,12 +321,19 @@ impl Core {
             .spawn(move || {
                 let result = catch_unwind(AssertUnwindSafe(|| {
                     tree.lock().unwrap_or_else(|e| e.into_inner()).set_root(&pos);
-                    search::run(&tree, &evaluator, &encoder, &limits, &settings, &ctl, &*on_info)
+                    driver::run(&tree, evaluators, &encoder, &limits, &settings, &ctl, &*on_info)
                 }));
                 let (outcome, workers) = match result {
                     Ok((o, w)) => (o, Some(w)),
-                    Err(p) => (failed(&pos, format!("search panicked: {}", panic_text(&p))), None),
+                    Err(p) => (failed(&pos, panic_text(&p)), None),
                 };
+                // Diagnostics on stderr (GUIs may not read stderr: keep it off by default).
+                if std::env::var_os("KOMA_USI_DEBUG").is_some() {
+                    eprintln!(
+                        "koma-usi: search stopped ({:?}) after {} ms, {} simulations",
+                        outcome.stopped_by, outcome.info.time_ms, outcome.info.nodes
+                    );
+                }
                 fin.store(true, std::sync::atomic::Ordering::SeqCst);
                 on_done(outcome);
                 // The workers finish their last batch after the move is out; the next
@@ -338,16 +348,8 @@ impl Core {
     }
 }
 
-fn failed(pos: &Position, error: String) -> SearchOutcome {
-    SearchOutcome {
-        best: pos.legal_moves().first().copied(),
-        ponder: None,
-        value: 0.0,
-        proof: Proof::Unknown,
-        info: Info::default(),
-        error: Some(error),
-        tree_full: false,
-    }
+fn failed(pos: &Position, panic: String) -> SearchOutcome {
+    SearchOutcome::failed(pos.legal_moves().first().copied(), SearchError::Panic(panic))
 }
 
 fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
@@ -363,8 +365,10 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 fn load(key: &NetKey) -> Result<Network, String> {
     let batch = key.batch;
     if key.model.as_os_str() == UNIFORM {
+        let network = model::Network::uniform(key.variant);
         return Ok(Network {
-            network: model::Network::uniform(key.variant),
+            encoder: Arc::new(network.encoder.clone()),
+            network,
             key: key.clone(),
             description: format!("uniform evaluator ({})", key.variant),
             cuda: false,
@@ -394,5 +398,6 @@ fn load(key: &NetKey) -> Result<Network, String> {
         meta.net.channels,
         network.evaluator.describe()
     );
-    Ok(Network { network, key: key.clone(), description, cuda: device.is_cuda() })
+    let encoder = Arc::new(network.encoder.clone());
+    Ok(Network { network, encoder, key: key.clone(), description, cuda: device.is_cuda() })
 }

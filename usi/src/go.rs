@@ -5,7 +5,7 @@
 //! negative or out of range is reported and left out, so the search falls back to the
 //! other limits, or to [`DEFAULT_MOVETIME_MS`] when none is left.
 
-use ::search::time::Clock;
+use search::time::Clock;
 
 /// Thinking time of a `go` that sets no limit (no clock, `movetime`, `nodes` or `depth`,
 /// or only malformed ones), in milliseconds.

@@ -1,10 +1,12 @@
 //! koma's engine: a USI player for shogi, sho shogi and dai shogi, and an XBoard
 //! (protocol 2) player for sho and dai shogi as HaChu and XBoard speak them.
 //!
-//! - [`tree`]: the engine's search tree: `search::tree::Tree` (PUCT, virtual loss,
-//!   proofs with mate distances, reuse) plus the root mate-in-3 scan, PV and statistics.
-//! - [`search`]: worker threads with batched evaluation, the controller, info output.
-//! - [`engine`]: options, network loading, the search thread (shared by the protocols).
+//! The search is the `search` crate's player search (`search::driver`: threads on one
+//! tree with virtual loss, tree reuse, the root mate-in-3 scan, the stopping rules), the
+//! same that the arena's koma player and the trainer's evaluation games play with.
+//!
+//! - [`engine`]: options, network loading, the tree kept between moves and the search
+//!   thread (shared by the protocols).
 //! - [`usi`], [`xboard`]: the protocol loops.
 //! - [`options`]: the option table.
 //! - [`input`]: command lines read as bytes (a bad line costs only itself).
@@ -14,8 +16,6 @@ pub mod engine;
 pub mod go;
 pub mod input;
 pub mod options;
-pub mod search;
-pub mod tree;
 pub mod usi;
 pub mod xboard;
 

@@ -1,7 +1,7 @@
 //! The engine's options, shared by USI (`setoption`) and XBoard (`option`).
 
-use ::search::SearchConfig;
 use rules::Variant;
+use search::SearchConfig;
 
 /// Type and default of an option, as the protocols announce it.
 #[derive(Clone, Copy, Debug)]

@@ -15,9 +15,9 @@ use crate::engine::{immediate, Core, Immediate};
 use crate::go::{parse_go, GoCommand, DEFAULT_MOVETIME_MS};
 use crate::input::{read_line, Line};
 use crate::options::{Effect, Options};
-use crate::search::{Info, Limits, Score, SearchOutcome};
 use crate::Out;
-use ::search::time::{self, Clock};
+use search::time::{self, Clock};
+use search::{Info, Limits, Score, SearchOutcome};
 
 pub const ENGINE_NAME: &str = concat!("koma-usi ", env!("CARGO_PKG_VERSION"));
 
@@ -243,8 +243,8 @@ fn bestmove_text(
     if o.tree_full {
         out.line("info string the search tree is full (raise USI_Hash)");
     }
-    let resign = resign_value > 0
-        && (matches!(o.proof, crate::tree::Proof::Loss(_)) || o.value * 1000.0 < -(resign_value as f32));
+    let resign =
+        resign_value > 0 && (matches!(o.proof, search::Proof::Loss(_)) || o.value * 1000.0 < -(resign_value as f32));
     if resign {
         return "bestmove resign".into();
     }

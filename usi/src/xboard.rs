@@ -20,10 +20,10 @@ use crate::engine::{immediate, Core, Immediate};
 use crate::go::{nodes_for_depth, MAX_DEPTH, MAX_TIME_MS};
 use crate::input::{read_line, Line};
 use crate::options::Options;
-use crate::search::{Info, Limits, Score, SearchOutcome};
 use crate::usi::ENGINE_NAME;
 use crate::Out;
-use ::search::time::{self, Clock};
+use search::time::{self, Clock};
+use search::{Info, Limits, Score, SearchOutcome};
 
 /// The game as both threads see it.
 struct Game {
@@ -408,7 +408,7 @@ impl Xboard {
                 out.line(&thinking_line(&root, &o.info));
             }
             let resign = resign_value > 0
-                && (matches!(o.proof, crate::tree::Proof::Loss(_)) || o.value * 1000.0 < -(resign_value as f32));
+                && (matches!(o.proof, search::Proof::Loss(_)) || o.value * 1000.0 < -(resign_value as f32));
             let mv = o.best.or_else(|| root.legal_moves().first().copied());
             match mv {
                 Some(mv) if !resign => {

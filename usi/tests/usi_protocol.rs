@@ -226,3 +226,27 @@ fn sho_and_dai_through_usi() {
         assert!(pos.parse_usi(&mv).is_ok(), "{v}: {mv}");
     }
 }
+
+/// Issue 26: once the tree had filled its hash, a position outside it (a move taken
+/// back) got a 0-node search at `hashfull 1000`. The tree now drops what it held and
+/// `hashfull` counts what is used.
+#[test]
+fn a_full_tree_searches_a_position_outside_it() {
+    let mut e = Engine::start(&[]);
+    e.handshake(&[("ModelFile", "<uniform>"), ("USI_Hash", "16"), ("InfoInterval", "0")]);
+    e.send("usinewgame");
+    e.send("position startpos moves 7g7f 3c3d");
+    e.send("go movetime 3000");
+    let out = e.until(20.0, "bestmove");
+    let info = out.iter().rev().find(|l| l.starts_with("info depth")).expect("an info line");
+    assert!(info.contains("hashfull 1000"), "the tree did not fill: {info}");
+    e.send("position startpos moves 7g7f");
+    e.send("go nodes 1000");
+    let out = e.until(20.0, "bestmove");
+    let info = out.iter().rev().find(|l| l.starts_with("info depth")).expect("an info line");
+    assert!(info.contains(" nodes 1000 "), "{info}");
+    assert!(!info.contains("hashfull 1000"), "{info}");
+    assert_legal("startpos moves 7g7f", &bestmove_of(out.last().unwrap()));
+    e.send("quit");
+    assert!(e.wait_exit(10.0).success());
+}

@@ -1,19 +1,21 @@
-//! The engine's search tree: the shared [`search::tree::Tree`] (PUCT, several leaves
-//! in flight with virtual loss, exact terminal positions, proofs with their distance to
-//! mate, the short mate search at expansion, reuse of the subtree of the moves played)
-//! plus what a player needs on top: a mate-in-3 scan at the root, principal variations,
-//! depth statistics and `hashfull`.
+//! A player's search tree (the engine's and the arena's): the shared [`crate::tree::Tree`]
+//! (PUCT, several leaves in flight with virtual loss, exact terminal positions, proofs
+//! with their distance to mate, the short mate search at expansion, reuse of the subtree
+//! of the moves played) plus what a player needs on top: a mate-in-3 scan at the root,
+//! principal variations, depth statistics and `hashfull`.
 //!
-//! The tree is driven leaf by leaf ([`Tree::select_leaf`] then [`Tree::apply`]); the
-//! threads of [`crate::search`] share it behind a mutex and evaluate their leaves in
-//! batches outside the lock.
+//! The tree is driven leaf by leaf ([`PlayerTree::select_leaf`] then
+//! [`PlayerTree::apply`]); the threads of the `driver` module share it behind a mutex and
+//! evaluate their leaves in batches outside the lock.
 
-use ::search::tree::{self as shared, find_immediate_win, RootHooks};
-use ::search::SearchConfig;
 use model::encoding::Encoder;
+use model::Logits;
 use rules::{EndRules, Move, Position, RoyalRule};
 
-pub use ::search::tree::{ChildInfo, Leaf, Proof, Selected};
+use crate::config::SearchConfig;
+use crate::tree::{self as shared, find_immediate_win, RootHooks};
+
+pub use crate::tree::{ChildInfo, Leaf, Proof, Selected};
 
 /// The root mate-in-3 scan (`mate_search_plies` >= 3, variants with the check rule),
 /// run when the root is first expanded and at the start of every search.
@@ -88,19 +90,19 @@ impl RootScan {
     }
 }
 
-/// The search tree of one game.
-pub struct Tree {
+/// The search tree of one game of a player.
+pub struct PlayerTree {
     tree: shared::Tree,
     scan: RootScan,
-    /// Network evaluations requested since [`Tree::begin_search`].
+    /// Network evaluations requested since [`PlayerTree::begin_search`].
     evaluations: u64,
     max_depth: u32,
     depth_sum: u64,
 }
 
-impl Tree {
-    pub fn new(params: SearchConfig, end_rules: EndRules, pos: &Position) -> Tree {
-        Tree {
+impl PlayerTree {
+    pub fn new(params: SearchConfig, end_rules: EndRules, pos: &Position) -> PlayerTree {
+        PlayerTree {
             tree: shared::Tree::new(params, end_rules, pos),
             scan: RootScan::default(),
             evaluations: 0,
@@ -117,9 +119,10 @@ impl Tree {
         self.tree.end_rules()
     }
 
-    /// Drops the whole tree and starts from `pos`.
+    /// Drops the whole tree and starts from `pos`, giving its memory back.
     pub fn reset(&mut self, pos: &Position) {
         self.tree.reset(pos);
+        self.tree.release_memory();
     }
 
     pub fn root_position(&self) -> &Position {
@@ -128,9 +131,15 @@ impl Tree {
 
     /// Moves the root to `pos`, keeping the subtree of the moves played since the current
     /// root when `pos` continues the same game and that subtree exists; otherwise starts
-    /// afresh. Returns the visits kept. Must not be called with leaves in flight.
+    /// afresh (and gives the memory of the dropped tree back). Returns the visits kept. Must
+    /// not be called with leaves in flight.
     pub fn set_root(&mut self, pos: &Position) -> u32 {
-        self.tree.set_root(pos)
+        let kept = self.tree.set_root(pos);
+        if kept == 0 {
+            // Started afresh: a full tree must not keep the memory of what it dropped.
+            self.tree.release_memory();
+        }
+        kept
     }
 
     /// Starts counting a new search (statistics only; the tree is kept).
@@ -145,7 +154,7 @@ impl Tree {
         }
     }
 
-    /// Simulations started since [`Tree::begin_search`].
+    /// Simulations started since [`PlayerTree::begin_search`].
     pub fn started(&self) -> u64 {
         self.tree.started()
     }
@@ -167,12 +176,18 @@ impl Tree {
         }
     }
 
-    /// Bytes allocated for the tree (what the engine's memory cap counts).
+    /// Bytes used by the tree's nodes and edges (what the memory cap and `hashfull` count).
     pub fn tree_bytes(&self) -> usize {
+        self.tree.tree_bytes()
+    }
+
+    /// Bytes allocated for the tree (up to about twice [`PlayerTree::tree_bytes`] while it
+    /// grows).
+    pub fn allocated_bytes(&self) -> usize {
         self.tree.allocated_bytes()
     }
 
-    /// Tree size in permille of its cap (USI `hashfull`).
+    /// Used tree size in permille of its cap (USI `hashfull`).
     pub fn hashfull(&self) -> u32 {
         let max = self.tree.max_tree_bytes();
         if max == 0 {
@@ -201,14 +216,7 @@ impl Tree {
     /// Descends to a leaf and either backs up an exact result, or writes the leaf's input
     /// planes to `input` and returns it for evaluation (virtual loss on its path).
     pub fn select_leaf(&mut self, encoder: &Encoder, input: &mut [f32]) -> Selected {
-        if self.tree.is_done() {
-            return Selected::Done;
-        }
-        // The engine counts allocated memory.
-        if self.tree_bytes() > self.tree.max_tree_bytes() {
-            self.tree.set_capped();
-            return Selected::Done;
-        }
+        // The tree stops at its cap by itself (Selected::Done).
         let selected = self.tree.select_leaf(encoder, input, &mut self.scan);
         let depth = match &selected {
             Selected::NeedsEval(leaf) => {
@@ -225,7 +233,7 @@ impl Tree {
 
     /// Applies the evaluation of `leaf`: policy logits (`policy_len` values) and
     /// (win, draw, loss) for the leaf's side to move.
-    pub fn apply(&mut self, leaf: Leaf, policy: &[f32], wdl: [f32; 3]) {
+    pub fn apply<'a>(&mut self, leaf: Leaf, policy: impl Into<Logits<'a>>, wdl: [f32; 3]) {
         self.tree.apply(leaf, policy, wdl);
     }
 
@@ -287,7 +295,7 @@ mod tests {
         let enc = Encoder::new(Variant::Shogi);
         let sfen = "1n1p1B1nb/s1s3sk1/lg2+Nppg1/L2g4L/1P1P2PR1/1+s2P4/2P1K4/PpG2P2P/1N5R1 b L6P 147";
         let pos = Position::from_sfen(Variant::Shogi, sfen).unwrap();
-        let mut tree = Tree::new(SearchConfig::default(), EndRules::default(), &pos);
+        let mut tree = PlayerTree::new(SearchConfig::default(), EndRules::default(), &pos);
         tree.begin_search();
         let mut input = vec![0.0; enc.input_len()];
         assert!(matches!(tree.select_leaf(&enc, &mut input), Selected::Exact { depth: 0 }));
@@ -300,12 +308,41 @@ mod tests {
         assert_eq!(tree.root_wdl(), [1.0, 0.0, 0.0]);
     }
 
+    /// A tree that filled up to its cap and then gets a root it does not hold (an earlier
+    /// position: the GUI took a move back) drops its nodes and searches again, with a
+    /// `hashfull` of what it uses.
+    #[test]
+    fn a_full_tree_searches_again_from_a_root_outside_it() {
+        let enc = Encoder::new(Variant::Shogi);
+        let params = SearchConfig { max_tree_mib: 1, ..SearchConfig::default() };
+        let mut pos = Position::startpos(Variant::Shogi);
+        pos.play_usi("7g7f").unwrap();
+        let earlier = pos.clone();
+        pos.play_usi("3c3d").unwrap();
+        let mut tree = PlayerTree::new(params, EndRules::default(), &pos);
+        tree.begin_search();
+        let mut input = vec![0.0; enc.input_len()];
+        let policy = vec![0.0; enc.policy_size()];
+        while !tree.is_done() {
+            if let Selected::NeedsEval(leaf) = tree.select_leaf(&enc, &mut input) {
+                tree.apply(leaf, &policy, [0.3, 0.4, 0.3]);
+            }
+        }
+        assert!(tree.hit_memory_cap());
+        assert_eq!(tree.hashfull(), 1000);
+        assert_eq!(tree.set_root(&earlier), 0);
+        tree.begin_search();
+        assert!(tree.hashfull() < 10, "{}", tree.hashfull());
+        assert!(tree.allocated_bytes() < 1000, "the memory was given back: {}", tree.allocated_bytes());
+        assert!(matches!(tree.select_leaf(&enc, &mut input), Selected::NeedsEval(_)));
+    }
+
     /// Leaves in flight count their depth; a re-rooted tree is scanned again.
     #[test]
     fn depth_statistics_and_reuse() {
         let enc = Encoder::new(Variant::Shogi);
         let pos = Position::startpos(Variant::Shogi);
-        let mut tree = Tree::new(SearchConfig::default(), EndRules::default(), &pos);
+        let mut tree = PlayerTree::new(SearchConfig::default(), EndRules::default(), &pos);
         tree.begin_search();
         let mut input = vec![0.0; enc.input_len()];
         let policy = vec![0.0; enc.policy_size()];

@@ -1,13 +1,15 @@
-//! Monte Carlo tree search over one game position, independent of how leaves get
-//! evaluated.
+//! The root policy of self-play: a search of one position with a simulation budget,
+//! root noise, a Gumbel or PUCT root, the policy target and the move choice, driven step
+//! by step and independent of how leaves get evaluated. (Play, the engine and the
+//! arena, goes through the `driver` module instead.)
 //!
-//! The caller drives it step by step, which lets a self-play worker interleave the
-//! searches of many games and evaluate all their leaves in one batch:
+//! Stepping lets a self-play worker interleave the searches of many games and evaluate
+//! all their leaves in one batch:
 //!
 //! ```text
-//! search.start(&position, simulations, noise, &mut rng);
+//! search.start(&position, simulations, noise);
 //! loop {
-//!     match search.select(&encoder, &mut input, &mut rng) {
+//!     match search.select(&encoder, &mut input) {
 //!         Step::NeedsEval => { /* evaluate input */ search.apply(policy_logits, wdl, &mut rng) }
 //!         Step::Done => break,
 //!         Step::Collision => { /* evaluate the pending leaves first */ }
@@ -17,9 +19,9 @@
 //! ```
 //!
 //! The tree itself (nodes and edges, terminal rules, proofs with mate distances, the
-//! mate search at expansion, backup, PUCT) is [`crate::tree::Tree`], shared with the USI
-//! engine. What self-play adds lives here: a simulation budget, root noise, the Gumbel
-//! root, the policy target and the move choice.
+//! mate search at expansion, backup, PUCT) is [`crate::tree::Tree`], shared with the
+//! players' search (`player_tree`). What self-play adds lives here: a simulation
+//! budget, root noise, the Gumbel root, the policy target and the move choice.
 //!
 //! Root selection: PUCT (AlphaZero, with log-growing c_puct, first-play urgency
 //! reduction and Dirichlet noise), or Gumbel AlphaZero (Gumbel top-k sampling of m
@@ -319,7 +321,7 @@ impl Search {
     /// Runs simulations until one needs a network evaluation (its input planes are
     /// written to `input`, `encoder.input_len()` values) or the search is done.
     /// Simulations that end in terminal or proven nodes are backed up on the spot.
-    pub fn select<'p>(&mut self, encoder: &Encoder, input: impl Into<Planes<'p>>, _rng: &mut Rng) -> Step {
+    pub fn select<'p>(&mut self, encoder: &Encoder, input: impl Into<Planes<'p>>) -> Step {
         let mut input = input.into();
         loop {
             if self.tree.started() >= self.budget as u64 {
@@ -445,8 +447,8 @@ impl Search {
         Some(t.edge(t.best_edge(0).unwrap_or(root.start)).mv)
     }
 
-    /// Runs a whole search with an evaluator in the calling thread (tests, tools, the
-    /// single-threaded engine): `evaluate(input) -> (policy logits, wdl)`.
+    /// Runs a whole search with an evaluator in the calling thread (tests, tools):
+    /// `evaluate(input) -> (policy logits, wdl)`.
     pub fn run<F>(&mut self, encoder: &Encoder, rng: &mut Rng, mut evaluate: F)
     where
         F: FnMut(&[f32]) -> (Vec<f32>, [f32; 3]),
@@ -473,7 +475,7 @@ impl Search {
             if self.simulations() > 1 && stop(self) {
                 return Ok(());
             }
-            match self.select(encoder, &mut input, rng) {
+            match self.select(encoder, &mut input) {
                 Step::NeedsEval => {
                     let (p, wdl) = evaluate(&input)?;
                     self.apply(&p, wdl, rng);

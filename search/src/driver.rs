@@ -1,0 +1,286 @@
+//! The search of a player (the engine `koma-usi`, the arena's koma player, the trainer's
+//! evaluation games): worker threads share one [`PlayerTree`] behind a mutex, each
+//! collecting a batch of leaves (kept apart by virtual loss) and evaluating it outside
+//! the lock through its own [`LeafEvaluator`]; the calling thread watches the stopping
+//! rules ([`crate::stop`]), the user's `stop`/`ponderhit` ([`Control`]) and reports
+//! progress ([`Info`]).
+//!
+//! The tree is kept between searches: move its root with [`PlayerTree::set_root`] before
+//! [`run`] (tree reuse), or reset it for a new game. With one thread the search is
+//! deterministic: under a node limit it ends once the last batch is applied.
+
+use std::fmt::Display;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use model::encoding::Encoder;
+
+use crate::leaf_eval::LeafEvaluator;
+use crate::player_tree::{PlayerTree, Selected};
+use crate::report::{best_value, snapshot, BatchStats, Info, SearchError, SearchOutcome};
+use crate::stop::{self, Control, Limits, Progress, StopReason};
+
+/// How a search runs (the number of threads is the number of leaf evaluators).
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// Leaves per evaluation of one thread.
+    pub batch_size: usize,
+    pub multipv: usize,
+    /// Milliseconds between progress reports; 0 = only the final one.
+    pub info_interval_ms: u64,
+    /// Always evaluate full batches (on a GPU a fixed shape avoids re-tuning kernels).
+    pub pad_batches: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { batch_size: 16, multipv: 1, info_interval_ms: 1000, pad_batches: false }
+    }
+}
+
+/// Worker threads that may still be finishing their last batch after [`run`] returned
+/// (the result is reported without waiting for them). Join them before the tree is used
+/// again; joining gives their leaf evaluators back (those of threads that panicked are
+/// lost).
+pub struct Workers<L>(Vec<JoinHandle<L>>);
+
+impl<L> Workers<L> {
+    pub fn join(self) -> Vec<L> {
+        self.0.into_iter().filter_map(|h| h.join().ok()).collect()
+    }
+}
+
+/// What the workers and the controller of one search share.
+#[derive(Default)]
+struct Shared {
+    halt: AtomicBool,
+    /// Leaves selected and not yet applied (changed under the tree's lock).
+    in_flight: AtomicU64,
+    error: Mutex<Option<SearchError>>,
+    batches: Mutex<BatchStats>,
+}
+
+impl Shared {
+    fn fail(&self, e: SearchError) {
+        self.error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+        self.halt.store(true, Ordering::SeqCst);
+    }
+
+    fn failed(&self) -> bool {
+        self.error.lock().is_ok_and(|e| e.is_some())
+    }
+}
+
+fn lock(tree: &Mutex<PlayerTree>) -> MutexGuard<'_, PlayerTree> {
+    tree.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs one search of the tree's current root (set it first with
+/// [`PlayerTree::set_root`]) with one thread per evaluator. `report` receives progress
+/// every `info_interval_ms`; the final state is returned as soon as the search stops,
+/// while the workers finish their batches (join them).
+pub fn run<L>(
+    tree: &Arc<Mutex<PlayerTree>>,
+    evaluators: Vec<L>,
+    encoder: &Arc<Encoder>,
+    limits: &Limits,
+    settings: &Settings,
+    control: &Control,
+    report: &(dyn Fn(&Info) + Sync),
+) -> (SearchOutcome, Workers<L>)
+where
+    L: LeafEvaluator + Send + 'static,
+    L::Error: Display,
+{
+    let start = limits.origin.unwrap_or_else(Instant::now);
+    lock(tree).begin_search();
+    let shared = Arc::new(Shared::default());
+    // Whatever happens below (even a panic), the workers get the signal to stop.
+    struct HaltOnDrop(Arc<Shared>);
+    impl Drop for HaltOnDrop {
+        fn drop(&mut self) {
+            self.0.halt.store(true, Ordering::SeqCst);
+        }
+    }
+    let _halt_guard = HaltOnDrop(shared.clone());
+    let handles = spawn_workers(tree, evaluators, encoder, limits, settings, &shared);
+    let mut last_info = Instant::now();
+    let stopped_by = loop {
+        std::thread::sleep(Duration::from_millis(1));
+        if control.is_stopped() {
+            break StopReason::Stopped;
+        }
+        if shared.failed() {
+            break StopReason::Error;
+        }
+        if handles.iter().all(|h| h.is_finished()) {
+            // Workers end only when halted: every one of them panicked (or none started).
+            shared.fail(SearchError::Panic("every search thread ended".into()));
+            break StopReason::Error;
+        }
+        let now = Instant::now();
+        let progress = progress(&lock(tree), limits, &shared);
+        if let Some(reason) = stop::check(limits, &progress, control, start, now) {
+            break reason;
+        }
+        if settings.info_interval_ms > 0
+            && now.duration_since(last_info).as_millis() as u64 >= settings.info_interval_ms
+        {
+            last_info = now;
+            let info = snapshot(&lock(tree), now.saturating_duration_since(start), settings.multipv);
+            report(&info);
+        }
+    };
+    shared.halt.store(true, Ordering::SeqCst);
+    let outcome = outcome(&lock(tree), start, settings, &shared, stopped_by);
+    (outcome, Workers(handles))
+}
+
+fn spawn_workers<L>(
+    tree: &Arc<Mutex<PlayerTree>>,
+    evaluators: Vec<L>,
+    encoder: &Arc<Encoder>,
+    limits: &Limits,
+    settings: &Settings,
+    shared: &Arc<Shared>,
+) -> Vec<JoinHandle<L>>
+where
+    L: LeafEvaluator + Send + 'static,
+    L::Error: Display,
+{
+    let batch = settings.batch_size.max(1);
+    let pad = settings.pad_batches;
+    let mut handles = Vec::with_capacity(evaluators.len());
+    for (i, mut ev) in evaluators.into_iter().enumerate() {
+        let (tree, encoder, limits, sh) = (tree.clone(), encoder.clone(), *limits, shared.clone());
+        let h = std::thread::Builder::new().name(format!("search-worker-{i}")).spawn(move || {
+            worker(&tree, &mut ev, &encoder, &limits, batch, pad, &sh);
+            ev
+        });
+        match h {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                if handles.is_empty() {
+                    shared.fail(SearchError::Thread(e.to_string()));
+                }
+                break;
+            }
+        }
+    }
+    handles
+}
+
+/// What the stopping rules look at (the caller holds the lock).
+fn progress(t: &PlayerTree, limits: &Limits, shared: &Shared) -> Progress {
+    let mut visits: Vec<u32> = t.root_children().iter().map(|c| c.visits).collect();
+    let single = visits.len() == 1;
+    visits.sort_unstable_by(|a, b| b.cmp(a));
+    let lead = match visits.as_slice() {
+        [a, b, ..] => (a - b) as u64,
+        [a] => *a as u64,
+        [] => 0,
+    };
+    Progress {
+        started: t.started(),
+        exhausted: t.is_done() || limits.nodes_reached(t.started()),
+        in_flight: shared.in_flight.load(Ordering::SeqCst),
+        lead,
+        single,
+    }
+}
+
+/// The result (the caller holds the lock).
+fn outcome(
+    t: &PlayerTree,
+    start: Instant,
+    settings: &Settings,
+    shared: &Shared,
+    stopped_by: StopReason,
+) -> SearchOutcome {
+    let info = snapshot(t, start.elapsed(), settings.multipv);
+    let best = t.best_move();
+    let root = t.root_children();
+    let value = best_value(t, best, &root);
+    let ponder = info.lines.first().and_then(|l| l.pv.get(1).copied());
+    SearchOutcome {
+        best,
+        ponder,
+        value,
+        proof: t.root_proof(),
+        info,
+        root,
+        batches: *shared.batches.lock().unwrap_or_else(|e| e.into_inner()),
+        error: shared.error.lock().unwrap_or_else(|e| e.into_inner()).take(),
+        tree_full: t.hit_memory_cap(),
+        stopped_by,
+    }
+}
+
+/// One search thread: select a batch under the lock, evaluate it outside, apply it.
+fn worker<L>(
+    tree: &Mutex<PlayerTree>,
+    evaluator: &mut L,
+    encoder: &Encoder,
+    limits: &Limits,
+    batch: usize,
+    pad: bool,
+    shared: &Shared,
+) where
+    L: LeafEvaluator,
+    L::Error: Display,
+{
+    let len = encoder.input_len();
+    let mut inputs = vec![0.0f32; len * batch];
+    let mut leaves = Vec::with_capacity(batch);
+    while !shared.halt.load(Ordering::SeqCst) {
+        let mut exact = 0usize;
+        {
+            let mut t = lock(tree);
+            while leaves.len() < batch && !limits.nodes_reached(t.started()) {
+                let i = leaves.len();
+                match t.select_leaf(encoder, &mut inputs[i * len..(i + 1) * len]) {
+                    Selected::NeedsEval(leaf) => leaves.push(leaf),
+                    Selected::Exact { .. } => {
+                        exact += 1;
+                        if exact >= 4 * batch {
+                            break;
+                        }
+                    }
+                    Selected::Collision | Selected::Done => break,
+                }
+            }
+            shared.in_flight.fetch_add(leaves.len() as u64, Ordering::SeqCst);
+        }
+        if leaves.is_empty() {
+            if exact > 0 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(300));
+            }
+            continue;
+        }
+        let n = leaves.len();
+        let rows = if pad { batch } else { n };
+        let result = evaluator.evaluate(&inputs[..rows * len], rows);
+        let mut t = lock(tree);
+        match result {
+            Ok(out) => {
+                for (i, leaf) in leaves.drain(..).enumerate() {
+                    t.apply(leaf, out.logits(i), out.wdl(i));
+                }
+            }
+            Err(e) => {
+                // Keep the tree consistent, then stop the search.
+                for leaf in leaves.drain(..) {
+                    t.apply(leaf, &[] as &[f32], [0.0, 1.0, 0.0]);
+                }
+                shared.fail(SearchError::Evaluation(e.to_string()));
+            }
+        }
+        shared.in_flight.fetch_sub(n as u64, Ordering::SeqCst);
+        let mut stats = shared.batches.lock().unwrap_or_else(|e| e.into_inner());
+        stats.add(BatchStats { batches: 1, leaves: n as u64, largest_batch: n });
+    }
+}
