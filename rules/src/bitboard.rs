@@ -3,9 +3,15 @@
 //! targets, zones. The generator is written once over [`Bits`]; 9x9 boards
 //! use `u128`, dai shogi's 15x15 board uses [`U256`].
 
-use crate::types::Color;
-use crate::variant::{Tables, DIRS};
+use crate::types::{Color, DIRS};
 use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not};
+
+/// A board's bit-set geometry, in the width its size needs: `u128` for boards of up to
+/// 128 squares, [`U256`] for larger ones (dai).
+pub(crate) struct Geometries {
+    pub narrow: Option<Geometry<u128>>,
+    pub wide: Option<Geometry<U256>>,
+}
 
 /// A set of dense squares.
 pub(crate) trait Bits:
@@ -38,7 +44,7 @@ pub(crate) trait Bits:
     /// Reads the occupancy the position stores for every width.
     fn load(wide: U256) -> Self;
     /// The variant's geometry at this width.
-    fn geometry(t: &Tables) -> &Geometry<Self>;
+    fn geometry(g: &Geometries) -> &Geometry<Self>;
 }
 
 #[inline(always)]
@@ -106,8 +112,8 @@ impl Bits for u128 {
         wide.lo
     }
     #[inline(always)]
-    fn geometry(t: &Tables) -> &Geometry<u128> {
-        t.narrow.as_ref().expect("boards up to 11x11 have u128 tables")
+    fn geometry(g: &Geometries) -> &Geometry<u128> {
+        g.narrow.as_ref().expect("boards up to 11x11 have u128 tables")
     }
 }
 
@@ -180,8 +186,8 @@ impl Bits for U256 {
         wide
     }
     #[inline(always)]
-    fn geometry(t: &Tables) -> &Geometry<U256> {
-        t.wide.as_ref().expect("boards over 11x11 have 256-bit tables")
+    fn geometry(g: &Geometries) -> &Geometry<U256> {
+        g.wide.as_ref().expect("boards over 11x11 have 256-bit tables")
     }
 }
 

@@ -15,6 +15,7 @@ mod handicap;
 mod material;
 mod movegen;
 mod moves;
+mod notation;
 mod outcome;
 mod perft;
 mod position;
@@ -34,9 +35,7 @@ pub use perft::{divide, perft};
 pub use position::{Position, Undo};
 pub use sfen::{piece_code, Setup, SfenError, MAX_MOVE_NUMBER};
 pub use types::{rank_letter, Color, Kind, Piece, Square, MAX_SIZE};
-pub use usi::{parse_position_command, MoveError, PositionCommandError};
+pub use notation::{parse_position_command, parse_position_with, Notation, PositionCommandError, UnknownNotation};
+pub use usi::MoveError;
 pub use variant::{KindSpec, Leg, LionPower, Movement, PromotionRule, RoyalRule, UnknownVariant, Variant, VariantSpec};
-pub use xboard::{
-    parse_position_with, parse_square as xboard_parse_square, square_name as xboard_square_name, Notation,
-    UnknownNotation, XboardError, XboardMove,
-};
+pub use xboard::{parse_square as xboard_parse_square, square_name as xboard_square_name, XboardError, XboardMove};

@@ -18,7 +18,8 @@ use crate::bitboard::{Bits, Geometry, PerSquare, U256};
 use crate::moves::Move;
 use crate::position::Position;
 use crate::types::{Color, Kind, Piece, Square, EMPTY, GOTE_BIT, STRIDE};
-use crate::variant::{has, mailbox_offset, CodeMoves, LionPower, DIRS};
+use crate::types::DIRS;
+use crate::variant::{has, mailbox_offset, CodeMoves, LionPower};
 use crate::zobrist::KEYS;
 
 /// Where generated moves go: a list, or a running count.
@@ -310,7 +311,7 @@ impl Position {
     #[inline(always)]
     fn generate<B: Bits, S: Sink>(&self, sink: &mut S) {
         let t = self.t;
-        let g = B::geometry(t);
+        let g = B::geometry(&t.geometry);
         let us = self.side;
         let own = B::load(self.occupied[us.index()]);
         let enemy = B::load(self.occupied[us.opponent().index()]);
@@ -495,7 +496,7 @@ impl Position {
     /// Runs the generator at the bit width of the board.
     #[inline(always)]
     fn generate_into<S: Sink>(&self, sink: &mut S) {
-        if self.t.narrow.is_some() {
+        if self.t.geometry.narrow.is_some() {
             self.generate::<u128, S>(sink);
         } else {
             self.generate::<U256, S>(sink);

@@ -4,7 +4,8 @@
 use crate::bitboard::{Bits, U256};
 use crate::moves::Move;
 use crate::types::{Color, Kind, Piece, Square, BOARD_LEN, EMPTY, GOTE_BIT, KIND_SLOTS, WALL};
-use crate::variant::{has, RoyalRule, Tables, Variant, DIRS};
+use crate::types::DIRS;
+use crate::variant::{has, RoyalRule, Tables, Variant};
 use crate::zobrist::{KEYS, MAX_HAND};
 
 /// Squares of a side's royal pieces (king and crown princes).
@@ -519,13 +520,6 @@ impl Position {
         let entry = self.history.pop()?;
         self.unmake(entry.mv, entry.undo);
         Some(entry.mv)
-    }
-
-    /// Parses a USI move and plays it if it is legal here.
-    pub fn play_usi(&mut self, text: &str) -> Result<Move, crate::MoveError> {
-        let mv = self.parse_usi(text)?;
-        self.play(mv);
-        Ok(mv)
     }
 
     /// The piece code at a mailbox cell (walls included).

@@ -368,6 +368,9 @@ impl fmt::Debug for Piece {
     }
 }
 
+/// The eight unit directions on the mailbox, as (dx, dy) from sente's view.
+pub(crate) const DIRS: [(i8, i8); 8] = [(0, -1), (1, -1), (-1, -1), (1, 0), (-1, 0), (0, 1), (1, 1), (-1, 1)];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,9 +3,7 @@
 
 use crate::moves::{Move, UsiMove, UsiMoveError};
 use crate::position::Position;
-use crate::sfen::SfenError;
 use crate::types::{Kind, Piece, Square};
-use crate::variant::Variant;
 
 /// Why a move cannot be played here.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -20,6 +18,13 @@ pub enum MoveError {
 }
 
 impl Position {
+    /// Parses a USI move and plays it if it is legal here.
+    pub fn play_usi(&mut self, text: &str) -> Result<Move, MoveError> {
+        let mv = self.parse_usi(text)?;
+        self.play(mv);
+        Ok(mv)
+    }
+
     fn on_board(&self, sq: Square) -> bool {
         let size = self.t.spec.size as u8;
         sq.file() <= size && sq.rank() <= size
@@ -119,58 +124,4 @@ impl Position {
             "the piece cannot move like that"
         }
     }
-}
-
-/// A bad `position` command.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PositionCommandError {
-    #[error("empty position")]
-    Empty,
-    #[error(transparent)]
-    Sfen(#[from] SfenError),
-    #[error("expected 'moves' after the position, found '{0}'")]
-    ExpectedMoves(String),
-    #[error("move {ply} ({mv}): {source}")]
-    Move { ply: usize, mv: String, source: MoveError },
-}
-
-/// Parses the arguments of a USI `position` command (`startpos`,
-/// `startpos moves 7g7f`, `sfen <sfen> [moves ...]`) or a bare SFEN, and
-/// plays the moves. Returns the position after the moves.
-pub fn parse_position_command(variant: Variant, text: &str) -> Result<Position, PositionCommandError> {
-    parse_position_command_in(variant, text, crate::Notation::Usi)
-}
-
-/// [`parse_position_command`] with the moves in `notation`.
-pub(crate) fn parse_position_command_in(
-    variant: Variant,
-    text: &str,
-    notation: crate::Notation,
-) -> Result<Position, PositionCommandError> {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let (mut pos, rest) = match words.first() {
-        None => return Err(PositionCommandError::Empty),
-        Some(&"startpos") => (Position::startpos(variant), &words[1..]),
-        Some(&"sfen") => {
-            let end = words.iter().position(|&w| w == "moves").unwrap_or(words.len());
-            (Position::from_sfen(variant, &words[1..end].join(" "))?, &words[end..])
-        }
-        Some(_) => {
-            let end = words.iter().position(|&w| w == "moves").unwrap_or(words.len());
-            (Position::from_sfen(variant, &words[..end].join(" "))?, &words[end..])
-        }
-    };
-    if let Some((&first, moves)) = rest.split_first() {
-        if first != "moves" {
-            return Err(PositionCommandError::ExpectedMoves(first.to_string()));
-        }
-        for (i, &m) in moves.iter().enumerate() {
-            pos.play_text(m, notation).map_err(|source| PositionCommandError::Move {
-                ply: i + 1,
-                mv: m.to_string(),
-                source,
-            })?;
-        }
-    }
-    Ok(pos)
 }

@@ -2,8 +2,8 @@
 //! promotion, drops, royals and the start position. One move generator reads
 //! these tables for every variant.
 
-use crate::bitboard::{Geometry, PerSquare, StepPattern, Zones, U256};
-use crate::types::{Color, Kind, Piece, Square, BOARD_LEN, CODES, KIND_SLOTS, STRIDE};
+use crate::bitboard::{Geometries, Geometry, PerSquare, StepPattern, Zones};
+use crate::types::{Color, Kind, Piece, Square, BOARD_LEN, CODES, DIRS, KIND_SLOTS, STRIDE};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::OnceLock;
@@ -457,8 +457,6 @@ static DAI: VariantSpec = VariantSpec {
     start_sfen: "ln[st]icsgkgsci[st]nl/[rc]1[cs]1[fl]1tet1[fl]1[cs]1[rc]/1o1[ab]1[ew]f[ln][kr][ew]1[ab]1o1/r[fd][sm][vm]bhd[fk]dhb[vm][sm][fd]r/ppppppppppppppp/4[gb]5[gb]4/15/15/15/4[GB]5[GB]4/PPPPPPPPPPPPPPP/R[FD][SM][VM]BHD[FK]DHB[VM][SM][FD]R/1O1[AB]1[EW][KR][LN]F[EW]1[AB]1O1/[RC]1[CS]1[FL]1TET1[FL]1[CS]1[RC]/LN[ST]ICSGKGSCI[ST]NL b - 1",
 };
 
-/// The eight unit directions on the mailbox, as (dx, dy) from sente's view.
-pub(crate) const DIRS: [(i8, i8); 8] = [(0, -1), (1, -1), (-1, -1), (1, 0), (-1, 0), (0, 1), (1, 1), (-1, 1)];
 
 #[inline]
 pub(crate) fn mailbox_offset(dx: i8, dy: i8) -> i16 {
@@ -515,10 +513,8 @@ pub(crate) struct Tables {
     pub square_of_dense: PerSquare<Square>,
     /// Dense index of each mailbox cell (0 off the board).
     dense_of: Box<[u16; BOARD_LEN]>,
-    /// Bit-set geometry for boards of up to 128 squares.
-    pub narrow: Option<Geometry<u128>>,
-    /// Bit-set geometry for larger boards (dai).
-    pub wide: Option<Geometry<U256>>,
+    /// Bit-set geometry in the width the board needs.
+    pub geometry: Geometries,
 }
 
 /// Is `code` in the set of codes `mask`? `WALL` (0xFF) never is: bit 127
@@ -663,8 +659,7 @@ impl Tables {
             attack_slide: attacks.slide,
             attack_range2: attacks.range2,
             attack_jump: attacks.jump,
-            narrow,
-            wide,
+            geometry: Geometries { narrow, wide },
         }
     }
 }

@@ -23,10 +23,7 @@
 use crate::moves::Move;
 use crate::position::Position;
 use crate::types::{Kind, Square};
-use crate::usi::MoveError;
-use crate::variant::Variant;
 use std::fmt::Write;
-use std::str::FromStr;
 
 /// Why XBoard text is not a legal move of a position.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -232,78 +229,12 @@ impl Position {
         self.play(mv);
         Ok(mv)
     }
-
-    /// The text of `mv` in `notation`.
-    pub fn move_text(&self, mv: Move, notation: Notation) -> String {
-        match notation {
-            Notation::Usi => mv.to_usi(),
-            Notation::Xboard => self.to_xboard(mv),
-        }
-    }
-
-    /// Parses move text in `notation` against this position.
-    pub fn parse_move(&self, text: &str, notation: Notation) -> Result<Move, MoveError> {
-        match notation {
-            Notation::Usi => self.parse_usi(text),
-            Notation::Xboard => Ok(self.parse_xboard(text)?),
-        }
-    }
-
-    /// Parses move text in `notation` and plays it if it is legal here.
-    pub fn play_text(&mut self, text: &str, notation: Notation) -> Result<Move, MoveError> {
-        let mv = self.parse_move(text, notation)?;
-        self.play(mv);
-        Ok(mv)
-    }
-}
-
-/// A move notation: USI (`7g7f`, dai `8m7l8m`) or XBoard as HaChu uses it
-/// (`g3g4`, `h3g4,g4h3`, `@@@@`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Notation {
-    #[default]
-    Usi,
-    Xboard,
-}
-
-impl Notation {
-    pub fn name(self) -> &'static str {
-        match self {
-            Notation::Usi => "usi",
-            Notation::Xboard => "xboard",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown notation '{0}' (expected usi or xboard)")]
-pub struct UnknownNotation(pub String);
-
-impl FromStr for Notation {
-    type Err = UnknownNotation;
-    fn from_str(s: &str) -> Result<Notation, UnknownNotation> {
-        match s.to_ascii_lowercase().as_str() {
-            "usi" => Ok(Notation::Usi),
-            "xboard" | "hachu" | "winboard" => Ok(Notation::Xboard),
-            _ => Err(UnknownNotation(s.to_string())),
-        }
-    }
-}
-
-/// Like [`crate::parse_position_command`], with the moves in `notation`:
-/// `startpos`, `startpos moves g5g6 f12e13`, `sfen <sfen> moves ...` or a
-/// bare SFEN followed by `moves ...`.
-pub fn parse_position_with(
-    variant: Variant,
-    text: &str,
-    notation: Notation,
-) -> Result<Position, crate::PositionCommandError> {
-    crate::usi::parse_position_command_in(variant, text, notation)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{parse_position_with, Notation, Variant};
 
     #[test]
     fn fixed_squares() {

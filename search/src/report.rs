@@ -22,8 +22,8 @@ pub enum Score {
 /// probability counting draws as half, cp = 600 ln(p / (1 - p)), within +-30000.
 /// So q = 0 is 0 cp, q = 0.5 (p = 0.75) about 659 cp, q = -0.9 about -1766 cp.
 pub fn q_to_cp(q: f32) -> i32 {
-    let p = ((1.0 + q as f64) / 2.0).clamp(1e-12, 1.0 - 1e-12);
-    (600.0 * (p / (1.0 - p)).ln()).round().clamp(-30000.0, 30000.0) as i32
+    let p = (1.0 + q as f64) / 2.0;
+    dataio::score::centipawns(p, dataio::score::PONANZA_SCALE).round().clamp(-30000.0, 30000.0) as i32
 }
 
 /// One principal variation.

@@ -1,7 +1,7 @@
 //! `koma train`: the learner and self-play in one process on a local run, composed from
 //! the roles in [`crate::roles`] (which `koma learner` and `koma worker` run apart).
 //!
-//! Everything goes under `runs/<name>/` (layout in [`crate::roles::layout`] and
+//! Everything goes under `runs/<name>/` (layout in [`dataio::run_layout`] and
 //! `data/FORMAT.md`). Every file is written atomically and `state.json` is the commit
 //! record: a `kill -9` at any moment leaves a run that `--resume` continues from its
 //! newest complete checkpoint. Samples written after that checkpoint are kept and reused.

@@ -17,7 +17,7 @@ use selfplay::EncoderLabels;
 use store::Entry;
 
 use super::files::RunFiles;
-use super::layout::{chunk_worker, SAMPLES};
+use dataio::run_layout::{chunk_worker, SAMPLES};
 use super::state::RunState;
 use crate::error::TrainError;
 use crate::replay::Replay;

@@ -7,7 +7,7 @@
 //! workers can start and stop at any time. `koma train` (the crate's `run` module) runs the
 //! learner with self-play threads in one process.
 //!
-//! - [`layout`]: the names of a run's objects; [`files`]: the store and the local folder
+//! - the names of a run's objects are `dataio::run_layout`'s; [`files`]: the store and the local folder
 //!   of this process; [`state`]: the learner's state and where it resumes.
 //! - [`network`]: loading, checkpoints, publishing; [`intake`]: chunks into the window;
 //!   [`evaluation`]: evaluation games in the background.
@@ -19,7 +19,6 @@ pub mod display;
 pub mod evaluation;
 pub mod files;
 pub mod intake;
-pub mod layout;
 pub mod learner;
 pub mod network;
 pub mod selfplay;

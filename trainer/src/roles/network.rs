@@ -10,7 +10,7 @@ use model::{load_net, save_checkpoint, CheckpointInfo, Evaluator, Expected, Mode
 use model::{Precision, TorchEvaluator};
 
 use super::files::RunFiles;
-use super::layout::{self, checkpoint_files, checkpoint_stem, model_stem, stem_step, ModelPointer, MODELS};
+use dataio::run_layout::{self as layout, checkpoint_files, checkpoint_stem, model_stem, stem_step, ModelPointer, MODELS};
 use super::state::RunState;
 use crate::error::TrainError;
 use crate::net_trainer::NetTrainer as Learner;

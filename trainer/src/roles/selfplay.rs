@@ -12,7 +12,7 @@ use model::{Batcher, BatcherConfig, Evaluator};
 use rules::Variant;
 use selfplay::{run_selfplay, Openings, Progress, RunOptions, SelfplayFileConfig};
 
-use super::layout::chunk_key;
+use dataio::run_layout::chunk_key;
 use super::uploader::Uploader;
 use crate::error::TrainError;
 

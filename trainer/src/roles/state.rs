@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::files::RunFiles;
-use super::layout::{self, stem_step, CHECKPOINTS};
+use dataio::run_layout::{self as layout, stem_step, CHECKPOINTS};
 use crate::error::TrainError;
 
 /// Version of `state.json`.

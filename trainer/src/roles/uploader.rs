@@ -133,14 +133,14 @@ impl PastOrNone for Option<Instant> {
 
 /// The spooled chunks under `spool` as (store key, file), sorted by key.
 pub fn spooled(spool: &Path) -> Vec<(String, PathBuf)> {
-    let dir = spool.join(super::layout::SAMPLES);
+    let dir = spool.join(dataio::run_layout::SAMPLES);
     let Ok(rd) = std::fs::read_dir(&dir) else { return Vec::new() };
     let mut v: Vec<(String, PathBuf)> = rd
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().to_str()?.to_string();
             (name.ends_with(".chunk") && !name.starts_with('.'))
-                .then(|| (format!("{}/{name}", super::layout::SAMPLES), e.path()))
+                .then(|| (format!("{}/{name}", dataio::run_layout::SAMPLES), e.path()))
         })
         .collect();
     v.sort();

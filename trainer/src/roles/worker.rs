@@ -15,7 +15,7 @@ use selfplay::Progress;
 use serde::Serialize;
 
 use super::files::RunFiles;
-use super::layout::{self, valid_worker_id, ModelPointer};
+use dataio::run_layout::{self as layout, valid_worker_id, ModelPointer};
 use super::network::{pull_network, read_pointer};
 use super::selfplay::{ChunkSink, SelfplayThread};
 use super::signal::sleep_unless;

@@ -10,7 +10,7 @@ use selfplay::Progress;
 use crate::net_trainer::StepStats;
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
-use crate::roles::layout;
+use dataio::run_layout as layout;
 use crate::roles::state::RunState;
 use crate::roles::worker::WorkerReport;
 use crate::tb::{tags, Tb};

@@ -33,7 +33,7 @@ use crate::replay::{Loader, Replay};
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
 use crate::roles::intake::take_in;
-use crate::roles::layout::{self, checkpoint_stem};
+use dataio::run_layout::{self as layout, checkpoint_stem};
 use crate::roles::network::{evaluator_of, prune, publish_model, save_learner_checkpoint};
 use crate::roles::selfplay::{ChunkSink, LocalFeed, SelfplayThread};
 use crate::roles::state::{resume_point, write_state, RunState};

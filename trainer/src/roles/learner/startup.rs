@@ -19,7 +19,7 @@ use crate::replay::{Loader, PolicyTargets, Replay, ValueTargets};
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
 use crate::roles::intake::refill_window;
-use crate::roles::layout;
+use dataio::run_layout as layout;
 use crate::roles::network::{load_network, pull_network};
 use crate::roles::state::RunState;
 
