@@ -15,10 +15,6 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn assert_refused(o: &Output, needles: &[&str]) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(2), "{err}");

@@ -31,23 +31,11 @@ seed = 9
 );
 
 fn scratch(name: &str) -> (PathBuf, PathBuf) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("koma-teacher-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cfg = dir.join("tiny.toml");
-    std::fs::write(&cfg, CONFIG).unwrap();
-    (dir, cfg)
+    common::scratch_with_config(&format!("koma-teacher-{name}"), CONFIG)
 }
 
 fn run(args: &[&str], extra: &[&Path]) -> Output {
-    let out = Command::new(KOMA).args(args).args(extra).output().unwrap();
-    assert!(
-        out.status.success(),
-        "koma {args:?} {extra:?}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    common::run_ok(KOMA, args, extra)
 }
 
 fn samples_of(dir: &Path) -> Vec<Sample> {
@@ -55,7 +43,7 @@ fn samples_of(dir: &Path) -> Vec<Sample> {
 }
 
 fn data(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+    common::repo_path(path)
 }
 
 /// Splits the samples of `koma gen` (written game by game, in order) into games: a game

@@ -444,31 +444,16 @@ pub fn write_chunk(path: impl AsRef<Path>, header: &ChunkHeader, samples: &[Samp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::labels::GenerationOrderLabels;
     use rules::Position;
 
-    /// Labels 0, 1, ... for the legal moves in generation order (not the encoder's, but
-    /// enough for the codec).
-    struct TestLabels;
-
-    impl PolicyLabels for TestLabels {
-        fn encoder_version(&self) -> u32 {
-            1
-        }
-        fn policy_size(&self, _: Variant) -> u32 {
-            2187
-        }
-        fn legal_labels(&self, pos: &Position) -> Vec<usize> {
-            (0..pos.legal_moves().len()).collect()
-        }
-    }
-
     fn decode_chunk(bytes: &[u8], path: &Path) -> Result<Chunk, SampleError> {
-        super::decode_chunk(bytes, path, &TestLabels)
+        super::decode_chunk(bytes, path, &GenerationOrderLabels)
     }
 
     fn sample(i: u32) -> Sample {
         let pos = Position::startpos(Variant::Shogi);
-        let legal = TestLabels.legal_labels(&pos);
+        let legal = GenerationOrderLabels.legal_labels(&pos);
         let label = |k: u32| legal[(i + k) as usize % legal.len()] as u32;
         Sample {
             sfen: pos.to_sfen(),

@@ -15,3 +15,21 @@ pub trait PolicyLabels: Sync {
     /// The labels of the legal moves of `pos`.
     fn legal_labels(&self, pos: &Position) -> Vec<usize>;
 }
+
+/// Labels 0, 1, ... for the legal moves in generation order, with the standard shogi
+/// policy size: not an encoder's labels, but enough for the codec's tests.
+#[cfg(test)]
+pub(crate) struct GenerationOrderLabels;
+
+#[cfg(test)]
+impl PolicyLabels for GenerationOrderLabels {
+    fn encoder_version(&self) -> u32 {
+        1
+    }
+    fn policy_size(&self, _: Variant) -> u32 {
+        2187
+    }
+    fn legal_labels(&self, pos: &Position) -> Vec<usize> {
+        (0..pos.legal_moves().len()).collect()
+    }
+}

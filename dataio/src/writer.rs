@@ -163,24 +163,10 @@ pub fn list_chunks(dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, SampleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::labels::GenerationOrderLabels;
     use crate::chunk::decode_chunk;
     use crate::sample::GameResult;
     use rules::Position;
-
-    /// Labels 0, 1, ... for the legal moves in generation order.
-    struct TestLabels;
-
-    impl PolicyLabels for TestLabels {
-        fn encoder_version(&self) -> u32 {
-            1
-        }
-        fn policy_size(&self, _: Variant) -> u32 {
-            2187
-        }
-        fn legal_labels(&self, pos: &Position) -> Vec<usize> {
-            (0..pos.legal_moves().len()).collect()
-        }
-    }
 
     fn sample(i: u32) -> Sample {
         Sample {
@@ -196,7 +182,7 @@ mod tests {
 
     #[test]
     fn the_batcher_numbers_full_chunks_and_keeps_what_was_not_stored() {
-        let mut b = ChunkBatcher::new(ChunkHeader::of(Variant::Shogi, &TestLabels), 2);
+        let mut b = ChunkBatcher::new(ChunkHeader::of(Variant::Shogi, &GenerationOrderLabels), 2);
         assert!(!b.push(sample(0)) && b.push(sample(1)));
         let first = b.encode_pending().unwrap().unwrap();
         assert_eq!((first.seq, first.samples), (0, 2));
@@ -207,8 +193,8 @@ mod tests {
         b.push(sample(2));
         let second = b.take().unwrap().unwrap();
         assert_eq!((second.seq, second.samples), (1, 1));
-        let chunk = decode_chunk(&second.bytes, Path::new("x"), &TestLabels).unwrap();
-        assert_eq!(chunk.header, ChunkHeader { count: 1, ..ChunkHeader::of(Variant::Shogi, &TestLabels) });
+        let chunk = decode_chunk(&second.bytes, Path::new("x"), &GenerationOrderLabels).unwrap();
+        assert_eq!(chunk.header, ChunkHeader { count: 1, ..ChunkHeader::of(Variant::Shogi, &GenerationOrderLabels) });
         assert_eq!(chunk.samples[0].plies_left, 2);
     }
 
@@ -216,7 +202,7 @@ mod tests {
     fn the_writer_names_its_files_and_retries_a_failed_write() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("samples");
-        let mut w = ChunkWriter::new(&out, "t", Variant::Shogi, &TestLabels, 3).unwrap();
+        let mut w = ChunkWriter::new(&out, "t", Variant::Shogi, &GenerationOrderLabels, 3).unwrap();
         let written = w.extend((0..7).map(sample)).unwrap();
         assert_eq!(written, [out.join("t-000000.chunk"), out.join("t-000001.chunk")]);
         std::fs::remove_dir_all(&out).unwrap();

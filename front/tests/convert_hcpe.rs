@@ -1,28 +1,17 @@
 //! `koma convert --to hcpe`: records become dlshogi's hcpe, read back by koma's reader and
 //! (where the reference Python with cshogi is installed) by cshogi.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
 
-use common::{scratch, KOMA};
+use common::{repo_path as data, run_ok, scratch, KOMA};
 use rules::records::hcpe;
 use rules::{Position, Variant};
 
 fn run(args: &[&str], extra: &[&Path]) -> Output {
-    let out = Command::new(KOMA).args(args).args(extra).output().unwrap();
-    assert!(
-        out.status.success(),
-        "koma {args:?} {extra:?}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn data(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+    run_ok(KOMA, args, extra)
 }
 
 #[test]

@@ -5,25 +5,12 @@
 
 mod common;
 
-use common::{koma, stdout, KOMA};
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use common::{koma, run_with_input, stderr, stdout, KOMA};
+use std::process::Output;
 
 /// Runs `koma` with raw bytes on its standard input.
 fn koma_bytes(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(KOMA)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("koma runs");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    run_with_input(KOMA, args, stdin)
 }
 
 #[test]

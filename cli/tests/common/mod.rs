@@ -1,8 +1,11 @@
 //! Runs the network commands' binary as a process, for the integration tests.
 #![allow(dead_code)]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+#[path = "../../../front/tests/common/process.rs"]
+mod process;
+
+pub use process::*;
+use std::process::Output;
 
 /// The binary of the network commands built for these tests: `koma-net`, which the `koma`
 /// front (package koma-front, tested there) runs in its place with the same arguments; it
@@ -11,28 +14,13 @@ pub const KOMA: &str = env!("CARGO_BIN_EXE_koma-net");
 
 /// Runs the network commands (`koma` without the front) with `args`, `stdin` written to its input, and waits for it.
 pub fn koma(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(KOMA)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("koma runs");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-/// The standard output of a run, as text.
-pub fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
+    run_with_input(KOMA, args, stdin.as_bytes())
 }
 
 /// A fresh folder for one test under Cargo's test scratch space, with `config` written to
 /// `tiny.toml` in it: (folder, config path).
 pub fn scratch_with_config(name: &str, config: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch(name);
     let cfg = dir.join("tiny.toml");
     std::fs::write(&cfg, config).unwrap();
     (dir, cfg)
