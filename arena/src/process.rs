@@ -36,7 +36,7 @@ const TRANSCRIPT_LINES: usize = 40;
 impl EngineProcess {
     /// Starts `argv` (program and arguments) in `cwd`. Its stderr is discarded unless the
     /// environment variable `KOMA_ARENA_DEBUG` is set, which also echoes the protocol
-    /// to stderr.
+    /// as `log` notes (target `arena::process`).
     pub fn spawn(argv: &[String], cwd: Option<&Path>) -> Result<EngineProcess, ProcessError> {
         let command = argv.join(" ");
         let spawn_err = |reason: String| ProcessError::Spawn { command: command.clone(), reason };
@@ -85,7 +85,7 @@ impl EngineProcess {
 
     fn note(&mut self, line: String) {
         if self.debug {
-            eprintln!("[{}] {line}", self.command);
+            log::info!("[{}] {line}", self.command);
         }
         if self.transcript.len() == TRANSCRIPT_LINES {
             self.transcript.pop_front();

@@ -79,6 +79,8 @@ enum BenchCommand {
 }
 
 fn main() -> ExitCode {
+    // The libraries' notes (a worker's network, a resumed run) are what users read.
+    progress::logger::init(progress::logger::LevelFilter::Info);
     let cli: NetCli = match koma_cli::parse_or_exit(NetCli::command()) {
         Ok(cli) => cli,
         Err(code) => return code,

@@ -1,6 +1,7 @@
 //! `koma train` never loses work: a signal during the evaluation games stops the run
 //! within a second or two, and a run folder whose `state.json` is missing or names a file
-//! outside the run is refused instead of overwritten (issue 19).
+//! outside the run is refused instead of overwritten (issue 19). A run resumed without its
+//! `state.json` says so through the log facade (issue 23).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -119,5 +120,30 @@ fn state_json_may_only_name_a_checkpoint_of_the_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("only checkpoints/ckpt-<step> of this run"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The trainer's warning about a missing `state.json` reaches stderr through the `log`
+/// facade at `koma`'s default level, and `KOMA_LOG=error` hides it.
+#[test]
+fn a_library_warning_shows_by_default_and_koma_log_hides_it() {
+    let no_eval = CONFIG.replace("interval = 1000", "interval = 0").replace("games = 2000\n", "");
+    let (dir, cfg) = scratch_with("logwarn", &no_eval);
+    let runs = dir.join("runs");
+    let out = train(&cfg, &runs, &["--max-steps", "4"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let warning = "has no state.json; continuing from its newest complete checkpoint (step 4)";
+    for (filter, shown) in [(None, true), (Some("error"), false)] {
+        std::fs::remove_file(runs.join("r/state.json")).unwrap();
+        let mut resume = train(&cfg, &runs, &["--resume", "--max-steps", "4"]);
+        resume.env_remove("KOMA_LOG").env_remove("RUST_LOG");
+        if let Some(f) = filter {
+            resume.env("KOMA_LOG", f);
+        }
+        let out = resume.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{filter:?}: {err}");
+        assert_eq!(err.contains(warning), shown, "KOMA_LOG={filter:?}: {err}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -53,6 +53,7 @@ fn command_line() -> clap::Command {
 }
 
 fn main() -> ExitCode {
+    progress::logger::init(progress::logger::LevelFilter::Info);
     let args: Vec<OsString> = std::env::args_os().collect();
     // `koma help train` shows the companion's help for train.
     let word = |i: usize| args.get(i).and_then(|a| a.to_str());

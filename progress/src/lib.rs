@@ -10,9 +10,14 @@
 //!   seen all the same ([`Reporter::notice`]).
 //!
 //! Library code writes its messages through here too: above its reporter's bar
-//! ([`Reporter::println`]), or, with no reporter at hand, as a line of their own ([`line`]).
+//! ([`Reporter::println`]), or, with no reporter at hand, as a line of their own ([`line`]),
+//! or as `log` records, which [`logger::init`] (called once by each binary) writes to
+//! stderr the same way. Lines from outside a reporter are drawn above the newest live bar,
+//! so that neither garbles the other.
 //!
 //! A `Reporter` is cheap to clone and can be updated from several threads.
+
+pub mod logger;
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
@@ -24,6 +29,11 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// How often a plain (non-terminal) display writes a line.
 pub const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The bars drawn on stderr now, oldest first, by id: [`line`] and the log lines are
+/// written above the newest.
+static LIVE_BARS: Mutex<Vec<(u64, ProgressBar)>> = Mutex::new(Vec::new());
+static NEXT_BAR_ID: AtomicU64 = AtomicU64::new(0);
 
 /// The progress of one phase. Clones share it.
 #[derive(Clone)]
@@ -44,7 +54,8 @@ struct Inner {
 
 enum Display {
     Hidden,
-    Live(ProgressBar),
+    /// A bar on the terminal and its id in [`LIVE_BARS`].
+    Live(ProgressBar, u64),
     Plain(Mutex<Plain>),
 }
 
@@ -100,7 +111,9 @@ impl Reporter {
             }
         };
         bar.set_prefix(label.to_string());
-        Reporter::new(label.to_string(), total, unit.to_string(), Display::Live(bar))
+        let id = NEXT_BAR_ID.fetch_add(1, Ordering::Relaxed);
+        live_bars().push((id, bar.clone()));
+        Reporter::new(label.to_string(), total, unit.to_string(), Display::Live(bar, id))
     }
 
     fn new(label: String, total: Option<u64>, unit: String, display: Display) -> Reporter {
@@ -137,7 +150,7 @@ impl Reporter {
     /// A short note after the counts (a score, a loss).
     pub fn set_message(&self, message: impl Into<String>) {
         let message = message.into();
-        if let Display::Live(bar) = &self.inner.display {
+        if let Display::Live(bar, _) = &self.inner.display {
             bar.set_message(message.clone());
         }
         *self.inner.message.lock().unwrap_or_else(|e| e.into_inner()) = message;
@@ -147,7 +160,7 @@ impl Reporter {
     pub fn println(&self, line: &str) {
         match &self.inner.display {
             Display::Hidden => {}
-            Display::Live(bar) => bar.println(line),
+            Display::Live(bar, _) => bar.println(line),
             Display::Plain(plain) => {
                 let mut plain = plain.lock().unwrap_or_else(|e| e.into_inner());
                 let _ = writeln!(plain.out, "{line}");
@@ -172,7 +185,7 @@ impl Reporter {
         }
         match &self.inner.display {
             Display::Hidden => {}
-            Display::Live(bar) => bar.finish_and_clear(),
+            Display::Live(bar, id) => clear_live_bar(bar, *id),
             Display::Plain(plain) => {
                 let line = self.inner.status_line(self.position());
                 let mut plain = plain.lock().unwrap_or_else(|e| e.into_inner());
@@ -185,7 +198,7 @@ impl Reporter {
     fn update(&self, done: u64) {
         match &self.inner.display {
             Display::Hidden => {}
-            Display::Live(bar) => bar.set_position(done),
+            Display::Live(bar, _) => bar.set_position(done),
             Display::Plain(plain) => {
                 let mut plain = plain.lock().unwrap_or_else(|e| e.into_inner());
                 if plain.last.elapsed() >= plain.every {
@@ -232,9 +245,9 @@ impl Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Display::Live(bar) = &self.display {
+        if let Display::Live(bar, id) = &self.display {
             if !self.finished.load(Ordering::Relaxed) {
-                bar.finish_and_clear();
+                clear_live_bar(bar, *id);
             }
         }
     }
@@ -270,9 +283,32 @@ fn rate_text(rate: f64) -> String {
 
 /// A message line on stderr from code with no [`Reporter`] at hand (a note, a warning).
 pub fn line(text: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{text}");
-    let _ = err.flush();
+    let _ = write_to_stderr(format!("{text}\n").as_bytes());
+}
+
+/// Writes `bytes` (whole lines) to stderr, above the newest live bar if there is one.
+fn write_to_stderr(bytes: &[u8]) -> std::io::Result<()> {
+    let write = || {
+        let mut err = std::io::stderr().lock();
+        err.write_all(bytes)?;
+        err.flush()
+    };
+    // A clone, so that the list is not locked while the bar is redrawn.
+    let newest = live_bars().last().map(|(_, bar)| bar.clone());
+    match newest {
+        Some(bar) => bar.suspend(write),
+        None => write(),
+    }
+}
+
+fn live_bars() -> std::sync::MutexGuard<'static, Vec<(u64, ProgressBar)>> {
+    LIVE_BARS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Takes the bar off the screen and out of [`LIVE_BARS`].
+fn clear_live_bar(bar: &ProgressBar, id: u64) {
+    live_bars().retain(|(live, _)| *live != id);
+    bar.finish_and_clear();
 }
 
 /// `42s`, `3m05s`, `2h07m`.

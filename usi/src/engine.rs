@@ -327,13 +327,13 @@ impl Core {
                     Ok((o, w)) => (o, Some(w)),
                     Err(p) => (failed(&pos, panic_text(&p)), None),
                 };
-                // Diagnostics on stderr (GUIs may not read stderr: keep it off by default).
-                if std::env::var_os("KOMA_USI_DEBUG").is_some() {
-                    eprintln!(
-                        "koma-usi: search stopped ({:?}) after {} ms, {} simulations",
-                        outcome.stopped_by, outcome.info.time_ms, outcome.info.nodes
-                    );
-                }
+                // A diagnostic, off by default: GUIs may not read stderr (`KOMA_LOG=debug`).
+                log::debug!(
+                    "koma-usi: search stopped ({:?}) after {} ms, {} simulations",
+                    outcome.stopped_by,
+                    outcome.info.time_ms,
+                    outcome.info.nodes
+                );
                 fin.store(true, std::sync::atomic::Ordering::SeqCst);
                 on_done(outcome);
                 // The workers finish their last batch after the move is out; the next

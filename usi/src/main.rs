@@ -50,6 +50,9 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    // Warnings only: some GUIs show or never drain the engine's stderr. `KOMA_LOG=debug`
+    // adds why each search stopped.
+    progress::logger::init(progress::logger::LevelFilter::Warn);
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {

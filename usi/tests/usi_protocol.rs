@@ -250,3 +250,37 @@ fn a_full_tree_searches_a_position_outside_it() {
     e.send("quit");
     assert!(e.wait_exit(10.0).success());
 }
+
+/// The engine's diagnostics go through the `log` facade: none by default (a GUI's stderr
+/// stays clean), why each search stopped with `KOMA_LOG=debug` or `KOMA_LOG=usi=debug`.
+#[test]
+fn search_diagnostics_only_with_koma_log_debug() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    for (filter, shown) in [(None, false), (Some("debug"), true), (Some("usi=debug"), true)] {
+        let mut command = Command::new(exe());
+        command.env_remove("KOMA_LOG").env_remove("RUST_LOG");
+        if let Some(f) = filter {
+            command.env("KOMA_LOG", f);
+        }
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "usi\nsetoption name ModelFile value <uniform>\nisready\nposition startpos\ngo nodes 20")
+            .unwrap();
+        stdin.flush().unwrap();
+        // The diagnostic is written before the bestmove.
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let bestmove = stdout.lines().map_while(Result::ok).find(|l| l.starts_with("bestmove"));
+        assert!(bestmove.is_some(), "{filter:?}: no bestmove");
+        writeln!(stdin, "quit").unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{filter:?}: {err}");
+        if shown {
+            assert!(err.contains("[debug usi::engine] koma-usi: search stopped ("), "KOMA_LOG={filter:?}: {err}");
+        } else {
+            assert_eq!(err, "", "nothing on stderr by default");
+        }
+    }
+}

@@ -60,7 +60,7 @@ impl ChunkBuilder {
                 chunk.map(|c| (chunk_key(&self.worker_id, self.start_ms, self.nonce, c.seq), c.bytes, c.samples))
             }
             Err(e) => {
-                eprintln!("koma: dropping samples that cannot be written: {e}");
+                log::error!("koma: dropping samples that cannot be written: {e}");
                 None
             }
         }

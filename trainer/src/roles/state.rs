@@ -179,7 +179,7 @@ pub fn resume_point(files: &RunFiles, resume: bool) -> Result<Option<RunState>, 
         (Some(s), Some(step)) if step > s.step => checkpoint_state(files, step).map(Some),
         (Some(s), _) => Ok(Some(s)),
         (None, Some(step)) => {
-            eprintln!("koma: {run} has no state.json; continuing from its newest complete checkpoint (step {step})");
+            log::warn!("koma: {run} has no state.json; continuing from its newest complete checkpoint (step {step})");
             checkpoint_state(files, step).map(Some)
         }
         (None, None) if found.any => Err(no_state(

@@ -120,7 +120,7 @@ fn wait_for<T>(
             return Ok(Some(v));
         }
         if !told {
-            eprintln!("koma worker: waiting for {what} (start `koma learner` on this run)");
+            log::info!("koma worker: waiting for {what} (start `koma learner` on this run)");
             told = true;
         }
         if sleep_unless(stop, Duration::from_secs(1)) {
@@ -178,7 +178,7 @@ impl Worker {
         }
         let network = self.load(&p)?;
         selfplay.replace_network(network.evaluator)?;
-        eprintln!("koma worker {}: now playing with the network of step {}", self.id, p.step);
+        log::info!("koma worker {}: now playing with the network of step {}", self.id, p.step);
         self.model = p;
         Ok(())
     }
@@ -220,7 +220,7 @@ impl Worker {
             if last_poll.elapsed() >= self.opts.poll {
                 last_poll = Instant::now();
                 if let Err(e) = self.follow_pointer(selfplay) {
-                    eprintln!("koma worker {}: keeping the network of step {}: {e}", self.id, self.model.step);
+                    log::warn!("koma worker {}: keeping the network of step {}: {e}", self.id, self.model.step);
                 }
             }
             if last_report.elapsed() >= self.opts.report_every {
@@ -269,7 +269,7 @@ pub fn run_worker(url: &str, opts: &WorkerOptions, stop: Arc<AtomicBool>) -> Res
         Arc::new(ChunkSink::new(&worker.id, variant, &encoder, sp_cfg.selfplay.samples_per_chunk, uploader, None));
     let selfplay =
         SelfplayThread::start(&sp_cfg, network.evaluator, sink.clone(), opts.games.unwrap_or(u64::MAX), &worker.id)?;
-    eprintln!(
+    log::info!(
         "koma worker {}: playing on {} with the network of step {}",
         worker.id,
         worker.files.describe(),

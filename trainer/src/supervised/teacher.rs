@@ -165,7 +165,7 @@ fn play_games(shared: &Shared<'_>, worker: u64, workdir: &Path) -> Result<(), Te
         let game = play_game([a.as_mut(), b.as_mut()], &opening, &settings);
         if let Some(side) = game.faulty {
             if opts.progress {
-                eprintln!(
+                log::warn!(
                     "gen: game {} dropped: {} ({})",
                     number + 1,
                     game.reason,
@@ -254,7 +254,7 @@ fn record_game(shared: &Shared<'_>, game: &GameRecord, samples: Vec<Sample>, num
         None => s.draws += 1,
     }
     if shared.opts.progress {
-        eprintln!(
+        log::info!(
             "gen: game {} of {}: {} plies, {} ({}); {} positions so far",
             number + 1,
             shared.opts.games,
