@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use arena::ladder::Ladder;
+use arena::ladder::{Ladder, LadderError};
 use rules::Variant;
 use serde::{Deserialize, Serialize};
 
@@ -31,12 +31,17 @@ pub enum EvalLadder {
     File(PathBuf),
 }
 
-impl TryFrom<String> for EvalLadder {
-    type Error = String;
+/// An empty `eval.ladder`.
+#[derive(Debug, thiserror::Error)]
+#[error("a game's name (shogi, sho, dai) or a ladder file")]
+pub struct NoLadderName;
 
-    fn try_from(text: String) -> Result<Self, String> {
+impl TryFrom<String> for EvalLadder {
+    type Error = NoLadderName;
+
+    fn try_from(text: String) -> Result<Self, NoLadderName> {
         if text.trim().is_empty() {
-            return Err("a game's name (shogi, sho, dai) or a ladder file".into());
+            return Err(NoLadderName);
         }
         // A game's name, unless a file of that name exists (as `Ladder::load_or_shipped`).
         match text.parse::<Variant>() {
@@ -57,7 +62,7 @@ impl From<EvalLadder> for String {
 
 impl EvalLadder {
     /// Reads the ladder (a file's errors name the file).
-    pub fn load(&self) -> Result<Ladder, String> {
+    pub fn load(&self) -> Result<Ladder, LadderError> {
         match self {
             EvalLadder::Shipped(v) => Ok(Ladder::shipped_for(*v)),
             EvalLadder::File(p) => Ladder::load(p),
@@ -183,7 +188,7 @@ impl EvalConfig {
             value,
             expected,
         };
-        let ladder = self.ladder.load().map_err(|e| bad("ladder", String::from(self.ladder.clone()), e))?;
+        let ladder = self.ladder.load().map_err(|e| bad("ladder", String::from(self.ladder.clone()), e.to_string()))?;
         for o in self.opponents.iter().filter(|o| *o != "previous") {
             parse_player(o, &ladder).map_err(|e| bad("opponents", o.clone(), e.to_string()))?;
         }

@@ -17,10 +17,10 @@ use selfplay::EncoderLabels;
 use store::Entry;
 
 use super::files::RunFiles;
-use dataio::run_layout::{chunk_worker, SAMPLES};
 use super::state::RunState;
 use crate::error::TrainError;
 use crate::replay::Replay;
+use dataio::run_layout::{chunk_worker, SAMPLES};
 
 /// What one pass took in.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -5,12 +5,12 @@
 
 use std::path::PathBuf;
 
+use dataio::{GameResult, Sample};
 use files::files_under;
 use model::encoding::Encoder;
 use progress::Reporter;
 use rules::records::{read_games, EndReason, Format, Record};
 use rules::{Color, EndRules};
-use dataio::{GameResult, Sample};
 
 /// The game records under `paths` (in folders, the formats that can be read).
 fn record_files(paths: &[PathBuf]) -> Vec<PathBuf> {
