@@ -67,9 +67,10 @@ pub struct SelfplayConfig {
     /// Uniformly random plies played at the start of every game (opening variety); they
     /// are not recorded as samples. Default 0. Valid: 0..=10000.
     pub random_opening_plies: u32,
-    /// Optional opening file: one start position per line (`startpos`, `sfen ...`, either
-    /// followed by `moves ...`, or a bare SFEN); `#` starts a comment. Games start from
-    /// lines taken at random, then play `random_opening_plies` random plies. Default none.
+    /// Optional opening file (`dataio::openings`, the format of `data/openings/README.md`:
+    /// one opening per line, `startpos`, `sfen ...`, either followed by `moves ...`, or a
+    /// bare SFEN; `#` starts a comment). Games start from openings taken at random, then
+    /// play `random_opening_plies` random plies. Default none.
     /// The file must exist when the config is read.
     pub opening_file: Option<String>,
     /// Samples per chunk file. Default 4096. Valid: 1..=1000000.

@@ -106,8 +106,9 @@ pub struct EvalConfig {
     /// Uniformly random plies at the start of the games (variety; both players share
     /// them), when there is no `openings` file. Default 2. Valid: 0..=10000.
     pub random_plies: u32,
-    /// An opening file (`data/openings/shogi.txt`; the format of `koma arena
-    /// --openings`) instead of random plies. Default none.
+    /// An opening file (`data/openings/shogi.txt`; the format of
+    /// `data/openings/README.md`, as `koma arena --openings`) instead of random plies.
+    /// Default none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub openings: Option<PathBuf>,
     /// A ladder table (the format of `arena/ladder.toml`), or `shogi`, `sho`, `dai` for
