@@ -84,7 +84,7 @@ pub enum ArenaError {
     #[error("{0}")]
     Config(String),
     #[error("player {name}: {source}")]
-    Player { name: String, source: PlayerStartError },
+    Player { name: String, source: Box<PlayerStartError> },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
@@ -215,7 +215,7 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     let mut networks = Vec::with_capacity(cfg.players.len());
     let mut batchers = Vec::new();
     for (i, p) in cfg.players.iter().enumerate() {
-        let fail = |e: PlayerStartError| ArenaError::Player { name: p.name.clone(), source: e };
+        let fail = |e: PlayerStartError| ArenaError::Player { name: p.name.clone(), source: Box::new(e) };
         if let SpecKind::Koma { checkpoint, device, config } = &p.kind {
             let net = koma::KomaNetwork::load(checkpoint, device, cfg.variant).map_err(|e| fail(e.into()))?;
             let max_batch = concurrency * config.batch_size * config.threads;

@@ -34,7 +34,7 @@ pub enum OpeningsError {
     #[error("{}: {source}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{}:{line}: {source}", path.display())]
-    Line { path: PathBuf, line: usize, source: BadOpening },
+    Line { path: PathBuf, line: usize, source: Box<BadOpening> },
     #[error("{}: no openings", path.display())]
     Empty { path: PathBuf },
 }
@@ -91,10 +91,10 @@ pub fn parse_openings(variant: Variant, text: &str) -> Result<Vec<Opening>, (usi
 /// Reads an opening file; a file without openings is an error.
 pub fn load_openings(variant: Variant, path: &Path) -> Result<Vec<Opening>, OpeningsError> {
     let text = std::fs::read_to_string(path).map_err(|source| OpeningsError::Read { path: path.into(), source })?;
-    let out = parse_openings(variant, &text).map_err(|(line, source)| OpeningsError::Line {
+    let out = parse_openings(variant, &text).map_err(|(line, e)| OpeningsError::Line {
         path: path.into(),
         line,
-        source,
+        source: Box::new(e),
     })?;
     if out.is_empty() {
         return Err(OpeningsError::Empty { path: path.into() });

@@ -46,7 +46,7 @@ pub enum TrainError {
     EvalSetup(#[from] crate::eval::EvalSetupError),
     /// A checkpoint to evaluate does not load as a player.
     #[error("evaluating {}: {source}", path.display())]
-    EvalNetwork { path: PathBuf, source: arena::koma::KomaLoadError },
+    EvalNetwork { path: PathBuf, source: Box<arena::koma::KomaLoadError> },
     #[error("the evaluation thread panicked")]
     EvalPanicked,
     /// `koma learn` of inputs that only standard shogi has.

@@ -90,9 +90,9 @@ pub enum ModelFileError {
     #[error(
         "ModelFile '{spec}' {}: {why}; set ModelFile to a model file (koma export), a checkpoint \
          (<stem>.json with its .safetensors) or to {UNIFORM}",
-        if matches!(why, CheckpointError::NotFound { .. }) { "not found" } else { "unusable" }
+        if matches!(**why, CheckpointError::NotFound { .. }) { "not found" } else { "unusable" }
     )]
-    Unusable { spec: String, why: CheckpointError },
+    Unusable { spec: String, why: Box<CheckpointError> },
 }
 
 /// Why the engine refused a command or has no network.
@@ -114,9 +114,9 @@ pub enum EngineError {
     Device(#[from] DeviceError),
     #[error(
         "cannot load the network: {why}{}",
-        if matches!(why, CheckpointError::WrongVariant { .. }) { " (set UCI_Variant or ModelFile)" } else { "" }
+        if matches!(**why, CheckpointError::WrongVariant { .. }) { " (set UCI_Variant or ModelFile)" } else { "" }
     )]
-    Load { why: CheckpointError },
+    Load { why: Box<CheckpointError> },
     #[error("the network fails to evaluate: {0}")]
     Evaluate(#[from] EvalError),
     #[error("cannot start the search thread: {0}")]
@@ -140,7 +140,7 @@ pub fn resolve_model(spec: &str, variant: Variant) -> Result<PathBuf, ModelFileE
             return Ok(next_to_binary);
         }
     }
-    Err(ModelFileError::Unusable { spec: spec.to_string(), why })
+    Err(ModelFileError::Unusable { spec: spec.to_string(), why: Box::new(why) })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -415,7 +415,7 @@ fn load(key: &NetKey) -> Result<Network, EngineError> {
     let device = model::parse_device(&key.device)?;
     // The network brings the encoder its input planes were trained with.
     let network = model::Network::load(path, &Expected::variant(key.variant), device, Precision::Auto)
-        .map_err(|why| EngineError::Load { why })?;
+        .map_err(|why| EngineError::Load { why: Box::new(why) })?;
     // Warm-up: the first forward passes are slow (allocation, cuDNN autotuning).
     let zeros = vec![0.0f32; batch * network.encoder.input_len()];
     for _ in 0..2 {

@@ -177,7 +177,7 @@ impl Usi {
         let origin = std::time::Instant::now();
         let go = parse_go(args);
         for e in &go.errors {
-            self.error(e.to_string());
+            self.error(e);
         }
         if go.mate {
             self.error("go mate is not supported");
