@@ -6,10 +6,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use rules::{Color, EndRules, Move, Position};
+use rules::{Color, EndCause, EndRules, Move, Position, Reason};
 
-use crate::openings::Opening;
 use crate::player::{Action, Clocks, EngineScore, Fault, GoRequest, Player, PlayerResult, TimeControl};
+use dataio::Opening;
 
 /// Settings of one game.
 #[derive(Clone, Copy, Debug)]
@@ -31,11 +31,9 @@ pub struct GameSettings {
 pub struct GameRecord {
     /// `None`: a draw.
     pub winner: Option<Color>,
-    /// `checkmate`, `no_moves`, `resign`, `repetition`, `perpetual_check`,
-    /// `declaration`, `false_declaration`, `impasse`, `max_moves`, `royal_capture`,
-    /// `bare_king`, `illegal_move`, `time`, `hang`, `crash`, `protocol_error`,
-    /// `false_claim`.
-    pub reason: String,
+    /// The rules' reason, a resignation or a fault; [`EndCause::Stopped`] for a game
+    /// stopped before its end ([`play_game_until`]), which has no result.
+    pub reason: EndCause,
     /// More about a fault (the engine's text, the error).
     pub detail: Option<String>,
     /// Every move from the opening's base position, the opening's first.
@@ -51,20 +49,17 @@ pub struct GameRecord {
     pub final_pos: Position,
 }
 
-/// The reason of a game stopped before its end ([`play_game_until`]): it has no result.
-pub const STOPPED: &str = "stopped";
-
 impl GameRecord {
     /// Whether the game was stopped before its end (no result).
     pub fn stopped(&self) -> bool {
-        self.reason == STOPPED
+        self.reason == EndCause::Stopped
     }
 
     /// A game lost by `side`'s player before its first move (it could not be started).
-    pub fn fault_before_start(opening: &Opening, side: Color, reason: &str, detail: String) -> GameRecord {
+    pub fn fault_before_start(opening: &Opening, side: Color, reason: EndCause, detail: String) -> GameRecord {
         GameRecord {
             winner: Some(side.opponent()),
-            reason: reason.into(),
+            reason,
             detail: Some(detail),
             moves: opening.moves.clone(),
             opening_plies: opening.moves.len(),
@@ -76,14 +71,14 @@ impl GameRecord {
     }
 }
 
-fn fault_reason(f: &Fault, clocked: bool) -> &'static str {
+fn fault_reason(f: &Fault, clocked: bool) -> EndCause {
     match f {
-        Fault::Illegal { .. } => "illegal_move",
-        Fault::Timeout if clocked => "time",
-        Fault::Timeout => "hang",
-        Fault::Crash(_) => "crash",
-        Fault::Protocol(_) => "protocol_error",
-        Fault::FalseClaim(_) => "false_claim",
+        Fault::Illegal { .. } => EndCause::IllegalMove,
+        Fault::Timeout if clocked => EndCause::Time,
+        Fault::Timeout => EndCause::Hang,
+        Fault::Crash(_) => EndCause::Crash,
+        Fault::Protocol(_) => EndCause::ProtocolError,
+        Fault::FalseClaim(_) => EndCause::FalseClaim,
     }
 }
 
@@ -107,8 +102,8 @@ pub fn play_game_until(
     let mut moves: Vec<Move> = opening.moves.clone();
     let mut times_ms = Vec::new();
     let mut scores = Vec::new();
-    let end = |winner: Option<Color>, reason: &str, detail: Option<String>, faulty: Option<Color>| {
-        (winner, reason.to_string(), detail, faulty)
+    let end = |winner: Option<Color>, reason: EndCause, detail: Option<String>, faulty: Option<Color>| {
+        (winner, reason, detail, faulty)
     };
 
     let mut finish = None;
@@ -130,10 +125,10 @@ pub fn play_game_until(
             break f;
         }
         if stop.load(Ordering::SeqCst) {
-            break end(None, STOPPED, None, None);
+            break end(None, EndCause::Stopped, None, None);
         }
         if let Some(o) = pos.outcome(&s.end_rules) {
-            break end(o.winner, o.reason.name(), None, None);
+            break end(o.winner, EndCause::Rules(o.reason), None, None);
         }
         let side = pos.side_to_move();
         let limit = s.limits[side.index()];
@@ -177,16 +172,16 @@ pub fn play_game_until(
             }
         }
         match action {
-            Action::Resign => break end(Some(side.opponent()), "resign", None, None),
+            Action::Resign => break end(Some(side.opponent()), EndCause::Resign, None, None),
             Action::Declare => {
                 if pos.can_declare() {
-                    break end(Some(side), "declaration", None, None);
+                    break end(Some(side), EndCause::Rules(Reason::Declaration), None, None);
                 }
-                break end(Some(side.opponent()), "false_declaration", None, None);
+                break end(Some(side.opponent()), EndCause::FalseDeclaration, None, None);
             }
             Action::Move(mv) => {
                 if !pos.is_legal(mv) {
-                    break end(Some(side.opponent()), "illegal_move", Some(mv.to_usi()), Some(side));
+                    break end(Some(side.opponent()), EndCause::IllegalMove, Some(mv.to_usi()), Some(side));
                 }
                 pos.play(mv);
                 moves.push(mv);

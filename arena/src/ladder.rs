@@ -10,12 +10,13 @@
 //! finite estimate; its bound is then exact: the rating at which such a sweep has a 2.5%
 //! chance.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rules::Variant;
 use serde::Deserialize;
 
-use crate::spec::PlayerSpec;
+use crate::player::BadTimeControl;
+use crate::spec::{BadPlayerSpec, PlayerSpec};
 use crate::stats::{score_from_elo, Wdl, Z95};
 
 const SHIPPED: &str = include_str!("../ladder.toml");
@@ -38,6 +39,48 @@ pub struct Ladder {
     pub variant: Variant,
     pub tc: String,
     pub rungs: Vec<Rung>,
+}
+
+/// Why a ladder table cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LadderError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    /// A ladder file's text is not a valid table.
+    #[error("{}: {source}", path.display())]
+    File { path: PathBuf, source: Box<LadderError> },
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    #[error(transparent)]
+    Variant(#[from] rules::UnknownVariant),
+    #[error("two rungs are named '{0}'")]
+    SameName(String),
+    #[error("rung {0}: the Elo must be a number")]
+    BadElo(String),
+    #[error(transparent)]
+    Spec(#[from] BadPlayerSpec),
+    #[error(transparent)]
+    TimeControl(#[from] BadTimeControl),
+}
+
+/// Why `games.jsonl` files cannot be read for results.
+#[derive(Debug, thiserror::Error)]
+pub enum GamesFileError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}:{line}: {why}", path.display())]
+    BadLine { path: PathBuf, line: usize, why: BadGameLine },
+}
+
+/// What is wrong with one line of `games.jsonl`.
+#[derive(Debug, thiserror::Error)]
+pub enum BadGameLine {
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("no '{0}'")]
+    Missing(&'static str),
+    #[error("winner '{0}'")]
+    Winner(String),
 }
 
 /// The file's form of a [`Ladder`].
@@ -69,33 +112,33 @@ impl Ladder {
 
     /// A ladder table file, or a variant's name (`shogi`, `sho`, `dai`) for its shipped
     /// ladder.
-    pub fn load_or_shipped(name: &str) -> Result<Ladder, String> {
+    pub fn load_or_shipped(name: &str) -> Result<Ladder, LadderError> {
         match name.parse::<Variant>() {
             Ok(v) if !Path::new(name).exists() => Ok(Ladder::shipped_for(v)),
             _ => Ladder::load(Path::new(name)),
         }
     }
 
-    pub fn from_toml(text: &str) -> Result<Ladder, String> {
-        let file: LadderFile = toml::from_str(text).map_err(|e| e.to_string())?;
-        let variant = file.variant.parse::<Variant>().map_err(|e| e.to_string())?;
+    pub fn from_toml(text: &str) -> Result<Ladder, LadderError> {
+        let file: LadderFile = toml::from_str(text)?;
+        let variant = file.variant.parse::<Variant>()?;
         let ladder = Ladder { variant, tc: file.tc, rungs: file.rungs };
         for (i, r) in ladder.rungs.iter().enumerate() {
             if ladder.rungs[..i].iter().any(|q| q.name == r.name) {
-                return Err(format!("two rungs are named '{}'", r.name));
+                return Err(LadderError::SameName(r.name.clone()));
             }
             if !r.elo.is_finite() {
-                return Err(format!("rung {}: the Elo must be a number", r.name));
+                return Err(LadderError::BadElo(r.name.clone()));
             }
             ladder.player_spec(r)?;
         }
-        ladder.tc.parse::<crate::TimeControl>().map_err(|e| e.to_string())?;
+        ladder.tc.parse::<crate::TimeControl>()?;
         Ok(ladder)
     }
 
-    pub fn load(path: &Path) -> Result<Ladder, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Ladder::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<Ladder, LadderError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LadderError::Read { path: path.into(), source })?;
+        Ladder::from_toml(&text).map_err(|e| LadderError::File { path: path.into(), source: Box::new(e) })
     }
 
     pub fn rung(&self, name: &str) -> Option<&Rung> {
@@ -103,8 +146,8 @@ impl Ladder {
     }
 
     /// The rung as a player of a match (named after the rung).
-    pub fn player_spec(&self, rung: &Rung) -> Result<PlayerSpec, String> {
-        format!("{}={}", rung.name, rung.spec).parse::<PlayerSpec>().map_err(|e| e.to_string())
+    pub fn player_spec(&self, rung: &Rung) -> Result<PlayerSpec, BadPlayerSpec> {
+        format!("{}={}", rung.name, rung.spec).parse::<PlayerSpec>()
     }
 }
 
@@ -212,30 +255,18 @@ pub fn finite_rating(results: &[(f64, Wdl)]) -> Option<f64> {
 
 /// A player's results against each opponent in `games.jsonl` files of `koma arena`, from
 /// that player's side, opponents in order of first appearance.
-pub fn results_from_games(paths: &[&Path], player: &str) -> Result<Vec<(String, Wdl)>, String> {
+pub fn results_from_games(paths: &[&Path], player: &str) -> Result<Vec<(String, Wdl)>, GamesFileError> {
     let mut out: Vec<(String, Wdl)> = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| GamesFileError::Read { path: path.into(), source })?;
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let bad = |why: &str| format!("{}:{}: {why}", path.display(), i + 1);
-            let row: serde_json::Value = serde_json::from_str(line).map_err(|e| bad(&e.to_string()))?;
-            let field = |k: &str| row[k].as_str().ok_or_else(|| bad(&format!("no '{k}'")));
-            let (sente, gote, winner) = (field("sente")?, field("gote")?, field("winner")?);
-            let (side, opponent) = match (sente == player, gote == player) {
-                (true, false) => (rules::Color::Sente, gote),
-                (false, true) => (rules::Color::Gote, sente),
-                _ => continue,
-            };
-            let winner = match winner {
-                "sente" => Some(rules::Color::Sente),
-                "gote" => Some(rules::Color::Gote),
-                "draw" => None,
-                other => return Err(bad(&format!("winner '{other}'"))),
-            };
-            let at = match out.iter().position(|(o, _)| o == opponent) {
+            let bad = |why: BadGameLine| GamesFileError::BadLine { path: path.into(), line: i + 1, why };
+            let Some((side, opponent, winner)) = game_line(line, player).map_err(bad)? else { continue };
+            let at = match out.iter().position(|(o, _)| *o == opponent) {
                 Some(k) => k,
                 None => {
-                    out.push((opponent.to_string(), Wdl::default()));
+                    out.push((opponent, Wdl::default()));
                     out.len() - 1
                 }
             };
@@ -243,6 +274,26 @@ pub fn results_from_games(paths: &[&Path], player: &str) -> Result<Vec<(String, 
         }
     }
     Ok(out)
+}
+
+/// One line of `games.jsonl` from `player`'s side: its colour, the opponent and the
+/// winner; `None` when `player` did not play the game.
+fn game_line(line: &str, player: &str) -> Result<Option<(rules::Color, String, Option<rules::Color>)>, BadGameLine> {
+    let row: serde_json::Value = serde_json::from_str(line)?;
+    let field = |k: &'static str| row[k].as_str().ok_or(BadGameLine::Missing(k));
+    let (sente, gote, winner) = (field("sente")?, field("gote")?, field("winner")?);
+    let (side, opponent) = match (sente == player, gote == player) {
+        (true, false) => (rules::Color::Sente, gote),
+        (false, true) => (rules::Color::Gote, sente),
+        _ => return Ok(None),
+    };
+    let winner = match winner {
+        "sente" => Some(rules::Color::Sente),
+        "gote" => Some(rules::Color::Gote),
+        "draw" => None,
+        other => return Err(BadGameLine::Winner(other.to_string())),
+    };
+    Ok(Some((side, opponent.to_string(), winner)))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! - [`game`]: one game, adjudicated by the rules; faults lose ([`GameRecord`]).
 //! - [`schedule`]: the harness below [`run_match`], also used by the trainer's evaluation:
 //!   games of pairs on worker threads ([`play_jobs`], [`play_pair`]).
-//! - [`openings`]: opening files.
+//! - opening files: `dataio::openings` ([`Opening`], [`load_openings`], re-exported here).
 //! - [`stats`]: Elo, intervals, LOS, SPRT, ratings ([`Wdl`]).
 //! - [`ladder`]: the ladder of reference players (`arena/ladder.toml`) and a player's
 //!   placement on it.
@@ -26,7 +26,6 @@ pub mod baseline;
 pub mod game;
 pub mod koma;
 pub mod ladder;
-pub mod openings;
 pub mod player;
 pub mod plot;
 pub mod process;
@@ -40,13 +39,13 @@ pub mod xboard;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+pub use dataio::openings::{load_openings, Opening, OpeningsError};
 pub use game::{play_game, play_game_until, GameRecord, GameSettings};
 pub use ladder::{place, Ladder, Placement, Rung};
-pub use openings::{load_openings, Opening};
 pub use player::TimeControl;
 pub use report::{GameRow, MatchReport, PairResult};
 pub use schedule::{play_jobs, play_pair, PairOutcome, PairPlan, Roster};
-pub use spec::{BadPlayerSpec, PlayerSpec, SpecKind};
+pub use spec::{BadPlayerSpec, PlayerSpec, PlayerStartError, SpecKind};
 pub use stats::{Sprt, SprtStatus, Wdl};
 
 use rules::{Color, EndRules, Variant};
@@ -84,8 +83,8 @@ pub struct MatchConfig {
 pub enum ArenaError {
     #[error("{0}")]
     Config(String),
-    #[error("player {name}: {why}")]
-    Player { name: String, why: String },
+    #[error("player {name}: {source}")]
+    Player { name: String, source: Box<PlayerStartError> },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
@@ -183,12 +182,11 @@ struct MatchRoster<'a> {
 }
 
 impl schedule::Roster for MatchRoster<'_> {
-    fn create(&self, index: usize, seed: u64) -> Result<Box<dyn player::Player>, String> {
+    fn create(&self, index: usize, seed: u64) -> Result<Box<dyn player::Player>, PlayerStartError> {
         let spec = &self.cfg.players[index];
         match (&spec.kind, &self.networks[index]) {
             (SpecKind::Koma { config, .. }, Some(net)) => {
-                let player = koma::KomaPlayer::new(net.clone(), config.clone(), self.cfg.variant);
-                Ok(Box::new(player.map_err(|e| e.to_string())?))
+                Ok(Box::new(koma::KomaPlayer::new(net.clone(), config.clone(), self.cfg.variant)?))
             }
             _ => spec.create(self.cfg.variant, seed, self.work, self.cfg.hang_timeout),
         }
@@ -217,9 +215,9 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     let mut networks = Vec::with_capacity(cfg.players.len());
     let mut batchers = Vec::new();
     for (i, p) in cfg.players.iter().enumerate() {
-        let fail = |why: String| ArenaError::Player { name: p.name.clone(), why };
+        let fail = |e: PlayerStartError| ArenaError::Player { name: p.name.clone(), source: Box::new(e) };
         if let SpecKind::Koma { checkpoint, device, config } = &p.kind {
-            let net = koma::KomaNetwork::load(checkpoint, device, cfg.variant).map_err(|e| fail(e.to_string()))?;
+            let net = koma::KomaNetwork::load(checkpoint, device, cfg.variant).map_err(|e| fail(e.into()))?;
             let max_batch = concurrency * config.batch_size * config.threads;
             // No waiting for more requests: a lone game must not pay for it, and under
             // load requests queue up while a pass runs anyway.
@@ -306,7 +304,7 @@ fn job_row(cfg: &MatchConfig, job: &schedule::Job, r: &GameRecord, seats: [usize
         sente_index: seats[0],
         gote_index: seats[1],
         winner: r.winner,
-        reason: r.reason.clone(),
+        reason: r.reason,
         detail: r.detail.clone(),
         opening: cfg.openings[job.opening].text.clone(),
         start_sfen: cfg.openings[job.opening].base.to_sfen(),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rules::records::{self, Encoding, EndReason, Format, GameEnd, GameInfo, Record, RecordedMove, Start};
-use rules::{Color, Move, Position, Variant};
+use rules::{Color, EndCause, Move, Position, Reason, Variant};
 use serde_json::json;
 
 use crate::stats::{ratings, SprtStatus, Wdl};
@@ -27,7 +27,7 @@ pub struct GameRow {
     pub sente_index: usize,
     pub gote_index: usize,
     pub winner: Option<Color>,
-    pub reason: String,
+    pub reason: EndCause,
     pub detail: Option<String>,
     pub opening: String,
     pub start_sfen: String,
@@ -45,7 +45,7 @@ pub struct PairResult {
     pub second: String,
     pub wdl: Wdl,
     /// Reasons the games ended, with counts.
-    pub reasons: Vec<(String, u32)>,
+    pub reasons: Vec<(EndCause, u32)>,
 }
 
 /// The outcome of a match.
@@ -86,17 +86,21 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArenaError {
 }
 
 fn end_of(row: &GameRow) -> GameEnd {
-    let reason = match row.reason.as_str() {
-        "checkmate" | "no_moves" => EndReason::Checkmate,
-        "resign" => EndReason::Resign,
-        "repetition" => EndReason::Repetition,
-        "perpetual_check" => EndReason::PerpetualCheck,
-        "declaration" => EndReason::Declaration,
-        "impasse" => EndReason::Impasse,
-        "max_moves" => EndReason::MaxMoves,
-        "time" | "hang" => EndReason::TimeUp,
-        "illegal_move" | "false_declaration" | "false_claim" | "protocol_error" => EndReason::IllegalMove,
-        _ => EndReason::Error,
+    let reason = match row.reason {
+        EndCause::Rules(Reason::Checkmate | Reason::NoMoves) => EndReason::Checkmate,
+        EndCause::Resign => EndReason::Resign,
+        EndCause::Rules(Reason::Repetition) => EndReason::Repetition,
+        EndCause::Rules(Reason::PerpetualCheck) => EndReason::PerpetualCheck,
+        EndCause::Rules(Reason::Declaration) => EndReason::Declaration,
+        EndCause::Rules(Reason::Impasse) => EndReason::Impasse,
+        EndCause::Rules(Reason::MaxMoves) => EndReason::MaxMoves,
+        EndCause::Time | EndCause::Hang => EndReason::TimeUp,
+        EndCause::IllegalMove | EndCause::FalseDeclaration | EndCause::FalseClaim | EndCause::ProtocolError => {
+            EndReason::IllegalMove
+        }
+        EndCause::Rules(Reason::RoyalCapture | Reason::BareKing) | EndCause::Crash | EndCause::Stopped => {
+            EndReason::Error
+        }
     };
     let mut comments = vec![format!("koma arena: {}", row.reason)];
     if let Some(d) = &row.detail {
@@ -226,7 +230,7 @@ impl Writer {
             "gote": row.gote,
             "winner": winner,
             "winner_name": winner_name,
-            "reason": row.reason,
+            "reason": row.reason.name(),
             "detail": row.detail,
             "tc": self.tc,
             "opening": row.opening,
@@ -246,7 +250,7 @@ impl Writer {
         res.wdl.count(row.winner, first_color);
         match res.reasons.iter_mut().find(|(r, _)| *r == row.reason) {
             Some((_, n)) => *n += 1,
-            None => res.reasons.push((row.reason.clone(), 1)),
+            None => res.reasons.push((row.reason, 1)),
         }
 
         if let Some(rec) = record_of(row, &self.tc) {
@@ -395,7 +399,7 @@ impl MatchReport {
         );
         for p in &self.pairs {
             let mut reasons = p.reasons.clone();
-            reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.name().cmp(b.0.name())));
             let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
             let [games, wins, draws, losses, score, elo, interval, los] = p.columns();
             let _ = writeln!(

@@ -13,12 +13,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use rules::{Color, EndRules};
+use rules::{Color, EndCause, EndRules};
 
 use crate::game::{play_game_until, GameRecord, GameSettings};
-use crate::openings::Opening;
 use crate::player::{Player, TimeControl};
+use crate::spec::PlayerStartError;
 use crate::stats::Wdl;
+use dataio::Opening;
 
 /// One scheduled game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +50,7 @@ pub fn jobs(pairs: usize, games: usize, openings: usize, offset: usize) -> Vec<J
 /// The players of a match, by index.
 pub trait Roster: Sync {
     /// A fresh player `index`; `seed` differs for every player made.
-    fn create(&self, index: usize, seed: u64) -> Result<Box<dyn Player>, String>;
+    fn create(&self, index: usize, seed: u64) -> Result<Box<dyn Player>, PlayerStartError>;
     /// The limit player `index` moves under (its own fixed one or the match's).
     fn limit(&self, index: usize) -> TimeControl;
 }
@@ -170,7 +171,7 @@ impl Worker<'_> {
                 }
                 Err(why) => {
                     let side = if c == 0 { Color::Sente } else { Color::Gote };
-                    return GameRecord::fault_before_start(opening, side, "crash", why);
+                    return GameRecord::fault_before_start(opening, side, EndCause::Crash, why.to_string());
                 }
             }
         }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use rules::Variant;
 
 use crate::baseline::Baseline;
-use crate::koma::{KomaConfig, KomaNetwork, KomaPlayer, DEFAULT_KOMA_NODES};
-use crate::player::{Player, TimeControl};
+use crate::koma::{KomaConfig, KomaConfigError, KomaLoadError, KomaNetwork, KomaPlayer, DEFAULT_KOMA_NODES};
+use crate::player::{Fault, Player, TimeControl};
 use crate::usi::UsiEngine;
 use crate::xboard::XboardEngine;
 
@@ -167,24 +167,34 @@ impl PlayerSpec {
         seed: u64,
         workdir: &Path,
         handshake_timeout: Duration,
-    ) -> Result<Box<dyn Player>, String> {
+    ) -> Result<Box<dyn Player>, PlayerStartError> {
         Ok(match &self.kind {
             SpecKind::Random => Box::new(Baseline::random(seed)),
             SpecKind::Greedy => Box::new(Baseline::greedy(seed)),
             SpecKind::Koma { checkpoint, device, config } => {
-                let network = KomaNetwork::load(checkpoint, device, variant).map_err(|e| e.to_string())?;
-                Box::new(KomaPlayer::new(network, config.clone(), variant).map_err(|e| e.to_string())?)
+                let network = KomaNetwork::load(checkpoint, device, variant)?;
+                Box::new(KomaPlayer::new(network, config.clone(), variant)?)
             }
-            SpecKind::Usi { argv, options } => Box::new(
-                UsiEngine::start(argv, &absolute_paths(options), variant, workdir, handshake_timeout)
-                    .map_err(|e| e.to_string())?,
-            ),
-            SpecKind::Xboard { argv, options } => Box::new(
-                XboardEngine::start(argv, &absolute_paths(options), variant, workdir, handshake_timeout)
-                    .map_err(|e| e.to_string())?,
-            ),
+            SpecKind::Usi { argv, options } => {
+                Box::new(UsiEngine::start(argv, &absolute_paths(options), variant, workdir, handshake_timeout)?)
+            }
+            SpecKind::Xboard { argv, options } => {
+                Box::new(XboardEngine::start(argv, &absolute_paths(options), variant, workdir, handshake_timeout)?)
+            }
         })
     }
+}
+
+/// Why a player could not be made: its network did not load, its search settings do not
+/// suit play, or its engine did not start (the handshake's fault).
+#[derive(Debug, thiserror::Error)]
+pub enum PlayerStartError {
+    #[error(transparent)]
+    Network(#[from] KomaLoadError),
+    #[error(transparent)]
+    Search(#[from] KomaConfigError),
+    #[error(transparent)]
+    Engine(#[from] Fault),
 }
 
 #[cfg(test)]

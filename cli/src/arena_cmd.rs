@@ -105,11 +105,11 @@ fn parse_sprt(text: &str) -> Result<Sprt> {
 /// position.
 pub fn openings_for(variant: Variant, given: Option<&std::path::Path>) -> Result<Vec<Opening>> {
     Ok(match given {
-        Some(path) => arena::load_openings(variant, path).map_err(bad)?,
+        Some(path) => arena::load_openings(variant, path).map_err(|e| bad(e.to_string()))?,
         None => {
             let shipped = PathBuf::from("data/openings").join(format!("{}.txt", variant.name()));
             if shipped.is_file() {
-                arena::load_openings(variant, &shipped).map_err(bad)?
+                arena::load_openings(variant, &shipped).map_err(|e| bad(e.to_string()))?
             } else {
                 vec![Opening::startpos(variant)]
             }

@@ -51,7 +51,7 @@ enum LadderCommand {
 
 fn load(path: Option<&Path>) -> Result<Ladder> {
     match path {
-        Some(p) => Ladder::load_or_shipped(&p.to_string_lossy()).map_err(|e| BadInput(e).into()),
+        Some(p) => Ladder::load_or_shipped(&p.to_string_lossy()).map_err(|e| BadInput(e.to_string()).into()),
         None => Ok(Ladder::shipped()),
     }
 }
@@ -79,7 +79,7 @@ pub fn ladder(args: LadderArgs) -> Result<ExitCode> {
         LadderCommand::Place { player, ladder, games } => {
             let ladder = load(ladder.as_deref())?;
             let paths: Vec<&Path> = games.iter().map(PathBuf::as_path).collect();
-            let results = arena::ladder::results_from_games(&paths, &player).map_err(BadInput)?;
+            let results = arena::ladder::results_from_games(&paths, &player).map_err(|e| BadInput(e.to_string()))?;
             let mut rungs: Vec<(f64, Wdl)> = Vec::new();
             for (opponent, w) in &results {
                 let Some(rung) = ladder.rung(opponent) else {

@@ -242,7 +242,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(BadInput(e.to_string()).into()),
     };
     let openings = match &args.openings {
-        Some(p) => arena::load_openings(variant, p).map_err(BadInput)?,
+        Some(p) => arena::load_openings(variant, p).map_err(|e| BadInput(e.to_string()))?,
         None => trainer::eval::random_openings(variant, args.games.div_ceil(2), args.random_plies, args.seed),
     };
     let workdir = std::env::temp_dir().join(format!("koma-evaluate-{}", std::process::id()));

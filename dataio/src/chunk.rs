@@ -354,41 +354,59 @@ pub fn decode_chunk(bytes: &[u8], path: &Path, labels: &dyn PolicyLabels) -> Res
 const FLAG_FULL_SEARCH: u8 = 1;
 const FLAG_UNKNOWN_RESULT: u8 = 2;
 
-fn decode_record(c: &mut Cursor<'_>, policy_size: u32, version: u32) -> Result<Sample, String> {
-    const SHORT: &str = "record runs past the end of the payload";
-    let n = c.u16().ok_or(SHORT)? as usize;
-    let sfen = std::str::from_utf8(c.take(n).ok_or(SHORT)?).map_err(|_| "SFEN is not UTF-8".to_string())?.to_string();
-    let repetitions = c.u8().ok_or(SHORT)?;
-    let r = c.u8().ok_or(SHORT)? as i8;
-    let flags = c.u8().ok_or(SHORT)?;
+/// Why one sample record of a chunk payload cannot be decoded.
+#[derive(Debug, thiserror::Error)]
+enum BadRecord {
+    #[error("record runs past the end of the payload")]
+    Short,
+    #[error("SFEN is not UTF-8")]
+    SfenNotUtf8,
+    #[error("bad flags byte {0}")]
+    Flags(u8),
+    #[error("result byte {0} with an unknown result")]
+    ResultOfUnknown(i8),
+    #[error("bad result byte {0}")]
+    Result(i8),
+    #[error("policy label {label} is not below the policy size {policy_size}")]
+    Label { label: u32, policy_size: u32 },
+    #[error("policy probabilities sum to {0}/{PROB_SCALE}, not 1")]
+    ProbabilitySum(u32),
+}
+
+fn decode_record(c: &mut Cursor<'_>, policy_size: u32, version: u32) -> Result<Sample, BadRecord> {
+    let n = c.u16().ok_or(BadRecord::Short)? as usize;
+    let sfen = std::str::from_utf8(c.take(n).ok_or(BadRecord::Short)?).map_err(|_| BadRecord::SfenNotUtf8)?.to_string();
+    let repetitions = c.u8().ok_or(BadRecord::Short)?;
+    let r = c.u8().ok_or(BadRecord::Short)? as i8;
+    let flags = c.u8().ok_or(BadRecord::Short)?;
     let known_flags = if version >= 2 { FLAG_FULL_SEARCH | FLAG_UNKNOWN_RESULT } else { FLAG_FULL_SEARCH };
     if flags & !known_flags != 0 {
-        return Err(format!("bad flags byte {flags}"));
+        return Err(BadRecord::Flags(flags));
     }
     let result = match (flags & FLAG_UNKNOWN_RESULT != 0, r) {
         (true, 0) => None,
-        (true, _) => return Err(format!("result byte {r} with an unknown result")),
-        (false, _) => Some(GameResult::from_i8(r).ok_or_else(|| format!("bad result byte {r}"))?),
+        (true, _) => return Err(BadRecord::ResultOfUnknown(r)),
+        (false, _) => Some(GameResult::from_i8(r).ok_or(BadRecord::Result(r))?),
     };
     let mut root_wdl = [0.0; 3];
     for v in &mut root_wdl {
-        *v = c.f32().ok_or(SHORT)?;
+        *v = c.f32().ok_or(BadRecord::Short)?;
     }
-    let plies_left = c.u32().ok_or(SHORT)?;
-    let m = c.u16().ok_or(SHORT)? as usize;
+    let plies_left = c.u32().ok_or(BadRecord::Short)?;
+    let m = c.u16().ok_or(BadRecord::Short)? as usize;
     let mut policy = Vec::with_capacity(m);
     let mut quantised_sum = 0u32;
     for _ in 0..m {
-        let l = c.u32().ok_or(SHORT)?;
-        let q = c.u16().ok_or(SHORT)?;
+        let l = c.u32().ok_or(BadRecord::Short)?;
+        let q = c.u16().ok_or(BadRecord::Short)?;
         if l >= policy_size {
-            return Err(format!("policy label {l} is not below the policy size {policy_size}"));
+            return Err(BadRecord::Label { label: l, policy_size });
         }
         quantised_sum += q as u32;
         policy.push((l, q as f32 / PROB_SCALE as f32));
     }
     if m > 0 && quantised_sum != PROB_SCALE {
-        return Err(format!("policy probabilities sum to {quantised_sum}/{PROB_SCALE}, not 1"));
+        return Err(BadRecord::ProbabilitySum(quantised_sum));
     }
     Ok(Sample { sfen, repetitions, policy, result, root_wdl, plies_left, full_search: flags & FLAG_FULL_SEARCH != 0 })
 }

@@ -15,6 +15,8 @@
 //!   chunk names) and [`run_layout::ModelPointer`].
 //! - [`eval_log`]: [`EvalRecord`], one line of `eval.jsonl`.
 //! - [`score`]: centipawns <-> win probability with its scales.
+//! - [`openings`]: opening files ([`Opening`], [`load_openings`]), the one parser of
+//!   `data/openings/README.md`.
 //!
 //! ```no_run
 //! use dataio::{read_chunk, PolicyLabels, SampleError};
@@ -32,6 +34,7 @@ pub mod error;
 pub mod eval_log;
 pub mod hcpe;
 pub mod labels;
+pub mod openings;
 pub mod run_layout;
 pub mod sample;
 pub mod score;
@@ -46,5 +49,6 @@ pub use chunk::{
 pub use error::{SampleError, SampleFault};
 pub use eval_log::EvalRecord;
 pub use labels::PolicyLabels;
+pub use openings::{load_openings, parse_openings, BadOpening, Opening, OpeningsError};
 pub use sample::{GameResult, Sample};
 pub use writer::{list_chunks, ChunkBatcher, ChunkWriter, EncodedChunk};

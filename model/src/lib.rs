@@ -35,7 +35,7 @@ pub use file::meta::{ModelMeta, MODEL_FILE_FORMAT, MODEL_FILE_FORMAT_VERSION};
 pub use file::tensors::{tensor_digest, tensors_sha256};
 pub use inference::batcher::{BatchError, Batcher, BatcherConfig, BatcherHandle, BatcherStats, EvalSlot};
 pub use inference::bench::{bench_forward, BenchError, BenchOptions, BenchRow};
-pub use inference::device::{parse_device, torch_info, DeviceError, Precision, TorchInfo};
+pub use inference::device::{parse_device, torch_info, DeviceError, Precision, TorchInfo, UnknownPrecision};
 pub use inference::evaluation::{Evaluation, Logits};
 pub use inference::evaluator::{
     padded_batch, CopyStats, EvalError, EvalPart, Evaluator, TorchEvaluator, UniformEvaluator,

@@ -26,6 +26,18 @@ pub enum Reason {
 }
 
 impl Reason {
+    pub const ALL: [Reason; 9] = [
+        Reason::Checkmate,
+        Reason::NoMoves,
+        Reason::Repetition,
+        Reason::PerpetualCheck,
+        Reason::Declaration,
+        Reason::Impasse,
+        Reason::MaxMoves,
+        Reason::RoyalCapture,
+        Reason::BareKing,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Reason::Checkmate => "checkmate",
@@ -52,6 +64,71 @@ impl Outcome {
     /// `sente checkmate`, `draw repetition`, ...
     pub fn to_text(self) -> String {
         format!("{} {}", self.winner.map_or("draw", |c| c.name()), self.reason.name())
+    }
+}
+
+/// Why a played game ended: the rules ([`Reason`]), a player (a resignation, or a fault
+/// that loses: an illegal move, a false declaration, time, ...), or a stop before the
+/// end (no result). [`EndCause::name`] is the word written to game files and reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EndCause {
+    Rules(Reason),
+    Resign,
+    /// A declaration (USI `bestmove win`) that the position does not allow: it loses.
+    FalseDeclaration,
+    IllegalMove,
+    /// Out of time on a clock.
+    Time,
+    /// No answer in time without a clock.
+    Hang,
+    Crash,
+    ProtocolError,
+    /// A result claim (XBoard) that the rules do not support.
+    FalseClaim,
+    /// Stopped before its end (a signal): no result.
+    Stopped,
+}
+
+impl EndCause {
+    /// Every cause that is not [`EndCause::Rules`], for [`EndCause::from_name`].
+    const OTHERS: [EndCause; 9] = [
+        EndCause::Resign,
+        EndCause::FalseDeclaration,
+        EndCause::IllegalMove,
+        EndCause::Time,
+        EndCause::Hang,
+        EndCause::Crash,
+        EndCause::ProtocolError,
+        EndCause::FalseClaim,
+        EndCause::Stopped,
+    ];
+
+    /// `checkmate`, `repetition`, ... ([`Reason::name`]), `resign`, `false_declaration`,
+    /// `illegal_move`, `time`, `hang`, `crash`, `protocol_error`, `false_claim`, `stopped`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndCause::Rules(r) => r.name(),
+            EndCause::Resign => "resign",
+            EndCause::FalseDeclaration => "false_declaration",
+            EndCause::IllegalMove => "illegal_move",
+            EndCause::Time => "time",
+            EndCause::Hang => "hang",
+            EndCause::Crash => "crash",
+            EndCause::ProtocolError => "protocol_error",
+            EndCause::FalseClaim => "false_claim",
+            EndCause::Stopped => "stopped",
+        }
+    }
+
+    /// The cause of [`EndCause::name`] `name`.
+    pub fn from_name(name: &str) -> Option<EndCause> {
+        Reason::ALL.iter().map(|&r| EndCause::Rules(r)).chain(EndCause::OTHERS).find(|c| c.name() == name)
+    }
+}
+
+impl std::fmt::Display for EndCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -197,6 +274,21 @@ mod tests {
             pos.play_usi(m).unwrap();
         }
         pos
+    }
+
+    #[test]
+    fn end_cause_names_are_the_file_words_and_read_back() {
+        let names: Vec<&str> =
+            Reason::ALL.iter().map(|&r| EndCause::Rules(r)).chain(EndCause::OTHERS).map(EndCause::name).collect();
+        assert_eq!(
+            names.join(" "),
+            "checkmate no_moves repetition perpetual_check declaration impasse max_moves royal_capture bare_king \
+             resign false_declaration illegal_move time hang crash protocol_error false_claim stopped"
+        );
+        for n in names {
+            assert_eq!(EndCause::from_name(n).map(EndCause::name), Some(n));
+        }
+        assert_eq!(EndCause::from_name("resigned"), None);
     }
 
     fn text(pos: &Position, rules: &EndRules) -> String {

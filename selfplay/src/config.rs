@@ -67,9 +67,10 @@ pub struct SelfplayConfig {
     /// Uniformly random plies played at the start of every game (opening variety); they
     /// are not recorded as samples. Default 0. Valid: 0..=10000.
     pub random_opening_plies: u32,
-    /// Optional opening file: one start position per line (`startpos`, `sfen ...`, either
-    /// followed by `moves ...`, or a bare SFEN); `#` starts a comment. Games start from
-    /// lines taken at random, then play `random_opening_plies` random plies. Default none.
+    /// Optional opening file (`dataio::openings`, the format of `data/openings/README.md`:
+    /// one opening per line, `startpos`, `sfen ...`, either followed by `moves ...`, or a
+    /// bare SFEN; `#` starts a comment). Games start from openings taken at random, then
+    /// play `random_opening_plies` random plies. Default none.
     /// The file must exist when the config is read.
     pub opening_file: Option<String>,
     /// Samples per chunk file. Default 4096. Valid: 1..=1000000.
@@ -206,29 +207,56 @@ impl Default for SelfplayFileConfig {
 /// `[model]` (also spelt `[net]`), `[search]`, `[selfplay]`, `[train]`, `[eval]`.
 pub const TOP_LEVEL_KEYS: &[&str] = &["variant", "model", "net", "search", "selfplay", "train", "eval"];
 
+/// A top-level key that no part of koma reads.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "unknown top-level key `{0}` (a koma config has `variant` and the tables [model], [search], \
+     [selfplay], [train] and [eval])"
+)]
+pub struct UnknownTopLevelKey(pub String);
+
+/// Why a config file's top level is refused: not TOML, or a key no part of koma reads.
+#[derive(Debug, thiserror::Error)]
+pub enum TopLevelError {
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    #[error(transparent)]
+    Unknown(#[from] UnknownTopLevelKey),
+}
+
+/// Why a config's values are refused.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidConfig {
+    /// A field out of its range.
+    #[error(transparent)]
+    Field(#[from] model::ConfigError),
+    #[error(
+        "selfplay.temperature_start, temperature_end and temperature_plies are not used with \
+         search.gumbel = true (the Gumbel root samples its move by sequential halving): remove them"
+    )]
+    TemperatureWithGumbel,
+}
+
 /// Refuses a top-level key that no part of koma reads.
-pub fn check_top_level_keys(text: &str) -> Result<(), String> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
-    check_top_level_names(table.keys().map(String::as_str))
+pub fn check_top_level_keys(text: &str) -> Result<(), TopLevelError> {
+    let table: toml::Table = text.parse()?;
+    Ok(check_top_level_names(table.keys().map(String::as_str))?)
 }
 
 /// [`check_top_level_keys`] of keys already read.
-pub fn check_top_level_names<'a>(mut keys: impl Iterator<Item = &'a str>) -> Result<(), String> {
+pub fn check_top_level_names<'a>(mut keys: impl Iterator<Item = &'a str>) -> Result<(), UnknownTopLevelKey> {
     match keys.find(|k| !TOP_LEVEL_KEYS.contains(k)) {
         None => Ok(()),
-        Some(k) => Err(format!(
-            "unknown top-level key `{k}` (a koma config has `variant` and the tables [model], [search], \
-             [selfplay], [train] and [eval])"
-        )),
+        Some(k) => Err(UnknownTopLevelKey(k.to_string())),
     }
 }
 
 impl SelfplayFileConfig {
     pub fn from_toml(text: &str, path: &str) -> Result<Self, ConfigError> {
         let parse_error = |message: String| ConfigError::Parse { path: path.to_string(), message };
-        check_top_level_keys(text).map_err(parse_error)?;
+        check_top_level_keys(text).map_err(|e| parse_error(e.to_string()))?;
         let cfg: SelfplayFileConfig = toml::from_str(text).map_err(|e| parse_error(e.to_string()))?;
-        cfg.validate().map_err(|message| ConfigError::Invalid { path: path.to_string(), message })?;
+        cfg.validate().map_err(|e| ConfigError::Invalid { path: path.to_string(), message: e.to_string() })?;
         Ok(cfg)
     }
 
@@ -240,16 +268,14 @@ impl SelfplayFileConfig {
     }
 
     /// Range checks of `[model]`, `[search]` and `[selfplay]`.
-    pub fn validate(&self) -> Result<(), String> {
-        self.model.validate().map_err(|e| e.to_string())?;
-        self.search.validate().map_err(|e| e.to_string())?;
-        self.selfplay.validate().map_err(|e| e.to_string())?;
+    pub fn validate(&self) -> Result<(), InvalidConfig> {
+        self.model.validate()?;
+        self.search.validate()?;
+        self.selfplay.validate()?;
         let sp = &self.selfplay;
         if self.search.gumbel && (sp.temperature_start, sp.temperature_end, sp.temperature_plies) != (None, None, None)
         {
-            return Err("selfplay.temperature_start, temperature_end and temperature_plies are not used with \
-                        search.gumbel = true (the Gumbel root samples its move by sequential halving): remove them"
-                .into());
+            return Err(InvalidConfig::TemperatureWithGumbel);
         }
         Ok(())
     }

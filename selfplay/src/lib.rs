@@ -21,4 +21,4 @@ pub mod worker;
 
 pub use config::{SelfplayConfig, SelfplayFileConfig};
 pub use sample_encoding::EncoderLabels;
-pub use worker::{run_selfplay, GameRecord, Openings, Progress, RunOptions};
+pub use worker::{run_selfplay, GameEnd, GameRecord, Openings, Progress, RunOptions, SelfplayError};

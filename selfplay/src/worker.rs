@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use model::encoding::Encoder;
 use model::{BatcherHandle, EvalSlot};
-use rules::{Color, EndRules, Position, Variant};
+use rules::{Color, EndCause, EndRules, Position, Reason, Variant};
 
 use crate::config::SelfplayFileConfig;
 use dataio::{GameResult, Sample};
@@ -32,8 +32,8 @@ use search::{Search, Step};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SelfplayError {
-    #[error("opening file {path}: {message}")]
-    Opening { path: String, message: String },
+    #[error("opening file {0}")]
+    Openings(#[from] dataio::OpeningsError),
     #[error("batcher: {0}")]
     Batch(#[from] model::BatchError),
     #[error("encoder shape {encoder} does not match the evaluator's {evaluator}")]
@@ -46,8 +46,8 @@ pub enum SelfplayError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameEnd {
     pub winner: Option<Color>,
-    /// `checkmate`, `repetition`, ... (`rules::Reason::name`), `declaration` or `resign`.
-    pub reason: String,
+    /// The rules' reason (a declaration among them) or [`EndCause::Resign`].
+    pub reason: EndCause,
 }
 
 /// A finished game.
@@ -162,27 +162,10 @@ impl Openings {
         Openings { positions: vec![Position::startpos(variant)] }
     }
 
-    /// Reads an opening file: one `startpos [moves ...]`, `sfen <sfen> [moves ...]` or bare
-    /// SFEN per line; blank lines and `#` comments are skipped.
+    /// Reads an opening file (`dataio::openings`, the format of `data/openings/README.md`).
     pub fn load(variant: Variant, path: &Path) -> Result<Openings, SelfplayError> {
-        let p = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| SelfplayError::Opening { path: p.clone(), message: e.to_string() })?;
-        let mut positions = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let line = line.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
-            let line = line.strip_prefix("position ").unwrap_or(line);
-            let pos = rules::parse_position_command(variant, line)
-                .map_err(|e| SelfplayError::Opening { path: p.clone(), message: format!("line {}: {e}", i + 1) })?;
-            positions.push(pos);
-        }
-        if positions.is_empty() {
-            return Err(SelfplayError::Opening { path: p, message: "no positions".into() });
-        }
-        Ok(Openings { positions })
+        let set = dataio::load_openings(variant, path)?;
+        Ok(Openings { positions: set.iter().map(|o| o.position()).collect() })
     }
 
     pub fn len(&self) -> usize {
@@ -292,10 +275,10 @@ impl Ctx<'_> {
     /// The game's end at its current position, if it has ended.
     fn game_end(&self, pos: &Position) -> Option<GameEnd> {
         if let Some(o) = pos.outcome(&self.end_rules) {
-            return Some(GameEnd { winner: o.winner, reason: o.reason.name().to_string() });
+            return Some(GameEnd { winner: o.winner, reason: EndCause::Rules(o.reason) });
         }
         if pos.can_declare() {
-            return Some(GameEnd { winner: Some(pos.side_to_move()), reason: "declaration".into() });
+            return Some(GameEnd { winner: Some(pos.side_to_move()), reason: EndCause::Rules(Reason::Declaration) });
         }
         None
     }
@@ -314,7 +297,7 @@ impl Ctx<'_> {
         let Some(mv) = g.search.choose_move(temperature, &mut g.rng) else {
             // No legal move although the rules did not end the game: cannot happen with
             // consistent rules; end it as a loss for the side to move.
-            return Some(GameEnd { winner: Some(side.opponent()), reason: "no_moves".into() });
+            return Some(GameEnd { winner: Some(side.opponent()), reason: EndCause::Rules(Reason::NoMoves) });
         };
         let policy: Vec<(u32, f32)> =
             g.search.policy_target().into_iter().map(|(m, p)| (self.encoder.move_index(&g.pos, m) as u32, p)).collect();
@@ -341,7 +324,7 @@ impl Ctx<'_> {
             if g.no_resign {
                 g.would_resign.get_or_insert(side);
             } else {
-                return Some(GameEnd { winner: Some(side.opponent()), reason: "resign".into() });
+                return Some(GameEnd { winner: Some(side.opponent()), reason: EndCause::Resign });
             }
         }
         g.moves.push(mv.to_usi());
@@ -577,7 +560,7 @@ pub fn run_selfplay(
                     progress.games_done += 1;
                     progress.game_plies += rec.plies as u64;
                     progress.samples += rec.samples.len() as u64;
-                    if rec.end.reason == "resign" {
+                    if rec.end.reason == EndCause::Resign {
                         progress.resigned += 1;
                     }
                     if let Some(f) = rec.false_resign() {

@@ -74,7 +74,7 @@ fn check_perspective(game: &GameRecord, winner: Option<Color>, reason: &str) -> 
 }
 
 fn check_variant(variant: Variant, game: &GameRecord, winner: Option<Color>, reason: &str) -> Vec<Color> {
-    assert_eq!((game.end.winner, game.end.reason.as_str()), (winner, reason), "{:?}", game.moves);
+    assert_eq!((game.end.winner, game.end.reason.name()), (winner, reason), "{:?}", game.moves);
     let mut sides = Vec::new();
     for s in &game.samples {
         let side = Position::from_sfen(variant, &s.sfen).unwrap().side_to_move();

@@ -24,7 +24,7 @@ pub enum TrainError {
     #[error(transparent)]
     Samples(#[from] dataio::SampleError),
     #[error("self-play: {0}")]
-    Selfplay(String),
+    Selfplay(#[from] selfplay::SelfplayError),
     #[error(transparent)]
     Diverged(#[from] crate::net_trainer::NonFiniteLoss),
     /// `koma train --resume` of a run that does not exist.
@@ -45,8 +45,8 @@ pub enum TrainError {
     #[error(transparent)]
     EvalSetup(#[from] crate::eval::EvalSetupError),
     /// A checkpoint to evaluate does not load as a player.
-    #[error("evaluating {}: {why}", path.display())]
-    EvalNetwork { path: PathBuf, why: String },
+    #[error("evaluating {}: {source}", path.display())]
+    EvalNetwork { path: PathBuf, source: Box<arena::koma::KomaLoadError> },
     #[error("the evaluation thread panicked")]
     EvalPanicked,
     /// `koma learn` of inputs that only standard shogi has.

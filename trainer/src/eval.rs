@@ -26,11 +26,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arena::koma::{KomaConfig, KomaNetwork, KomaPlayer};
+use arena::koma::{KomaConfig, KomaLoadError, KomaNetwork, KomaPlayer};
 use arena::ladder::{finite_rating, place, Placement};
 use arena::player::Player;
 use arena::schedule::{play_pair, PairOutcome, PairPlan, Roster, Rules};
-use arena::{Opening, PlayerSpec, TimeControl, Wdl};
+use arena::{Opening, PlayerSpec, PlayerStartError, TimeControl, Wdl};
 use model::tch::Device;
 use model::BatcherStats;
 use rules::{EndRules, Position, Variant};
@@ -117,12 +117,9 @@ struct EvalRoster<'a> {
 }
 
 impl Roster for EvalRoster<'_> {
-    fn create(&self, index: usize, seed: u64) -> Result<Box<dyn Player>, String> {
+    fn create(&self, index: usize, seed: u64) -> Result<Box<dyn Player>, PlayerStartError> {
         match &self.seats[index] {
-            Seat::Koma(net) => {
-                let player = KomaPlayer::new(net.clone(), self.config.clone(), self.variant);
-                Ok(Box::new(player.map_err(|e| e.to_string())?))
-            }
+            Seat::Koma(net) => Ok(Box::new(KomaPlayer::new(net.clone(), self.config.clone(), self.variant)?)),
             Seat::Spec(spec) => spec.create(self.variant, seed, self.workdir, ENGINE_TIMEOUT),
         }
     }
@@ -203,21 +200,21 @@ pub fn play_match_observed(
 }
 
 /// Loads a checkpoint as an evaluation opponent on `device`.
-pub fn load_network(path: &Path, variant: Variant, device: Device) -> Result<KomaNetwork, String> {
-    KomaNetwork::load_on(path, device, variant).map_err(|e| e.to_string())
+pub fn load_network(path: &Path, variant: Variant, device: Device) -> Result<KomaNetwork, KomaLoadError> {
+    KomaNetwork::load_on(path, device, variant)
 }
 
 /// Why the evaluation of a run cannot be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum EvalSetupError {
     #[error("eval.ladder: {0}")]
-    Ladder(String),
+    Ladder(#[from] arena::ladder::LadderError),
     #[error("eval.opponents: {0}")]
     Opponent(#[from] OpponentError),
     #[error("{}: {source}", path.display())]
     Workdir { path: PathBuf, source: std::io::Error },
     #[error("eval.openings: {0}")]
-    Openings(String),
+    Openings(#[from] dataio::OpeningsError),
     /// A search that play cannot use (a Gumbel root).
     #[error("eval.search: {0}")]
     Search(#[from] arena::koma::KomaConfigError),

@@ -3,16 +3,16 @@
 //! The config checks them with this, and the evaluation builds its players with it.
 
 use arena::ladder::Ladder;
-use arena::PlayerSpec;
+use arena::{BadPlayerSpec, PlayerSpec};
 
 /// Why an opponent's text names no player.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum OpponentError {
     /// A rung of the ladder whose player does not parse.
-    #[error("rung {rung}: {why}")]
-    Rung { rung: String, why: String },
-    #[error("{text}: {why}")]
-    BadSpec { text: String, why: String },
+    #[error("rung {rung}: {source}")]
+    Rung { rung: String, source: BadPlayerSpec },
+    #[error("{text}: {source}")]
+    BadSpec { text: String, source: BadPlayerSpec },
     #[error("{text}: a network opponent is `previous` (or a checkpoint for `koma evaluate`)")]
     Network { text: String },
     #[error("unknown opponent '{text}' (expected previous, a rung of the ladder: {}, or NAME=SPEC)", rungs.join(", "))]
@@ -24,12 +24,11 @@ pub enum OpponentError {
 /// rung.
 pub fn parse_player(text: &str, ladder: &Ladder) -> Result<(PlayerSpec, Option<f64>), OpponentError> {
     if let Some(rung) = ladder.rung(text) {
-        let spec = ladder.player_spec(rung).map_err(|why| OpponentError::Rung { rung: text.into(), why })?;
+        let spec = ladder.player_spec(rung).map_err(|source| OpponentError::Rung { rung: text.into(), source })?;
         return Ok((spec, Some(rung.elo)));
     }
     if text.contains('=') {
-        let spec =
-            text.parse::<PlayerSpec>().map_err(|e| OpponentError::BadSpec { text: text.into(), why: e.to_string() })?;
+        let spec = text.parse::<PlayerSpec>().map_err(|source| OpponentError::BadSpec { text: text.into(), source })?;
         if matches!(spec.kind, arena::SpecKind::Koma { .. }) {
             return Err(OpponentError::Network { text: text.into() });
         }

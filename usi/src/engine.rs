@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use model::encoding::Encoder;
-use model::{CheckpointError, Expected, Precision};
+use model::{CheckpointError, DeviceError, EvalError, Expected, Precision};
 use rules::{ImpasseRule, Position, Variant};
 use search::driver::{self, Settings};
 use search::{Control, DirectEvaluator, Info, Limits, PlayerTree, SearchError, SearchOutcome};
 
-use crate::options::{Effect, Options, UNIFORM};
+use crate::options::{Effect, OptionError, Options, UNIFORM};
 
 /// Where `ModelFile=auto` looks, in order (the first that exists wins):
 /// 1. the path in the environment variable `KOMA_MODEL`;
@@ -77,18 +77,58 @@ fn newest_run_network(runs: &Path, variant: Variant) -> Option<PathBuf> {
     found.into_iter().map(|(_, p)| p).find(|p| plays(p))
 }
 
+/// Why `ModelFile` names no network.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelFileError {
+    /// `auto` found none; `looked` says where it looked.
+    #[error(
+        "no network found for ModelFile=auto (looked at {looked}); set the ModelFile option to a \
+         model file (koma export) or a checkpoint (<stem>.json with its .safetensors), or to {UNIFORM} \
+         for the uniform evaluator"
+    )]
+    NoneFound { looked: String },
+    #[error(
+        "ModelFile '{spec}' {}: {why}; set ModelFile to a model file (koma export), a checkpoint \
+         (<stem>.json with its .safetensors) or to {UNIFORM}",
+        if matches!(**why, CheckpointError::NotFound { .. }) { "not found" } else { "unusable" }
+    )]
+    Unusable { spec: String, why: Box<CheckpointError> },
+}
+
+/// Why the engine refused a command or has no network.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Option(#[from] OptionError),
+    #[error("option {0} not changed while searching (send stop first)")]
+    SetWhileSearching(String),
+    #[error("a search is already running (send stop first)")]
+    AlreadySearching,
+    #[error("the position is {position} but UCI_Variant is {option}")]
+    WrongVariant { position: Variant, option: Variant },
+    #[error(transparent)]
+    ModelFile(#[from] ModelFileError),
+    #[error("loading the network panicked: {0}")]
+    LoadPanicked(String),
+    #[error("option Device: {0}")]
+    Device(#[from] DeviceError),
+    #[error(
+        "cannot load the network: {why}{}",
+        if matches!(**why, CheckpointError::WrongVariant { .. }) { " (set UCI_Variant or ModelFile)" } else { "" }
+    )]
+    Load { why: Box<CheckpointError> },
+    #[error("the network fails to evaluate: {0}")]
+    Evaluate(#[from] EvalError),
+    #[error("cannot start the search thread: {0}")]
+    SearchThread(std::io::Error),
+}
+
 /// The network that `ModelFile` names (a checkpoint by any of its names, or a model file).
-pub fn resolve_model(spec: &str, variant: Variant) -> Result<PathBuf, String> {
+pub fn resolve_model(spec: &str, variant: Variant) -> Result<PathBuf, ModelFileError> {
     let exists = |p: &Path| model::locate_model(p).is_ok();
     if spec.eq_ignore_ascii_case("auto") {
         let (list, looked) = auto_model_candidates(variant);
-        return list.into_iter().find(|p| exists(p)).ok_or_else(|| {
-            format!(
-                "no network found for ModelFile=auto (looked at {looked}); set the ModelFile option to a \
-                 model file (koma export) or a checkpoint (<stem>.json with its .safetensors), or to {UNIFORM} \
-                 for the uniform evaluator"
-            )
-        });
+        return list.into_iter().find(|p| exists(p)).ok_or(ModelFileError::NoneFound { looked });
     }
     let p = PathBuf::from(spec);
     let why = match model::locate_model(&p) {
@@ -100,11 +140,7 @@ pub fn resolve_model(spec: &str, variant: Variant) -> Result<PathBuf, String> {
             return Ok(next_to_binary);
         }
     }
-    let what = if matches!(why, CheckpointError::NotFound { .. }) { "not found" } else { "unusable" };
-    Err(format!(
-        "ModelFile '{spec}' {what}: {why}; set ModelFile to a model file (koma export), a checkpoint \
-         (<stem>.json with its .safetensors) or to {UNIFORM}"
-    ))
+    Err(ModelFileError::Unusable { spec: spec.to_string(), why: Box::new(why) })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -182,9 +218,9 @@ impl Core {
     }
 
     /// Sets an option; refused while a search runs.
-    pub fn set_option(&mut self, name: &str, value: &str) -> Result<Effect, String> {
+    pub fn set_option(&mut self, name: &str, value: &str) -> Result<Effect, EngineError> {
         if self.is_searching() {
-            return Err(format!("option {name} not changed while searching (send stop first)"));
+            return Err(EngineError::SetWhileSearching(name.to_string()));
         }
         let effect = self.opts.set(name, value)?;
         if matches!(effect, Effect::Tree | Effect::Variant) {
@@ -201,7 +237,7 @@ impl Core {
         }
     }
 
-    fn net_key(&self) -> Result<NetKey, String> {
+    fn net_key(&self) -> Result<NetKey, ModelFileError> {
         let model = if self.opts.model_file.eq_ignore_ascii_case(UNIFORM)
             || self.opts.model_file.eq_ignore_ascii_case("uniform")
         {
@@ -220,7 +256,7 @@ impl Core {
 
     /// Loads the network the options name unless it is loaded already (and warms it up
     /// with one batch). Returns a description, or an error message for the user.
-    pub fn load_network(&mut self) -> Result<String, String> {
+    pub fn load_network(&mut self) -> Result<String, EngineError> {
         let key = self.net_key()?;
         if let Some(n) = &self.net {
             if n.key == key {
@@ -229,7 +265,7 @@ impl Core {
         }
         self.net = None;
         let loaded = catch_unwind(AssertUnwindSafe(|| load(&key)))
-            .unwrap_or_else(|p| Err(format!("loading the network panicked: {}", panic_text(&p))))?;
+            .unwrap_or_else(|p| Err(EngineError::LoadPanicked(panic_text(&p))))?;
         let description = loaded.description.clone();
         self.net = Some(loaded);
         Ok(description)
@@ -280,12 +316,12 @@ impl Core {
         mut limits: Limits,
         on_info: Box<dyn Fn(&Info) + Send + Sync>,
         on_done: Box<dyn FnOnce(SearchOutcome) + Send>,
-    ) -> Result<(), String> {
+    ) -> Result<(), EngineError> {
         if self.is_searching() {
-            return Err("a search is already running (send stop first)".into());
+            return Err(EngineError::AlreadySearching);
         }
         if pos.variant() != self.opts.variant {
-            return Err(format!("the position is {} but UCI_Variant is {}", pos.variant(), self.opts.variant));
+            return Err(EngineError::WrongVariant { position: pos.variant(), option: self.opts.variant });
         }
         // The network loads at isready (XBoard: new, variant); here only when there is
         // none for this variant, so that a new checkpoint never loads on the clock.
@@ -342,7 +378,7 @@ impl Core {
                     w.join();
                 }
             })
-            .map_err(|e| format!("cannot start the search thread: {e}"))?;
+            .map_err(EngineError::SearchThread)?;
         self.running = Some(Running { handle, control, finished });
         Ok(())
     }
@@ -362,7 +398,7 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-fn load(key: &NetKey) -> Result<Network, String> {
+fn load(key: &NetKey) -> Result<Network, EngineError> {
     let batch = key.batch;
     if key.model.as_os_str() == UNIFORM {
         let network = model::Network::uniform(key.variant);
@@ -376,18 +412,14 @@ fn load(key: &NetKey) -> Result<Network, String> {
     }
     let path = &key.model;
     model::set_torch_threads(key.torch_threads, model::CpuShare::Whole);
-    let device = model::parse_device(&key.device).map_err(|e| format!("option Device: {e}"))?;
+    let device = model::parse_device(&key.device)?;
     // The network brings the encoder its input planes were trained with.
-    let network =
-        model::Network::load(path, &Expected::variant(key.variant), device, Precision::Auto).map_err(|e| {
-            let hint =
-                if matches!(e, CheckpointError::WrongVariant { .. }) { " (set UCI_Variant or ModelFile)" } else { "" };
-            format!("cannot load the network: {e}{hint}")
-        })?;
+    let network = model::Network::load(path, &Expected::variant(key.variant), device, Precision::Auto)
+        .map_err(|why| EngineError::Load { why: Box::new(why) })?;
     // Warm-up: the first forward passes are slow (allocation, cuDNN autotuning).
     let zeros = vec![0.0f32; batch * network.encoder.input_len()];
     for _ in 0..2 {
-        network.evaluator.evaluate(&zeros, batch).map_err(|e| format!("the network fails to evaluate: {e}"))?;
+        network.evaluator.evaluate(&zeros, batch)?;
     }
     let meta = network.meta.as_ref().expect("a loaded network has metadata");
     let description = format!(

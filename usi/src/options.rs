@@ -137,24 +137,42 @@ fn store<T>(slot: &mut T, value: T, effect: Effect) -> Effect {
     effect
 }
 
+/// Why an option was not set.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("unknown option '{0}'")]
+    Unknown(String),
+    #[error("option {name}: '{value}' is not an integer")]
+    NotInteger { name: &'static str, value: String },
+    #[error("option {name}: {value} is outside {min}..{max}")]
+    OutOfRange { name: &'static str, value: i64, min: i64, max: i64 },
+    #[error("option {name}: '{value}' is not true or false")]
+    NotBoolean { name: &'static str, value: String },
+    #[error("option UCI_Variant: {0}")]
+    Variant(#[from] rules::UnknownVariant),
+    #[error("option '{0}' has no handler")]
+    NoHandler(&'static str),
+}
+
 impl Options {
     /// Sets an option by name (case-insensitive). Errors name the problem.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<Effect, String> {
-        let spec = find(name).ok_or_else(|| format!("unknown option '{name}'"))?;
+    pub fn set(&mut self, name: &str, value: &str) -> Result<Effect, OptionError> {
+        let spec = find(name).ok_or_else(|| OptionError::Unknown(name.to_string()))?;
         let value = value.trim();
-        let int = || -> Result<i64, String> {
+        let int = || -> Result<i64, OptionError> {
             let OptionKind::Spin { min, max, .. } = spec.kind else { unreachable!() };
-            let v: i64 = value.parse().map_err(|_| format!("option {}: '{value}' is not an integer", spec.name))?;
+            let v: i64 =
+                value.parse().map_err(|_| OptionError::NotInteger { name: spec.name, value: value.to_string() })?;
             if v < min || v > max {
-                return Err(format!("option {}: {v} is outside {min}..{max}", spec.name));
+                return Err(OptionError::OutOfRange { name: spec.name, value: v, min, max });
             }
             Ok(v)
         };
-        let check = || -> Result<bool, String> {
+        let check = || -> Result<bool, OptionError> {
             match value.to_ascii_lowercase().as_str() {
                 "true" | "1" | "on" => Ok(true),
                 "false" | "0" | "off" => Ok(false),
-                _ => Err(format!("option {}: '{value}' is not true or false", spec.name)),
+                _ => Err(OptionError::NotBoolean { name: spec.name, value: value.to_string() }),
             }
         };
         Ok(match spec.name {
@@ -177,7 +195,7 @@ impl Options {
             "NodesLimit" => store(&mut self.nodes_limit, int()? as u64, Effect::Other),
             "ResignValue" => store(&mut self.resign_value, int()? as u32, Effect::Other),
             "UCI_Variant" => {
-                let v = value.parse().map_err(|e: rules::UnknownVariant| format!("option UCI_Variant: {e}"))?;
+                let v = value.parse::<Variant>()?;
                 store(&mut self.variant, v, Effect::Variant)
             }
             "MaxPlies" => store(&mut self.max_plies, int()? as u32, Effect::Tree),
@@ -189,7 +207,7 @@ impl Options {
             "PolicySoftmaxTemp" => store(&mut self.policy_softmax_temp, int()?, Effect::Tree),
             "VirtualLoss" => store(&mut self.virtual_loss, int()?, Effect::Tree),
             "MateSearchPlies" => store(&mut self.mate_search_plies, int()?, Effect::Tree),
-            other => return Err(format!("option '{other}' has no handler")),
+            other => return Err(OptionError::NoHandler(other)),
         })
     }
 

@@ -58,7 +58,15 @@ pub fn info_lines(info: &Info, multipv: usize) -> Vec<String> {
 pub struct Usi {
     core: Core,
     out: Out,
-    pos: Result<Position, String>,
+    pos: Result<Position, BadPosition>,
+}
+
+/// A `position` command that names no position (kept until the next one).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("position {text}: {source}")]
+pub struct BadPosition {
+    text: String,
+    source: rules::PositionCommandError,
 }
 
 impl Usi {
@@ -111,7 +119,7 @@ impl Usi {
                 if !self.core.is_searching() {
                     match self.core.load_network() {
                         Ok(d) => self.out.line(&format!("info string network: {d}")),
-                        Err(e) => self.error(e),
+                        Err(e) => self.error(e.to_string()),
                     }
                 }
                 self.out.line("readyok");
@@ -121,9 +129,9 @@ impl Usi {
             "position" => {
                 let text = args.join(" ");
                 self.pos = rules::parse_position_command(self.core.variant(), &text)
-                    .map_err(|e| format!("position {text}: {e}"));
+                    .map_err(|source| BadPosition { text, source });
                 if let Err(e) = &self.pos {
-                    self.error(e);
+                    self.error(e.to_string());
                 }
             }
             "go" => self.go(args),
@@ -158,7 +166,7 @@ impl Usi {
         match self.core.set_option(&name, &value) {
             Ok(Effect::Variant) => self.pos = Ok(Position::startpos(self.core.variant())),
             Ok(_) => {}
-            Err(e) => self.error(e),
+            Err(e) => self.error(e.to_string()),
         }
     }
 
@@ -201,7 +209,7 @@ impl Usi {
             out.line(&text);
         });
         if let Err(e) = self.core.start(pos, limits, on_info, on_done) {
-            self.error(e);
+            self.error(e.to_string());
             self.out.line("bestmove resign");
         }
     }

@@ -78,15 +78,20 @@ impl Precision {
     }
 }
 
+/// A precision name that is not one of `auto`, `f32`, `f16`, `bf16`.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown precision `{0}` (auto, f32, f16, bf16)")]
+pub struct UnknownPrecision(pub String);
+
 impl std::str::FromStr for Precision {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownPrecision;
+    fn from_str(s: &str) -> Result<Self, UnknownPrecision> {
         match s.to_ascii_lowercase().as_str() {
             "auto" => Ok(Precision::Auto),
             "f32" | "fp32" | "float" => Ok(Precision::F32),
             "f16" | "fp16" | "half" => Ok(Precision::F16),
             "bf16" | "bfloat16" => Ok(Precision::Bf16),
-            _ => Err(format!("unknown precision `{s}` (auto, f32, f16, bf16)")),
+            _ => Err(UnknownPrecision(s.to_string())),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use arena::ladder::Ladder;
+use arena::ladder::{Ladder, LadderError};
 use rules::Variant;
 use serde::{Deserialize, Serialize};
 
@@ -31,12 +31,17 @@ pub enum EvalLadder {
     File(PathBuf),
 }
 
-impl TryFrom<String> for EvalLadder {
-    type Error = String;
+/// An empty `eval.ladder`.
+#[derive(Debug, thiserror::Error)]
+#[error("a game's name (shogi, sho, dai) or a ladder file")]
+pub struct NoLadderName;
 
-    fn try_from(text: String) -> Result<Self, String> {
+impl TryFrom<String> for EvalLadder {
+    type Error = NoLadderName;
+
+    fn try_from(text: String) -> Result<Self, NoLadderName> {
         if text.trim().is_empty() {
-            return Err("a game's name (shogi, sho, dai) or a ladder file".into());
+            return Err(NoLadderName);
         }
         // A game's name, unless a file of that name exists (as `Ladder::load_or_shipped`).
         match text.parse::<Variant>() {
@@ -57,7 +62,7 @@ impl From<EvalLadder> for String {
 
 impl EvalLadder {
     /// Reads the ladder (a file's errors name the file).
-    pub fn load(&self) -> Result<Ladder, String> {
+    pub fn load(&self) -> Result<Ladder, LadderError> {
         match self {
             EvalLadder::Shipped(v) => Ok(Ladder::shipped_for(*v)),
             EvalLadder::File(p) => Ladder::load(p),
@@ -101,8 +106,9 @@ pub struct EvalConfig {
     /// Uniformly random plies at the start of the games (variety; both players share
     /// them), when there is no `openings` file. Default 2. Valid: 0..=10000.
     pub random_plies: u32,
-    /// An opening file (`data/openings/shogi.txt`; the format of `koma arena
-    /// --openings`) instead of random plies. Default none.
+    /// An opening file (`data/openings/shogi.txt`; the format of
+    /// `data/openings/README.md`, as `koma arena --openings`) instead of random plies.
+    /// Default none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub openings: Option<PathBuf>,
     /// A ladder table (the format of `arena/ladder.toml`), or `shogi`, `sho`, `dai` for
@@ -183,7 +189,7 @@ impl EvalConfig {
             value,
             expected,
         };
-        let ladder = self.ladder.load().map_err(|e| bad("ladder", String::from(self.ladder.clone()), e))?;
+        let ladder = self.ladder.load().map_err(|e| bad("ladder", String::from(self.ladder.clone()), e.to_string()))?;
         for o in self.opponents.iter().filter(|o| *o != "previous") {
             parse_player(o, &ladder).map_err(|e| bad("opponents", o.clone(), e.to_string()))?;
         }

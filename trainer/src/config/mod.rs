@@ -81,9 +81,10 @@ impl TrainFileConfig {
     pub fn from_toml(text: &str, path: &str) -> Result<Self, ConfigError> {
         let invalid = |message: String| ConfigError::Invalid { path: path.into(), message };
         let t: FileTables = toml::from_str(text).map_err(|e| parse_error(&e, text, path))?;
-        selfplay::config::check_top_level_names(t.unknown.keys().map(String::as_str)).map_err(invalid)?;
+        selfplay::config::check_top_level_names(t.unknown.keys().map(String::as_str))
+            .map_err(|e| invalid(e.to_string()))?;
         let base = SelfplayFileConfig { variant: t.variant, model: t.model, search: t.search, selfplay: t.selfplay };
-        base.validate().map_err(invalid)?;
+        base.validate().map_err(|e| invalid(e.to_string()))?;
         t.train.validate().map_err(|e| invalid(e.to_string()))?;
         t.eval.validate().map_err(|e| invalid(e.to_string()))?;
         Ok(TrainFileConfig { base, train: t.train, eval: t.eval, text: text.to_string() })

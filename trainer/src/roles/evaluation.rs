@@ -39,7 +39,7 @@ pub struct EvalOutcome {
 
 fn run_job(job: EvalJob, stop: Arc<AtomicBool>) -> Result<EvalOutcome, TrainError> {
     let ours = load_network(&job.ours, job.variant, job.device)
-        .map_err(|why| TrainError::EvalNetwork { path: job.ours.clone(), why })?;
+        .map_err(|e| TrainError::EvalNetwork { path: job.ours.clone(), source: Box::new(e) })?;
     let mut notes = Vec::new();
     let previous = match &job.previous {
         Some(stem) if job.plan.wants_previous() => match load_network(stem, job.variant, job.device) {

@@ -17,10 +17,10 @@ use selfplay::EncoderLabels;
 use store::Entry;
 
 use super::files::RunFiles;
-use dataio::run_layout::{chunk_worker, SAMPLES};
 use super::state::RunState;
 use crate::error::TrainError;
 use crate::replay::Replay;
+use dataio::run_layout::{chunk_worker, SAMPLES};
 
 /// What one pass took in.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -33,9 +33,21 @@ pub struct Intake {
 
 /// Reads and checks one chunk (dataio's reader: format, checksum, every sample, variant,
 /// encoder version).
-fn read_checked(files: &RunFiles, key: &str, variant: Variant) -> Result<Chunk, String> {
-    let bytes = files.store.get(key).map_err(|e| e.to_string())?.ok_or_else(|| format!("{key}: vanished"))?;
-    decode_chunk_expect(&bytes, Path::new(key), variant, &EncoderLabels).map_err(|e| e.to_string())
+fn read_checked(files: &RunFiles, key: &str, variant: Variant) -> Result<Chunk, UnreadChunk> {
+    let bytes = files.store.get(key)?.ok_or_else(|| UnreadChunk::Vanished(key.to_string()))?;
+    Ok(decode_chunk_expect(&bytes, Path::new(key), variant, &EncoderLabels)?)
+}
+
+/// Why a listed chunk was not taken in.
+#[derive(Debug, thiserror::Error)]
+enum UnreadChunk {
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// Listed, then gone before it was read.
+    #[error("{0}: vanished")]
+    Vanished(String),
+    #[error(transparent)]
+    Samples(#[from] dataio::SampleError),
 }
 
 fn name(e: &Entry) -> &str {

@@ -10,11 +10,11 @@ use dataio::{ChunkBatcher, ChunkHeader, Sample};
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::{Batcher, BatcherConfig, Evaluator};
 use rules::Variant;
-use selfplay::{run_selfplay, Openings, Progress, RunOptions, SelfplayFileConfig};
+use selfplay::{run_selfplay, Openings, Progress, RunOptions, SelfplayError, SelfplayFileConfig};
 
-use dataio::run_layout::chunk_key;
 use super::uploader::Uploader;
 use crate::error::TrainError;
+use dataio::run_layout::chunk_key;
 
 /// Samples handed straight to a learner in the same process (no trip through the store).
 #[derive(Debug, Default)]
@@ -178,7 +178,7 @@ impl ChunkSink {
 #[derive(Default)]
 struct Shared {
     progress: Mutex<Progress>,
-    error: Mutex<Option<String>>,
+    error: Mutex<Option<SelfplayError>>,
     done: AtomicBool,
 }
 
@@ -209,9 +209,7 @@ impl SelfplayThread {
             },
         );
         let openings = match &cfg.selfplay.opening_file {
-            Some(f) => {
-                Openings::load(cfg.variant, std::path::Path::new(f)).map_err(|e| TrainError::Selfplay(e.to_string()))?
-            }
+            Some(f) => Openings::load(cfg.variant, std::path::Path::new(f))?,
             None => Openings::startpos(cfg.variant),
         };
         let stop = Arc::new(AtomicBool::new(false));
@@ -225,7 +223,7 @@ impl SelfplayThread {
                 let r = run_selfplay(&cfg, handle, &openings, &ropts, |rec| sink.add_game(rec.samples), on_progress);
                 match r {
                     Ok(p) => *shared2.progress.lock().unwrap() = p,
-                    Err(e) => *shared2.error.lock().unwrap() = Some(e.to_string()),
+                    Err(e) => *shared2.error.lock().unwrap() = Some(e),
                 }
                 shared2.done.store(true, Ordering::SeqCst);
             })
@@ -235,15 +233,21 @@ impl SelfplayThread {
 
     /// New weights for the games in progress and those to come.
     pub fn replace_network(&self, evaluator: Arc<dyn Evaluator>) -> Result<(), TrainError> {
-        self.batcher.replace_evaluator(evaluator).map_err(|e| TrainError::Selfplay(format!("batcher: {e}")))
+        self.batcher.replace_evaluator(evaluator).map_err(|e| SelfplayError::Batch(e).into())
     }
 
     pub fn progress(&self) -> Progress {
         *self.shared.progress.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Why self-play failed, if it did (its text).
     pub fn error(&self) -> Option<String> {
-        self.shared.error.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.shared.error.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|e| e.to_string())
+    }
+
+    /// Why self-play failed, if it did, taken (a later call returns `None`).
+    pub fn take_error(&self) -> Option<SelfplayError> {
+        self.shared.error.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// All games played (or self-play failed).

@@ -15,13 +15,13 @@ use selfplay::Progress;
 use serde::Serialize;
 
 use super::files::RunFiles;
-use dataio::run_layout::{self as layout, valid_worker_id, ModelPointer};
 use super::network::{pull_network, read_pointer};
 use super::selfplay::{ChunkSink, SelfplayThread};
 use super::signal::sleep_unless;
 use super::uploader::Uploader;
 use crate::config::TrainFileConfig;
 use crate::error::TrainError;
+use dataio::run_layout::{self as layout, valid_worker_id, ModelPointer};
 
 /// What `koma worker` runs.
 #[derive(Clone, Debug)]
@@ -214,7 +214,7 @@ impl Worker {
         let (mut last_poll, mut last_report) = (Instant::now(), Instant::now());
         while !stop.load(Ordering::Relaxed) && !selfplay.finished() {
             std::thread::sleep(Duration::from_millis(100));
-            if let Some(e) = selfplay.error() {
+            if let Some(e) = selfplay.take_error() {
                 return Err(TrainError::Selfplay(e));
             }
             if last_poll.elapsed() >= self.opts.poll {

@@ -5,12 +5,12 @@
 
 use std::path::PathBuf;
 
+use dataio::{GameResult, Sample};
 use files::files_under;
 use model::encoding::Encoder;
 use progress::Reporter;
-use rules::records::{read_games, EndReason, Format, Record};
+use rules::records::{read_games, EndReason, Format, Record, RecordError};
 use rules::{Color, EndRules};
-use dataio::{GameResult, Sample};
 
 /// The game records under `paths` (in folders, the formats that can be read).
 fn record_files(paths: &[PathBuf]) -> Vec<PathBuf> {
@@ -34,27 +34,25 @@ pub fn record_result(record: &Record, final_pos: &rules::Position) -> Option<Opt
 }
 
 /// Samples of one record (positions before each move).
-pub fn record_samples(record: &Record, encoder: &Encoder) -> Result<Vec<Sample>, String> {
-    let final_pos = record.final_position().map_err(|e| e.to_string())?;
+pub fn record_samples(record: &Record, encoder: &Encoder) -> Result<Vec<Sample>, RecordError> {
+    let final_pos = record.final_position()?;
     let outcome = record_result(record, &final_pos);
     let total = record.moves.len() as u32;
     let mut out = Vec::with_capacity(record.moves.len());
-    record
-        .replay(|pos, i, m| {
-            // The value target from the view of the side to move at the sample.
-            let result = outcome.map(|winner| GameResult::for_side(winner, pos.side_to_move()));
-            out.push(Sample {
-                sfen: pos.to_sfen(),
-                repetitions: pos.repetitions().min(255) as u8,
-                policy: vec![(encoder.move_index(pos, m.mv) as u32, 1.0)],
-                result,
-                // No search: the result stands in for its value (unknown: masked anyway).
-                root_wdl: result.map_or([0.0, 1.0, 0.0], GameResult::wdl),
-                plies_left: total - i as u32,
-                full_search: true,
-            });
-        })
-        .map_err(|e| e.to_string())?;
+    record.replay(|pos, i, m| {
+        // The value target from the view of the side to move at the sample.
+        let result = outcome.map(|winner| GameResult::for_side(winner, pos.side_to_move()));
+        out.push(Sample {
+            sfen: pos.to_sfen(),
+            repetitions: pos.repetitions().min(255) as u8,
+            policy: vec![(encoder.move_index(pos, m.mv) as u32, 1.0)],
+            result,
+            // No search: the result stands in for its value (unknown: masked anyway).
+            root_wdl: result.map_or([0.0, 1.0, 0.0], GameResult::wdl),
+            plies_left: total - i as u32,
+            full_search: true,
+        });
+    })?;
     Ok(out)
 }
 

@@ -75,8 +75,8 @@ pub struct TeacherSummary {
 pub enum TeacherError {
     #[error("{0}")]
     Config(String),
-    #[error("engine {name}: {why}")]
-    Engine { name: String, why: String },
+    #[error("engine {name}: {source}")]
+    Engine { name: String, source: Box<arena::PlayerStartError> },
     #[error(transparent)]
     Samples(#[from] SampleError),
 }
@@ -104,7 +104,7 @@ pub fn generate(opts: &TeacherOptions, stop: &AtomicBool) -> Result<TeacherSumma
     // Start the engine once, so that a bad command line fails before any game.
     opts.engine
         .create(opts.variant, opts.seed, &workdir, HANDSHAKE_TIMEOUT)
-        .map_err(|why| TeacherError::Engine { name: opts.engine.name.clone(), why })?;
+        .map_err(|source| TeacherError::Engine { name: opts.engine.name.clone(), source: Box::new(source) })?;
     let encoder = Encoder::new(opts.variant);
     let prefix = format!("gen-{}-{}", std::process::id(), opts.seed);
     let writer = ChunkWriter::new(&opts.out, &prefix, opts.variant, &EncoderLabels, opts.samples_per_chunk)?;
@@ -144,7 +144,7 @@ fn play_games(shared: &Shared<'_>, worker: u64, workdir: &Path) -> Result<(), Te
     let spec = &opts.engine;
     let make = |k: u64| {
         spec.create(opts.variant, opts.seed ^ (worker << 32) ^ k, workdir, HANDSHAKE_TIMEOUT)
-            .map_err(|why| TeacherError::Engine { name: spec.name.clone(), why })
+            .map_err(|source| TeacherError::Engine { name: spec.name.clone(), source: Box::new(source) })
     };
     let mut players: [Box<dyn Player>; 2] = [make(0)?, make(1)?];
     let mut rng = Rng::stream(opts.seed, worker);
