@@ -163,8 +163,8 @@ pub fn list_chunks(dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, SampleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::labels::GenerationOrderLabels;
     use crate::chunk::decode_chunk;
+    use crate::labels::GenerationOrderLabels;
     use crate::sample::GameResult;
     use rules::Position;
 

@@ -17,8 +17,8 @@
 use crate::bitboard::{Bits, Geometry, PerSquare, U256};
 use crate::moves::Move;
 use crate::position::Position;
-use crate::types::{Color, Kind, Piece, Square, EMPTY, GOTE_BIT, STRIDE};
 use crate::types::DIRS;
+use crate::types::{Color, Kind, Piece, Square, EMPTY, GOTE_BIT, STRIDE};
 use crate::variant::{has, mailbox_offset, CodeMoves, LionPower};
 use crate::zobrist::KEYS;
 

@@ -45,11 +45,7 @@ impl FromStr for Notation {
 /// Like [`parse_position_command`], with the moves in `notation`:
 /// `startpos`, `startpos moves g5g6 f12e13`, `sfen <sfen> moves ...` or a
 /// bare SFEN followed by `moves ...`.
-pub fn parse_position_with(
-    variant: Variant,
-    text: &str,
-    notation: Notation,
-) -> Result<Position, PositionCommandError> {
+pub fn parse_position_with(variant: Variant, text: &str, notation: Notation) -> Result<Position, PositionCommandError> {
     parse_position_command_in(variant, text, notation)
 }
 

@@ -3,8 +3,8 @@
 
 use crate::bitboard::{Bits, U256};
 use crate::moves::Move;
-use crate::types::{Color, Kind, Piece, Square, BOARD_LEN, EMPTY, GOTE_BIT, KIND_SLOTS, WALL};
 use crate::types::DIRS;
+use crate::types::{Color, Kind, Piece, Square, BOARD_LEN, EMPTY, GOTE_BIT, KIND_SLOTS, WALL};
 use crate::variant::{has, RoyalRule, Tables, Variant};
 use crate::zobrist::{KEYS, MAX_HAND};
 

@@ -457,7 +457,6 @@ static DAI: VariantSpec = VariantSpec {
     start_sfen: "ln[st]icsgkgsci[st]nl/[rc]1[cs]1[fl]1tet1[fl]1[cs]1[rc]/1o1[ab]1[ew]f[ln][kr][ew]1[ab]1o1/r[fd][sm][vm]bhd[fk]dhb[vm][sm][fd]r/ppppppppppppppp/4[gb]5[gb]4/15/15/15/4[GB]5[GB]4/PPPPPPPPPPPPPPP/R[FD][SM][VM]BHD[FK]DHB[VM][SM][FD]R/1O1[AB]1[EW][KR][LN]F[EW]1[AB]1O1/[RC]1[CS]1[FL]1TET1[FL]1[CS]1[RC]/LN[ST]ICSGKGSCI[ST]NL b - 1",
 };
 
-
 #[inline]
 pub(crate) fn mailbox_offset(dx: i8, dy: i8) -> i16 {
     // dx > 0 goes towards sente's left, i.e. higher file numbers, i.e.

@@ -13,9 +13,9 @@ use model::{Batcher, BatcherConfig, BatcherStats, Evaluator, Precision, TorchEva
 use rules::Color;
 
 use crate::config::SelfplayFileConfig;
+use crate::worker::{run_selfplay, Openings, Progress, RunOptions, SelfplayError};
 use crate::EncoderLabels;
 use dataio::{read_chunk_expect, ChunkWriter, SampleError};
-use crate::worker::{run_selfplay, Openings, Progress, RunOptions, SelfplayError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {

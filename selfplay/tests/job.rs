@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use dataio::{list_chunks, read_chunk};
 use model::Precision;
 use rules::Variant;
 use selfplay::run::{evaluator, openings, play_to_chunks, ChunkJob, EvaluatorSource, JobError};
-use dataio::{list_chunks, read_chunk};
 use selfplay::EncoderLabels;
 use selfplay::SelfplayFileConfig;
 

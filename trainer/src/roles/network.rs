@@ -10,11 +10,13 @@ use model::{load_net, save_checkpoint, CheckpointInfo, Evaluator, Expected, Mode
 use model::{Precision, TorchEvaluator};
 
 use super::files::RunFiles;
-use dataio::run_layout::{self as layout, checkpoint_files, checkpoint_stem, model_stem, stem_step, ModelPointer, MODELS};
 use super::state::RunState;
 use crate::error::TrainError;
 use crate::net_trainer::NetTrainer as Learner;
 use crate::optim::optim_path;
+use dataio::run_layout::{
+    self as layout, checkpoint_files, checkpoint_stem, model_stem, stem_step, ModelPointer, MODELS,
+};
 
 /// Loads the trainable network of a checkpoint stem (a local path) onto `device`.
 pub fn load_network(stem: &Path, expected: &Expected, device: Device) -> Result<(Net, ModelMeta), TrainError> {

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::files::RunFiles;
-use dataio::run_layout::{self as layout, stem_step, CHECKPOINTS};
 use crate::error::TrainError;
+use dataio::run_layout::{self as layout, stem_step, CHECKPOINTS};
 
 /// Version of `state.json`.
 pub const STATE_FORMAT_VERSION: u32 = 1;

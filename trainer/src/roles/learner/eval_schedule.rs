@@ -14,10 +14,10 @@ use crate::eval::TrainingEval;
 use crate::roles::display::Display;
 use crate::roles::evaluation::{EvalJob, EvalOutcome, EvalRunner};
 use crate::roles::files::RunFiles;
-use dataio::run_layout as layout;
 use crate::roles::network::pull_network;
 use crate::roles::state::RunState;
 use crate::tb::Tb;
+use dataio::run_layout as layout;
 
 pub(super) struct EvalSchedule {
     config: EvalConfig,

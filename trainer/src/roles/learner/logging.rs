@@ -10,10 +10,10 @@ use selfplay::Progress;
 use crate::net_trainer::StepStats;
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
-use dataio::run_layout as layout;
 use crate::roles::state::RunState;
 use crate::roles::worker::WorkerReport;
 use crate::tb::{tags, Tb};
+use dataio::run_layout as layout;
 
 /// TensorBoard and the running means and rates between two writes.
 pub(super) struct TrainLog {

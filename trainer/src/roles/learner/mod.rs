@@ -33,12 +33,12 @@ use crate::replay::{Loader, Replay};
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
 use crate::roles::intake::take_in;
-use dataio::run_layout::{self as layout, checkpoint_stem};
 use crate::roles::network::{evaluator_of, prune, publish_model, save_learner_checkpoint};
 use crate::roles::selfplay::{ChunkSink, LocalFeed, SelfplayThread};
 use crate::roles::state::{resume_point, write_state, RunState};
 use crate::roles::uploader::Uploader;
 use crate::tb::{tags, Tb};
+use dataio::run_layout::{self as layout, checkpoint_stem};
 
 /// How the learner runs.
 #[derive(Clone, Debug)]

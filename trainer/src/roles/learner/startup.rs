@@ -19,9 +19,9 @@ use crate::replay::{Loader, PolicyTargets, Replay, ValueTargets};
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
 use crate::roles::intake::refill_window;
-use dataio::run_layout as layout;
 use crate::roles::network::{load_network, pull_network};
 use crate::roles::state::RunState;
+use dataio::run_layout as layout;
 
 fn clock_seed() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1
