@@ -40,12 +40,7 @@ fn scratch(name: &str) -> (PathBuf, PathBuf) {
 }
 
 fn scratch_with(name: &str, config: &str) -> (PathBuf, PathBuf) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("koma-safety-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cfg = dir.join("tiny.toml");
-    std::fs::write(&cfg, config).unwrap();
-    (dir, cfg)
+    common::scratch_with_config(&format!("koma-safety-{name}"), config)
 }
 
 fn train(cfg: &Path, runs: &Path, extra: &[&str]) -> Command {
@@ -103,14 +98,21 @@ fn a_run_without_state_json_is_refused_not_overwritten() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn state_json_may_only_name_a_checkpoint_of_the_run() {
+/// A run `r` of four steps without evaluations under a fresh folder `name`:
+/// (folder, config, runs folder).
+fn run_of_four_steps(name: &str) -> (PathBuf, PathBuf, PathBuf) {
     let no_eval = CONFIG.replace("interval = 1000", "interval = 0").replace("games = 2000\n", "");
-    let (dir, cfg) = scratch_with("outside", &no_eval);
+    let (dir, cfg) = scratch_with(name, &no_eval);
     let runs = dir.join("runs");
-    // A real run of a few steps, then its state.json pointed outside the run.
     let out = train(&cfg, &runs, &["--max-steps", "4"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (dir, cfg, runs)
+}
+
+#[test]
+fn state_json_may_only_name_a_checkpoint_of_the_run() {
+    // A real run of a few steps, then its state.json pointed outside the run.
+    let (dir, cfg, runs) = run_of_four_steps("outside");
     let state = runs.join("r/state.json");
     let text = std::fs::read_to_string(&state).unwrap();
     let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -127,11 +129,7 @@ fn state_json_may_only_name_a_checkpoint_of_the_run() {
 /// facade at `koma`'s default level, and `KOMA_LOG=error` hides it.
 #[test]
 fn a_library_warning_shows_by_default_and_koma_log_hides_it() {
-    let no_eval = CONFIG.replace("interval = 1000", "interval = 0").replace("games = 2000\n", "");
-    let (dir, cfg) = scratch_with("logwarn", &no_eval);
-    let runs = dir.join("runs");
-    let out = train(&cfg, &runs, &["--max-steps", "4"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (dir, cfg, runs) = run_of_four_steps("logwarn");
     let warning = "has no state.json; continuing from its newest complete checkpoint (step 4)";
     for (filter, shown) in [(None, true), (Some("error"), false)] {
         std::fs::remove_file(runs.join("r/state.json")).unwrap();

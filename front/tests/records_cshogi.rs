@@ -6,19 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../rules/tests/support/mod.rs"]
+mod support;
+
+use support::{cshogi_python, repo_path};
+
 mod common;
 
 use common::{koma, stdout};
-
-fn repo_path(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(relative)
-}
-
-fn cshogi_python() -> Option<PathBuf> {
-    let python = std::env::var_os("KOMA_CSHOGI_PYTHON").map(PathBuf::from).unwrap_or(repo_path(".venv/bin/python"));
-    let ok = Command::new(&python).args(["-c", "import cshogi"]).output().is_ok_and(|o| o.status.success());
-    ok.then_some(python)
-}
 
 /// One game as cshogi read it: the start (SFEN without the move number) and the moves.
 #[derive(Debug, PartialEq)]
@@ -62,10 +57,7 @@ fn temp_dir(name: &str) -> PathBuf {
 
 #[test]
 fn cshogi_reads_the_kif_and_csa_that_koma_convert_writes() {
-    let Some(python) = cshogi_python() else {
-        eprintln!("skipped: no Python with cshogi (run scripts/install-engines.sh or set KOMA_CSHOGI_PYTHON)");
-        return;
-    };
+    let Some(python) = cshogi_python() else { return };
     let dir = temp_dir("convert");
     let names = ["even-mate", "even-resign", "even-sennichite", "handicap-2piece", "position-mate"];
     let sources: Vec<PathBuf> = names.iter().map(|n| repo_path(&format!("data/fixtures/records/{n}.csa"))).collect();
@@ -106,10 +98,7 @@ fn cshogi_reads_the_kif_and_csa_that_koma_convert_writes() {
 
 #[test]
 fn cshogi_reads_the_records_of_koma_arena() {
-    let Some(python) = cshogi_python() else {
-        eprintln!("skipped: no Python with cshogi (run scripts/install-engines.sh or set KOMA_CSHOGI_PYTHON)");
-        return;
-    };
+    let Some(python) = cshogi_python() else { return };
     let dir = temp_dir("arena");
     let out = dir.join("match");
     let o = koma(

@@ -17,9 +17,9 @@ use rules::{Color, Handicap, Move, Position, SfenError, Variant};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo_path(sub: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(sub)
-}
+mod support;
+
+use support::{cshogi_python, repo_path, Rng};
 
 fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -126,18 +126,6 @@ fn reads_cshogi_hcpe3_as_cshogi_does() {
 fn writes_cshogi_hcpe3_bytes() {
     let games = games_from_text(&read_text(&repo_path("data/hcpe/cshogi.hcpe3.txt")));
     assert!(hcpe3::to_bytes(&games).unwrap() == read(&repo_path("data/hcpe/cshogi.hcpe3")));
-}
-
-/// A small deterministic generator, so that a game replays from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
 }
 
 fn start_position(choice: usize) -> Position {
@@ -391,18 +379,10 @@ fn files_are_saved_and_opened() {
 
 /// The Python that has cshogi: `KOMA_CSHOGI_PYTHON`, else the repository's
 /// `.venv` (scripts/install-engines.sh puts cshogi there).
-fn cshogi_python() -> Option<PathBuf> {
-    let python = std::env::var_os("KOMA_CSHOGI_PYTHON").map(PathBuf::from).unwrap_or(repo_path(".venv/bin/python"));
-    let ok = Command::new(&python).args(["-c", "import cshogi"]).output().is_ok_and(|o| o.status.success());
-    ok.then_some(python)
-}
 
 #[test]
 fn cshogi_reads_what_koma_writes() {
-    let Some(python) = cshogi_python() else {
-        eprintln!("skipped: no Python with cshogi (set KOMA_CSHOGI_PYTHON or run scripts/install-engines.sh)");
-        return;
-    };
+    let Some(python) = cshogi_python() else { return };
     let dir = temp_dir("cshogi");
     let games: Vec<Game> = (0..14).map(|i| random_game(start_position(i), 1000 + i as u64, 150)).collect();
     let entries: Vec<Entry> = games.iter().flat_map(entries_of).collect();

@@ -4,16 +4,9 @@
 use proptest::prelude::*;
 use rules::{Position, Variant};
 
-/// A small deterministic generator so that a failing seed replays.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
+mod support;
+
+use support::Rng;
 
 fn variant_strategy() -> impl Strategy<Value = Variant> {
     prop_oneof![Just(Variant::Shogi), Just(Variant::Sho), Just(Variant::Dai)]

@@ -346,21 +346,9 @@ pub struct Loader {
 
 impl Loader {
     /// Starts the thread: batches of `batch_size` from `replay`, `prefetch` ahead, with
-    /// dense policy targets.
+    /// the policy targets dense (CPU learner) or sparse (GPU learner: scattered on the
+    /// device).
     pub fn spawn(
-        replay: Arc<Mutex<Replay>>,
-        encoder: Encoder,
-        batch_size: usize,
-        prefetch: usize,
-        value: ValueTargets,
-        seed: u64,
-    ) -> Loader {
-        Loader::spawn_with_targets(replay, encoder, batch_size, prefetch, value, seed, PolicyTargets::Dense)
-    }
-
-    /// [`Loader::spawn`] with the policy targets dense (CPU learner) or sparse (GPU
-    /// learner: scattered on the device).
-    pub fn spawn_with_targets(
         replay: Arc<Mutex<Replay>>,
         encoder: Encoder,
         batch_size: usize,
@@ -523,7 +511,8 @@ mod tests {
     fn loader_produces_batches() {
         let replay = Arc::new(Mutex::new(Replay::new(100)));
         replay.lock().unwrap().extend((0..10).map(sample));
-        let mut l = Loader::spawn(replay, Encoder::new(Variant::Shogi), 4, 2, ValueTargets::RESULT, 1);
+        let mut l =
+            Loader::spawn(replay, Encoder::new(Variant::Shogi), 4, 2, ValueTargets::RESULT, 1, PolicyTargets::Dense);
         let b = l.next(Duration::from_secs(10)).unwrap();
         assert_eq!(b.n, 4);
     }

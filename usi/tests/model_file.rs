@@ -16,6 +16,15 @@ fn export_tiny(dir: &Path, name: &str) -> std::path::PathBuf {
     file
 }
 
+/// The engine, set up with `options`, names `network` as the network it loaded and
+/// plays a legal move with it.
+fn loads_and_plays(e: &mut Engine, options: &[(&str, &str)], network: &Path) {
+    let lines = e.handshake(options);
+    let shown = format!("info string network: {}", network.display());
+    assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
+    plays_a_legal_move(e);
+}
+
 fn plays_a_legal_move(e: &mut Engine) {
     e.send("position startpos moves 7g7f");
     let bm = e.ask("go nodes 16", 30.0, |l| l.starts_with("bestmove"));
@@ -30,10 +39,7 @@ fn model_file_option_loads_an_exported_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = export_tiny(dir.path(), "shared net.safetensors");
     let mut e = Engine::start(&[]);
-    let lines = e.handshake(&[("ModelFile", file.to_str().unwrap())]);
-    let shown = format!("info string network: {}", file.display());
-    assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
-    plays_a_legal_move(&mut e);
+    loads_and_plays(&mut e, &[("ModelFile", file.to_str().unwrap())], &file);
 }
 
 #[test]
@@ -49,10 +55,7 @@ fn auto_finds_model_variant_safetensors_next_to_the_binary() {
         .env_remove("KOMA_MODEL")
         .env("LD_LIBRARY_PATH", repo_root().join(".venv/torch-lib"));
     let mut e = Engine::from_command(&mut command);
-    let lines = e.handshake(&[]);
-    let shown = format!("info string network: {}", file.display());
-    assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
-    plays_a_legal_move(&mut e);
+    loads_and_plays(&mut e, &[], &file);
 }
 
 /// Copies a checkpoint pair to `runs/<run>/checkpoints/ckpt-00000001`.
@@ -75,11 +78,7 @@ fn auto_takes_the_newest_run_checkpoint_of_the_engines_variant() {
     let mut command = Command::new(exe());
     command.current_dir(dir.path()).env_remove("KOMA_MODEL");
     let mut e = Engine::from_command(&mut command);
-    let lines = e.handshake(&[]);
-    let stem = shogi.with_extension("");
-    let shown = format!("info string network: {}", stem.display());
-    assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
-    plays_a_legal_move(&mut e);
+    loads_and_plays(&mut e, &[], &shogi.with_extension(""));
 }
 
 /// A run that publishes its networks: `ModelFile=auto` takes the one its
@@ -100,8 +99,5 @@ fn auto_takes_the_network_a_run_published() {
     let mut command = Command::new(exe());
     command.current_dir(dir.path()).env_remove("KOMA_MODEL");
     let mut e = Engine::from_command(&mut command);
-    let lines = e.handshake(&[]);
-    let shown = format!("info string network: {}", published.display());
-    assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
-    plays_a_legal_move(&mut e);
+    loads_and_plays(&mut e, &[], &published);
 }

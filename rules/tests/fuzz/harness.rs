@@ -187,17 +187,8 @@ pub fn mutate(seed: &[u8], mutations: &[Mutation]) -> Vec<u8> {
     text
 }
 
-/// A small deterministic generator, so that an input replays from its seed.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n.max(1) as u64) as usize
-    }
-}
+/// The tests' small deterministic generator, so that an input replays from its seed.
+pub use crate::support::Rng;
 
 /// The position after up to `plies` random legal moves from `start`
 /// (fewer if the game ends).

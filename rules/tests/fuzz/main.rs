@@ -12,3 +12,5 @@ mod harness;
 mod moves;
 mod records;
 mod sfen;
+#[path = "../support/mod.rs"]
+mod support;

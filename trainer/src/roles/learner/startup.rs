@@ -158,7 +158,7 @@ pub(super) fn spawn_loader(
     let encoder = Encoder::for_net(cfg.base.variant, trainer.net.config());
     // On a GPU the dense policy targets are made on the device from sparse pairs.
     let targets = if trainer.device().is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
-    Loader::spawn_with_targets(
+    Loader::spawn(
         replay.clone(),
         encoder,
         tcfg.batch_size,

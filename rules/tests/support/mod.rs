@@ -1,0 +1,36 @@
+//! Helpers of the rules crate's integration tests, also included by path from the
+//! `koma` front's cshogi tests (front/tests/records_cshogi.rs).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// A path of the repository.
+pub fn repo_path(relative: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(relative)
+}
+
+/// The Python that has cshogi (`KOMA_CSHOGI_PYTHON`, else the repository's .venv), or
+/// `None` after saying that the test is skipped.
+pub fn cshogi_python() -> Option<PathBuf> {
+    let python = std::env::var_os("KOMA_CSHOGI_PYTHON").map(PathBuf::from).unwrap_or(repo_path(".venv/bin/python"));
+    let ok = Command::new(&python).args(["-c", "import cshogi"]).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: no Python with cshogi (run scripts/install-engines.sh or set KOMA_CSHOGI_PYTHON)");
+    }
+    ok.then_some(python)
+}
+
+/// A small deterministic generator (xorshift), so that a game or a failing case replays
+/// from its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n.max(1) as u64) as usize
+    }
+}
