@@ -124,6 +124,9 @@ pub fn checkpoint_variant_and_step(path: &Path) -> Result<(Variant, u64), model:
 #[derive(Clone)]
 pub struct KomaNetwork {
     pub network: Arc<model::Network>,
+    /// The network's encoder, shared by every search thread of every player (an encoder
+    /// holds its lookup tables: built once, not per game).
+    pub encoder: Arc<Encoder>,
     /// `None`: evaluated in the searching threads.
     pub service: Option<BatcherHandle>,
 }
@@ -142,7 +145,8 @@ impl KomaNetwork {
 
     /// A loaded network, evaluated in the searching threads.
     pub fn from_network(network: model::Network) -> KomaNetwork {
-        KomaNetwork { network: Arc::new(network), service: None }
+        let encoder = Arc::new(network.encoder.clone());
+        KomaNetwork { network: Arc::new(network), encoder, service: None }
     }
 
     /// The training step of the network (0 without metadata).
@@ -161,7 +165,7 @@ impl KomaNetwork {
         }
         let config = BatcherConfig { max_batch: max_batch.max(1), max_wait, thread_name: name.to_string() };
         let batcher = Batcher::spawn(self.network.evaluator.clone(), config);
-        let net = KomaNetwork { network: self.network.clone(), service: Some(batcher.handle()) };
+        let net = KomaNetwork { service: Some(batcher.handle()), ..self.clone() };
         (Some(batcher), net)
     }
 
@@ -194,8 +198,6 @@ impl LeafEvaluator for NetSlot {
 /// A koma network searching with [`KomaConfig`].
 pub struct KomaPlayer {
     network: KomaNetwork,
-    /// The network's encoder, shared with the search threads.
-    encoder: Arc<Encoder>,
     config: KomaConfig,
     /// The game's tree, kept from move to move (reset by [`Player::new_game`]).
     tree: Arc<Mutex<PlayerTree>>,
@@ -212,11 +214,9 @@ impl KomaPlayer {
     /// thread, a position and its game history give the same move every time.
     pub fn new(network: KomaNetwork, config: KomaConfig, variant: Variant) -> Result<KomaPlayer, KomaConfigError> {
         config.check()?;
-        let encoder = Arc::new(network.network.encoder.clone());
         let tree = PlayerTree::new(config.search.clone(), EndRules::default(), &Position::startpos(variant));
         let mut player = KomaPlayer {
             network,
-            encoder,
             config,
             tree: Arc::new(Mutex::new(tree)),
             slots: Vec::new(),
@@ -292,7 +292,7 @@ impl Player for KomaPlayer {
             Settings { batch_size: self.config.batch_size, multipv: 1, info_interval_ms: 0, pad_batches: false };
         let slots = std::mem::take(&mut self.slots);
         let (outcome, workers) =
-            driver::run(&self.tree, slots, &self.encoder, &limits, &settings, &Control::new(), &|_| {});
+            driver::run(&self.tree, slots, &self.network.encoder, &limits, &settings, &Control::new(), &|_| {});
         self.slots = workers.join();
         self.refill_slots();
         self.batches.add(outcome.batches);
