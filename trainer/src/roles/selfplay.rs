@@ -7,10 +7,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use dataio::{ChunkBatcher, ChunkHeader, Sample};
-use model::encoding::{Encoder, ENCODER_VERSION};
 use model::{Batcher, BatcherConfig, Evaluator};
 use rules::Variant;
-use selfplay::{run_selfplay, Openings, Progress, RunOptions, SelfplayError, SelfplayFileConfig};
+use selfplay::{run_selfplay, EncoderLabels, Openings, Progress, RunOptions, SelfplayError, SelfplayFileConfig};
 
 use super::uploader::Uploader;
 use crate::error::TrainError;
@@ -85,19 +84,13 @@ impl ChunkSink {
     pub fn new(
         worker_id: &str,
         variant: Variant,
-        encoder: &Encoder,
         per_chunk: usize,
         uploader: Uploader,
         feed: Option<Arc<LocalFeed>>,
     ) -> ChunkSink {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let nonce = (now.subsec_nanos() ^ std::process::id().rotate_left(16)) ^ (now.as_secs() as u32).rotate_left(7);
-        let header = ChunkHeader {
-            variant,
-            encoder_version: ENCODER_VERSION,
-            policy_size: encoder.policy_size() as u32,
-            count: 0,
-        };
+        let header = ChunkHeader::of(variant, &EncoderLabels);
         let builder = ChunkBuilder {
             worker_id: worker_id.to_string(),
             start_ms: now.as_millis() as u64,

@@ -261,12 +261,9 @@ pub fn run_worker(url: &str, opts: &WorkerOptions, stop: Arc<AtomicBool>) -> Res
         sp_cfg.selfplay.seed ^=
             worker.id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
     }
-    // The chunks' policy labels are those of the network's encoder.
-    let encoder = network.encoder.clone();
     let spool = opts.spool.clone().unwrap_or_else(|| default_spool(url));
     let uploader = Uploader::spawn(worker.files.store.clone(), spool);
-    let sink =
-        Arc::new(ChunkSink::new(&worker.id, variant, &encoder, sp_cfg.selfplay.samples_per_chunk, uploader, None));
+    let sink = Arc::new(ChunkSink::new(&worker.id, variant, sp_cfg.selfplay.samples_per_chunk, uploader, None));
     let selfplay =
         SelfplayThread::start(&sp_cfg, network.evaluator, sink.clone(), opts.games.unwrap_or(u64::MAX), &worker.id)?;
     log::info!(

@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use model::encoding::Encoder;
 use model::parse_device;
 use model::tch::Device;
 use selfplay::SelfplayFileConfig;
@@ -179,12 +178,11 @@ impl LearnerRole {
         sp_cfg.selfplay.device = device.to_string();
         let resumes = (self.state.resumes as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
         sp_cfg.selfplay.seed = (self.state.selfplay_seed ^ resumes ^ (index as u64).wrapping_mul(0x2545_F491)) | 1;
-        let encoder = Encoder::for_net(sp_cfg.variant, self.trainer.net.config());
         let id = if index == 0 { "sp".to_string() } else { format!("sp{index}") };
         let uploader = Uploader::spawn(self.files.store.clone(), self.files.path(&format!("spool/{id}")));
         let per_chunk = sp_cfg.selfplay.samples_per_chunk;
         let feed = Some(self.feed.clone());
-        let sink = Arc::new(ChunkSink::new(&id, sp_cfg.variant, &encoder, per_chunk, uploader, feed));
+        let sink = Arc::new(ChunkSink::new(&id, sp_cfg.variant, per_chunk, uploader, feed));
         let ev = evaluator_of(&self.trainer.net, device_t, self.tcfg.precision.inference())?;
         let selfplay = SelfplayThread::start(&sp_cfg, ev, sink.clone(), u64::MAX, &id)?;
         self.local.push(LocalWorker { selfplay, sink, device: device_t });
