@@ -309,9 +309,30 @@ mod tests {
     fn the_shipped_ladder_is_the_readme_table() {
         let l = Ladder::shipped();
         let names: Vec<&str> = l.rungs.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, ["random", "greedy", "fsf1", "gnushogi1", "fsf3", "fsf5", "gnushogi3", "gps4", "gps6"]);
-        assert_eq!(l.rung("greedy").unwrap().elo, 645.0);
-        assert_eq!(l.rung("fsf1").unwrap().elo, 1290.0);
+        assert_eq!(
+            names,
+            [
+                "random",
+                "greedy20",
+                "greedy50",
+                "greedy",
+                "material2r20",
+                "material2",
+                "material3",
+                "fsf1s0",
+                "fsf1",
+                "gnushogi1",
+                "fsf3",
+                "fsf5",
+                "gnushogi3",
+                "gps4",
+                "gps6"
+            ]
+        );
+        assert_eq!(l.rung("greedy").unwrap().elo, 2168.0);
+        assert_eq!(l.rung("fsf1").unwrap().elo, 4269.0);
+        let material2 = l.player_spec(l.rung("material2").unwrap()).unwrap();
+        assert_eq!(material2.kind, crate::SpecKind::Material { depth: 2, random_share: 0.0 });
         assert!(l.rungs.windows(2).all(|w| w[0].elo <= w[1].elo));
         let fsf1 = l.player_spec(l.rung("fsf1").unwrap()).unwrap();
         assert_eq!(fsf1.limit, Some(crate::TimeControl::Depth(1)));
@@ -329,7 +350,7 @@ mod tests {
         let dai = Ladder::shipped_for(Variant::Dai);
         assert_eq!(dai.variant, Variant::Dai);
         let names: Vec<&str> = dai.rungs.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, ["random", "greedy", "hachu1", "hachu2"]);
+        assert_eq!(names, ["random", "greedy20", "greedy50", "greedy", "material2", "hachu1", "hachu2"]);
         for l in [&sho, &dai] {
             assert!(l.rungs.len() >= 4, "three rungs above random");
             assert!(l.rungs.windows(2).all(|w| w[0].elo < w[1].elo));
@@ -359,7 +380,7 @@ mod tests {
         let p = place(&[(645.0, Wdl::new(10, 0, 10))]).unwrap();
         assert!(close(p.elo, 645.0, 1e-6), "{p:?}");
         assert!(p.high - p.elo > 100.0 && p.high - p.elo < 400.0, "{p:?}");
-        assert_eq!(rung_rating("greedy"), Some(645.0));
+        assert_eq!(rung_rating("greedy"), Some(2168.0));
         assert_eq!(rung_rating("previous"), None);
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rules::Variant;
 
-use crate::baseline::Baseline;
+use crate::baseline::{Baseline, BaselineKind, MAX_MATERIAL_DEPTH};
 use crate::koma::{KomaConfig, KomaConfigError, KomaLoadError, KomaNetwork, KomaPlayer, DEFAULT_KOMA_NODES};
 use crate::player::{Fault, Player, TimeControl};
 use crate::usi::UsiEngine;
@@ -39,7 +39,7 @@ fn absolute_paths(options: &[(String, String)]) -> Vec<(String, String)> {
 }
 
 /// How a player is given on the command line: `NAME=SPEC` with SPEC one of `random`,
-/// `greedy`, `koma:CHECKPOINT[,nodes=N][,device=D][,batch=B][,threads=T][,FIELD=VALUE...]`
+/// `greedy`, `material:DEPTH[,random=P]` (see [`crate::baseline`]), `koma:CHECKPOINT[,nodes=N][,device=D][,batch=B][,threads=T][,FIELD=VALUE...]`
 /// (FIELD: a `[search]` field, see [`KomaConfig`]), `usi:COMMAND[,Option=Value...]`,
 /// `xboard:COMMAND[,Option=Value...]`.
 ///
@@ -59,9 +59,24 @@ pub struct PlayerSpec {
 pub enum SpecKind {
     Random,
     Greedy,
-    Koma { checkpoint: PathBuf, device: String, config: KomaConfig },
-    Usi { argv: Vec<String>, options: Vec<(String, String)> },
-    Xboard { argv: Vec<String>, options: Vec<(String, String)> },
+    /// The material search player (`material:DEPTH[,random=P]`).
+    Material {
+        depth: u32,
+        random_share: f64,
+    },
+    Koma {
+        checkpoint: PathBuf,
+        device: String,
+        config: KomaConfig,
+    },
+    Usi {
+        argv: Vec<String>,
+        options: Vec<(String, String)>,
+    },
+    Xboard {
+        argv: Vec<String>,
+        options: Vec<(String, String)>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -117,6 +132,7 @@ impl FromStr for PlayerSpec {
             "random" | "greedy" if head.is_some() => return Err(bad("random and greedy take no arguments")),
             "random" => SpecKind::Random,
             "greedy" => SpecKind::Greedy,
+            "material" => material_spec(head, &options).map_err(|why| bad(&why))?,
             "koma" => {
                 let path = head.filter(|h| !h.is_empty()).ok_or_else(|| bad("missing the checkpoint path"))?;
                 let mut config = KomaConfig::default();
@@ -135,10 +151,32 @@ impl FromStr for PlayerSpec {
                 }
                 SpecKind::Xboard { argv: argv(head)?, options }
             }
-            _ => return Err(bad("SPEC must be random, greedy, koma:..., usi:... or xboard:...")),
+            _ => return Err(bad("SPEC must be random, greedy, material:..., koma:..., usi:... or xboard:...")),
         };
         Ok(PlayerSpec { name: name.to_string(), kind, limit })
     }
+}
+
+/// `material:DEPTH[,random=P]`: DEPTH in 1..=MAX_MATERIAL_DEPTH, P in [0, 1].
+fn material_spec(head: Option<&str>, options: &[(String, String)]) -> Result<SpecKind, String> {
+    let depth: u32 = head
+        .and_then(|h| h.parse().ok())
+        .filter(|d| (1..=MAX_MATERIAL_DEPTH).contains(d))
+        .ok_or_else(|| format!("material takes a depth from 1 to {MAX_MATERIAL_DEPTH}: material:2"))?;
+    let mut random_share = 0.0;
+    for (k, v) in options {
+        match k.as_str() {
+            "random" => {
+                random_share = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=1.0).contains(p))
+                    .ok_or_else(|| format!("random={v}: expected a probability from 0 to 1"))?
+            }
+            _ => return Err(format!("material takes only random=P, not '{k}'")),
+        }
+    }
+    Ok(SpecKind::Material { depth, random_share })
 }
 
 impl PlayerSpec {
@@ -156,7 +194,7 @@ impl PlayerSpec {
 
     /// Whether the player is one of ours (no process).
     pub fn is_builtin(&self) -> bool {
-        matches!(self.kind, SpecKind::Random | SpecKind::Greedy | SpecKind::Koma { .. })
+        matches!(self.kind, SpecKind::Random | SpecKind::Greedy | SpecKind::Material { .. } | SpecKind::Koma { .. })
     }
 
     /// Creates the player for a game of `variant`. Engine processes run in `workdir` and
@@ -171,6 +209,9 @@ impl PlayerSpec {
         Ok(match &self.kind {
             SpecKind::Random => Box::new(Baseline::random(seed)),
             SpecKind::Greedy => Box::new(Baseline::greedy(seed)),
+            SpecKind::Material { depth, random_share } => {
+                Box::new(Baseline::new(BaselineKind::Material { depth: *depth, random_share: *random_share }, seed))
+            }
             SpecKind::Koma { checkpoint, device, config } => {
                 let network = KomaNetwork::load(checkpoint, device, variant)?;
                 Box::new(KomaPlayer::new(network, config.clone(), variant)?)
@@ -219,6 +260,12 @@ mod tests {
         assert_eq!(p.limit, Some(TimeControl::Nodes(64)));
         assert!("r=random".parse::<PlayerSpec>().is_ok());
         assert!("g=greedy".parse::<PlayerSpec>().is_ok());
+        let m: PlayerSpec = "m=material:2,random=0.25".parse().unwrap();
+        assert_eq!(m.kind, SpecKind::Material { depth: 2, random_share: 0.25 });
+        assert!(m.is_builtin());
+        for bad in ["m=material", "m=material:0", "m=material:9", "m=material:2,random=1.5", "m=material:2,foo=1"] {
+            assert!(bad.parse::<PlayerSpec>().is_err(), "{bad} parsed");
+        }
         let p: PlayerSpec = "net=koma:ckpt,batch=4,threads=2,c_puct=1.5,gumbel=false".parse().unwrap();
         let SpecKind::Koma { config, .. } = &p.kind else { panic!("{p:?}") };
         assert_eq!((config.batch_size, config.threads), (4, 2));

@@ -568,7 +568,7 @@ mod tests {
         assert!(finite.is_finite() && placement.games == 8, "{placement:?}");
         let greedy = &report.results[1];
         let p = greedy.ladder.unwrap();
-        assert_eq!(p.elo, 645.0 + greedy.outcome.wdl.elo());
+        assert_eq!(p.elo, arena::ladder::rung_rating("greedy").unwrap() + greedy.outcome.wdl.elo());
         assert!(report.line().contains("ladder Elo"), "{}", report.line());
 
         let mut tb = Tb::new(dir.path().join("tb")).unwrap();
@@ -578,7 +578,7 @@ mod tests {
             std::fs::read_to_string(&jsonl).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[1]["opponent"], "greedy");
-        assert_eq!(rows[1]["opponent_ladder_elo"], 645.0);
+        assert_eq!(rows[1]["opponent_ladder_elo"], arena::ladder::rung_rating("greedy").unwrap());
         assert_eq!(rows[1]["wins"].as_u64().unwrap() as u32, greedy.outcome.wdl.wins);
         assert!(rows[1]["elo"].is_number() && rows[1]["simulations"] == 8);
         assert!(rows[2].get("ladder_elo").is_none(), "previous is no rung: {}", rows[2]);

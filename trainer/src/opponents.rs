@@ -46,10 +46,10 @@ mod tests {
     fn opponents_parse() {
         let ladder = Ladder::shipped();
         let (spec, elo) = parse_player("greedy", &ladder).unwrap();
-        assert_eq!((spec.name.as_str(), elo), ("greedy", Some(645.0)));
+        assert_eq!((spec.name.as_str(), elo), ("greedy", Some(2168.0)));
         assert_eq!(spec.kind, arena::SpecKind::Greedy);
         let (spec, elo) = parse_player("fsf1", &ladder).unwrap();
-        assert_eq!((spec.name.as_str(), elo), ("fsf1", Some(1290.0)));
+        assert_eq!((spec.name.as_str(), elo), ("fsf1", Some(4269.0)));
         let (spec, elo) = parse_player("weak=usi:/bin/engine,depth=2", &ladder).unwrap();
         assert_eq!((spec.name.as_str(), elo), ("weak", None));
         assert!(parse_player("fsf9", &ladder).unwrap_err().to_string().contains("fsf1"));
