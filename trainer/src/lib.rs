@@ -7,6 +7,7 @@
 //!   encodes shuffled minibatches ahead of the optimiser.
 //! - [`optim`]: SGD with momentum and AdamW in tch tensor operations; their state is
 //!   plain named tensors saved next to each checkpoint ([`optim::optim_path`]).
+//! - [`ema`]: the average of the weights that checkpoints hold (`train.ema_decay`).
 //! - [`net_trainer`]: a network being trained ([`NetTrainer`]): loss (policy
 //!   cross-entropy + WDL cross-entropy), warm-up schedule, gradient clipping, f16
 //!   autocast with loss scaling on CUDA.
@@ -26,6 +27,7 @@
 pub mod bench;
 pub mod config;
 pub mod elo_plot;
+pub mod ema;
 pub mod error;
 pub mod eval;
 pub mod net_trainer;

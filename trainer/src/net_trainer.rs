@@ -18,12 +18,18 @@
 //! one transfer, once per log interval (a non-finite step is reported then, naming its
 //! step; its update was not applied). [`NetTrainer::train_step`] is the same step followed
 //! by that read (one wait per step instead of six).
+//!
+//! With `train.ema_decay` the trainer also keeps an average of the weights
+//! ([`WeightAverage`]), updated after each step: [`NetTrainer::playing_net`] is the
+//! network checkpoints hold and self-play plays with, and the raw weights go to the
+//! optimiser state file ([`NetTrainer::save_training_state`]).
 
 use model::tch::{self, Device, Kind, Tensor};
 use model::Net;
 
 use crate::config::{TrainConfig, TrainPrecision};
-use crate::optim::Optimizer;
+use crate::ema::WeightAverage;
+use crate::optim::{optim_path, OptimError, Optimizer};
 use crate::replay::Batch;
 
 /// What one step measured.
@@ -107,6 +113,8 @@ pub struct NetTrainer {
     low: Option<LowPrecisionCopy>,
     /// Optimiser steps taken (the run's global step).
     pub step: u64,
+    /// The average of the weights (`train.ema_decay` above 0), else none.
+    average: Option<WeightAverage>,
 }
 
 /// A copy of the network in a lower precision for the forward and backward passes
@@ -178,6 +186,7 @@ impl NetTrainer {
         let scalar = |v: f64| Tensor::from_slice(&[v as f32]).reshape([] as [i64; 0]).to_device(device);
         let loss_scale = scalar(if autocast { 65536.0 } else { 1.0 });
         let low = (cfg.precision == TrainPrecision::Bf16).then(|| LowPrecisionCopy::new(&net, Kind::BFloat16));
+        let average = (cfg.ema_decay > 0.0).then(|| WeightAverage::new(&net, opt.flat_params(), cfg.ema_decay));
         NetTrainer {
             net,
             opt,
@@ -190,7 +199,35 @@ impl NetTrainer {
             first_bad: Tensor::from_slice(&[-1.0f64, 0.0, 0.0]).to_device(device),
             low,
             step,
+            average,
         }
+    }
+
+    /// The network to play with and to checkpoint: the average of the weights with
+    /// `train.ema_decay`, else the network being trained.
+    pub fn playing_net(&self) -> &Net {
+        self.average.as_ref().map_or(&self.net, WeightAverage::net)
+    }
+
+    /// Writes the optimiser state of checkpoint `stem` ([`optim_path`]), with the raw
+    /// weights when the checkpoint holds their average.
+    pub fn save_training_state(&self, stem: &std::path::Path) -> Result<(), OptimError> {
+        match self.average {
+            Some(_) => self.opt.save_with_weights(&optim_path(stem)),
+            None => self.opt.save(&optim_path(stem)),
+        }
+    }
+
+    /// Reads the optimiser state of checkpoint `stem`, into a trainer built on that
+    /// checkpoint's network: raw weights in it replace the network's (the checkpoint's
+    /// average stays the average). `Ok(false)`: the optimiser kind changed, its state
+    /// starts fresh (the raw weights are still restored).
+    pub fn load_training_state(&mut self, stem: &std::path::Path) -> Result<bool, OptimError> {
+        let same_kind = self.opt.load(&optim_path(stem))?;
+        if let Some(low) = &self.low {
+            low.sync();
+        }
+        Ok(same_kind)
     }
 
     pub fn device(&self) -> Device {
@@ -315,6 +352,9 @@ impl NetTrainer {
             self.first_bad = this.where_self(&first, &self.first_bad);
             if autocast {
                 self.update_loss_scale(&bad);
+            }
+            if let Some(average) = &mut self.average {
+                average.update(self.opt.flat_params(), self.step, &bad);
             }
             let kept = bad.logical_not();
             let stats = Tensor::stack(&[&total, &pl, &vl, &acc, &mse, &norm], 0).to_kind(Kind::Double);

@@ -19,6 +19,11 @@ use crate::config::{OptimizerKind, TrainConfig};
 /// (`tensors_sha256`, [`model::tensor_digest`]), written and read with model's safetensors
 /// codec ([`model::file::tensors`]); version 1 files (no digest) still load.
 pub const OPTIM_FORMAT_VERSION: u32 = 2;
+/// Version of an optimiser state file that also holds the raw trainable weights
+/// (`<param>.raw`, [`Optimizer::save_with_weights`]): written when the checkpoint's
+/// weights are an average (`train.ema_decay`), so that training resumes on the raw ones.
+/// Files without them stay version 2.
+pub const OPTIM_FORMAT_VERSION_WITH_WEIGHTS: u32 = 3;
 
 /// The optimiser state file of a checkpoint stem: `<stem>.optim.safetensors`.
 pub fn optim_path(stem: &Path) -> PathBuf {
@@ -131,6 +136,12 @@ impl Optimizer {
 
     pub fn kind(&self) -> OptimizerKind {
         self.kind
+    }
+
+    /// The trainable parameters, flat, in name order (the network's variables are views
+    /// of it).
+    pub fn flat_params(&self) -> &Tensor {
+        &self.flat
     }
 
     /// Updates applied so far (reads the device).
@@ -272,15 +283,30 @@ impl Optimizer {
 
     /// Writes the state to `path` (safetensors, atomically).
     pub fn save(&self, path: &Path) -> Result<(), OptimError> {
+        self.write(path, false)
+    }
+
+    /// Writes the state and the raw trainable weights (`<param>.raw`, version
+    /// [`OPTIM_FORMAT_VERSION_WITH_WEIGHTS`]) to `path`: for a checkpoint whose weights
+    /// are not the ones being trained (an average).
+    pub fn save_with_weights(&self, path: &Path) -> Result<(), OptimError> {
+        self.write(path, true)
+    }
+
+    fn write(&self, path: &Path, with_weights: bool) -> Result<(), OptimError> {
         let updates = self.updates();
-        let host =
-            self.state().iter().map(|(name, t)| HostTensor::of(name.as_str(), t)).collect::<Result<Vec<_>, _>>()?;
+        let mut tensors = self.state();
+        if with_weights {
+            tensors.extend(self.weights());
+        }
+        let host = tensors.iter().map(|(name, t)| HostTensor::of(name.as_str(), t)).collect::<Result<Vec<_>, _>>()?;
         let corrupt =
             |e: codec::TensorFileError| OptimError::Corrupt { path: path.to_path_buf(), reason: e.to_string() };
         let digest = codec::host_tensors_sha256(&host);
+        let version = if with_weights { OPTIM_FORMAT_VERSION_WITH_WEIGHTS } else { OPTIM_FORMAT_VERSION };
         let meta: HashMap<String, String> = [
             ("format".to_string(), "koma-optimizer".to_string()),
-            ("format_version".to_string(), OPTIM_FORMAT_VERSION.to_string()),
+            ("format_version".to_string(), version.to_string()),
             ("optimizer".to_string(), self.kind_name().to_string()),
             ("updates".to_string(), updates.to_string()),
             ("tensors_sha256".to_string(), digest),
@@ -291,10 +317,18 @@ impl Optimizer {
         files::write_atomic(path, &bytes).map_err(|cause| OptimError::Io { path: path.to_path_buf(), cause })
     }
 
-    /// Reads the state written by [`Optimizer::save`]. Every tensor must be present with
-    /// its shape, match the file's checksum and hold finite values; the optimiser kind must
-    /// match (else the state is left at zero and `Ok(false)` is returned: switching
-    /// optimisers on resume starts their state fresh).
+    /// The trainable weights as named tensors (`<param>.raw`), views of the flat buffer.
+    fn weights(&self) -> Vec<(String, Tensor)> {
+        let shaped =
+            |i: usize, (off, len): (i64, i64)| self.flat.narrow(0, off, len).view(self.params[i].size().as_slice());
+        self.names.iter().enumerate().map(|(i, n)| (format!("{n}.raw"), shaped(i, self.spans[i]))).collect()
+    }
+
+    /// Reads the state written by [`Optimizer::save`] or [`Optimizer::save_with_weights`].
+    /// Every tensor must be present with its shape, match the file's checksum and hold
+    /// finite values. Raw weights in the file replace the parameters (whatever the
+    /// optimiser kind). The optimiser kind must match (else the state is left at zero and
+    /// `Ok(false)` is returned: switching optimisers on resume starts their state fresh).
     pub fn load(&mut self, path: &Path) -> Result<bool, OptimError> {
         let bytes = std::fs::read(path).map_err(|cause| OptimError::Io { path: path.to_path_buf(), cause })?;
         let bad = |reason: String| OptimError::Corrupt { path: path.to_path_buf(), reason };
@@ -303,38 +337,49 @@ impl Optimizer {
             return Err(bad("not a koma optimiser state file".into()));
         }
         let version = meta.get("format_version").and_then(|v| v.parse::<u32>().ok());
-        if !matches!(version, Some(1..=OPTIM_FORMAT_VERSION)) {
+        if !matches!(version, Some(1..=OPTIM_FORMAT_VERSION_WITH_WEIGHTS)) {
             return Err(bad(format!("unsupported format version {:?}", meta.get("format_version"))));
         }
         let st = codec::decode(&bytes).map_err(|e| bad(e.to_string()))?;
         if version != Some(1) && meta.get("tensors_sha256") != Some(&codec::tensors_sha256(&st)) {
             return Err(OptimError::ChecksumMismatch { path: path.to_path_buf() });
         }
+        let weights = if version == Some(OPTIM_FORMAT_VERSION_WITH_WEIGHTS) { self.weights() } else { Vec::new() };
+        let weight_count = weights.len();
+        for (name, dst) in weights {
+            load_tensor(&st, &name, dst, path)?;
+        }
         if meta.get("optimizer").map(String::as_str) != Some(self.kind_name()) {
             return Ok(false);
         }
         let updates: u64 =
             meta.get("updates").and_then(|s| s.parse().ok()).ok_or_else(|| bad("no update count".into()))?;
-        let expected: usize = self.state().len();
+        let expected: usize = self.state().len() + weight_count;
         if st.len() != expected {
             return Err(bad(format!("{} tensors, expected {expected}", st.len())));
         }
-        let targets: Vec<(String, Tensor)> = self.state();
-        for (name, dst) in targets {
-            let view = st.tensor(&name).map_err(|_| bad(format!("missing tensor {name}")))?;
-            let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
-            let data = match codec::f32_values(&view) {
-                Some(data) if shape == dst.size() => data,
-                _ => return Err(bad(format!("tensor {name} has shape {shape:?}, expected {:?}", dst.size()))),
-            };
-            if let Some(&value) = data.iter().find(|x| !x.is_finite()) {
-                return Err(OptimError::NonFinite { path: path.to_path_buf(), name, value });
-            }
-            let src = Tensor::from_slice(&data).view(shape.as_slice());
-            let mut dst = dst;
-            tch::no_grad(|| dst.f_copy_(&src))?;
+        for (name, dst) in self.state() {
+            load_tensor(&st, &name, dst, path)?;
         }
         let _ = self.updates.fill_(updates as f64);
         Ok(true)
     }
+}
+
+/// Copies tensor `name` of `st` into `dst`, checking its shape and that it is finite.
+fn load_tensor(st: &codec::SafeTensors<'_>, name: &str, dst: Tensor, path: &Path) -> Result<(), OptimError> {
+    let bad = |reason: String| OptimError::Corrupt { path: path.to_path_buf(), reason };
+    let view = st.tensor(name).map_err(|_| bad(format!("missing tensor {name}")))?;
+    let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
+    let data = match codec::f32_values(&view) {
+        Some(data) if shape == dst.size() => data,
+        _ => return Err(bad(format!("tensor {name} has shape {shape:?}, expected {:?}", dst.size()))),
+    };
+    if let Some(&value) = data.iter().find(|x| !x.is_finite()) {
+        return Err(OptimError::NonFinite { path: path.to_path_buf(), name: name.to_string(), value });
+    }
+    let src = Tensor::from_slice(&data).view(shape.as_slice());
+    let mut dst = dst;
+    tch::no_grad(|| dst.f_copy_(&src))?;
+    Ok(())
 }

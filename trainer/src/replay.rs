@@ -1,6 +1,7 @@
 //! The replay window and the loader thread that turns it into minibatches.
 //!
-//! [`Replay`] holds the newest `capacity` samples (positions). The [`Loader`] thread
+//! [`Replay`] holds the newest `capacity` samples (positions), a capacity that is fixed
+//! or grows with the samples generated ([`ReplayWindow`]). The [`Loader`] thread
 //! draws uniformly random samples from it, encodes them (input planes, dense policy
 //! target, WDL target) and keeps a bounded queue of ready minibatches, so the optimiser
 //! only waits when the loader cannot keep up; [`Loader::next`] measures that wait.
@@ -13,7 +14,7 @@
 use std::collections::VecDeque;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -35,11 +36,30 @@ pub struct Replay {
     added: u64,
     /// Chunk files refused by [`Replay::load_dir`] (damaged or holding invalid samples).
     skipped_chunks: u64,
+    /// How `capacity` follows the samples generated ([`Replay::grow_to`]).
+    window: ReplayWindow,
 }
 
 impl Replay {
     pub fn new(capacity: usize) -> Replay {
-        Replay { samples: VecDeque::new(), capacity: capacity.max(1), added: 0, skipped_chunks: 0 }
+        Replay::with_window(ReplayWindow::fixed(capacity))
+    }
+
+    /// An empty window whose capacity follows `window` ([`Replay::grow_to`]); its
+    /// capacity starts at `window.size_at(0)`.
+    pub fn with_window(window: ReplayWindow) -> Replay {
+        Replay { samples: VecDeque::new(), capacity: window.size_at(0).max(1), added: 0, skipped_chunks: 0, window }
+    }
+
+    /// Sets the capacity to the window's size for `generated` samples generated in the
+    /// run so far (a fixed window stays as it is); a smaller one drops the oldest.
+    /// Called before the samples that bring the count there are added, so that none of
+    /// the older samples that the grown window keeps is dropped on the way.
+    pub fn grow_to(&mut self, generated: u64) {
+        self.capacity = self.window.size_at(generated).max(1);
+        while self.samples.len() > self.capacity {
+            self.samples.pop_front();
+        }
     }
 
     pub fn push(&mut self, s: Sample) {
@@ -146,6 +166,49 @@ impl Replay {
     }
 }
 
+// Replay window that grows with the run (`train.replay_window_*`).
+/// How many samples the replay window keeps: `size` (`train.replay_window`, KataGo's `c`),
+/// or with `alpha > 0` a window that grows with the samples generated so far, `N`:
+/// `c * (1 + beta * ((N / c)^alpha - 1) / alpha)` for `N > c` (KataGo, "Accelerating
+/// Self-Play Learning in Go", appendix: c = 250,000, alpha = 0.75, beta = 0.4), `c`
+/// before, and at most `max` (0 = no cap).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ReplayWindow {
+    pub size: usize,
+    /// 0 = fixed at `size`.
+    pub alpha: f64,
+    pub beta: f64,
+    pub max: usize,
+}
+
+impl ReplayWindow {
+    /// A window of `size` samples whatever the run generated.
+    pub fn fixed(size: usize) -> ReplayWindow {
+        ReplayWindow { size, ..ReplayWindow::default() }
+    }
+
+    pub fn from_config(cfg: &crate::config::TrainConfig) -> ReplayWindow {
+        ReplayWindow {
+            size: cfg.replay_window,
+            alpha: cfg.replay_window_alpha,
+            beta: cfg.replay_window_beta,
+            max: cfg.replay_window_max,
+        }
+    }
+
+    /// The window's size after `generated` samples.
+    pub fn size_at(&self, generated: u64) -> usize {
+        let c = self.size as f64;
+        if self.alpha <= 0.0 || generated as f64 <= c {
+            return self.size;
+        }
+        let grown = c * (1.0 + self.beta * ((generated as f64 / c).powf(self.alpha) - 1.0) / self.alpha);
+        let cap = if self.max > 0 { self.max as f64 } else { f64::INFINITY };
+        // Without a cap: kept well inside usize (no memory holds that many anyway).
+        grown.min(cap).min(1e12) as usize
+    }
+}
+
 /// The sample count a chunk's header gives (reads the header only).
 fn header_count(path: &Path) -> Result<u32, SampleError> {
     let io = |source| SampleError::Io { path: path.to_path_buf(), source };
@@ -231,6 +294,43 @@ impl ValueTargets {
         let material = [material_win, 0.0, 1.0 - material_win];
         let own = 1.0 - self.q_mix - self.material_mix;
         Some(std::array::from_fn(|k| own * result[k] + self.q_mix * s.root_wdl[k] + self.material_mix * material[k]))
+    }
+}
+
+// Material prior fade (`train.material_fade_*`).
+/// The value targets at the learner's current step: [`ValueTargets`] whose material mix
+/// fades over the run ([`crate::config::MaterialFade`]). The learner sets the step
+/// ([`ValueSchedule::set_step`]; clones share it), the loader reads it for each batch
+/// (the `prefetch` batches encoded ahead are a few steps behind).
+#[derive(Clone, Debug)]
+pub struct ValueSchedule {
+    q_mix: f32,
+    material: crate::config::MaterialFade,
+    step: Arc<AtomicU64>,
+}
+
+impl ValueSchedule {
+    /// The value targets of `cfg`, at learner step `step` until it is set again.
+    pub fn from_config(cfg: &crate::config::TrainConfig, step: u64) -> ValueSchedule {
+        ValueSchedule { q_mix: cfg.q_mix as f32, material: cfg.material_fade(), step: Arc::new(AtomicU64::new(step)) }
+    }
+
+    pub fn set_step(&self, step: u64) {
+        self.step.store(step, Ordering::Relaxed);
+    }
+
+    /// The value targets at the step last set.
+    pub fn current(&self) -> ValueTargets {
+        let material_mix = self.material.at(self.step.load(Ordering::Relaxed)) as f32;
+        ValueTargets { q_mix: self.q_mix, material_mix }
+    }
+}
+
+/// The same targets at every step.
+impl From<ValueTargets> for ValueSchedule {
+    fn from(v: ValueTargets) -> ValueSchedule {
+        let material = crate::config::MaterialFade { mix: v.material_mix as f64, start: 0, end: 0 };
+        ValueSchedule { q_mix: v.q_mix, material, step: Arc::new(AtomicU64::new(0)) }
     }
 }
 
@@ -339,6 +439,8 @@ pub struct Loader {
     rx: Receiver<Batch>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    /// The value targets, shared with the thread (the learner sets their step).
+    value: ValueSchedule,
     /// Seconds the consumer spent waiting in [`Loader::next`], and calls.
     pub wait_seconds: f64,
     pub batches: u64,
@@ -347,19 +449,21 @@ pub struct Loader {
 impl Loader {
     /// Starts the thread: batches of `batch_size` from `replay`, `prefetch` ahead, with
     /// the policy targets dense (CPU learner) or sparse (GPU learner: scattered on the
-    /// device).
+    /// device), the value targets `value` (fixed [`ValueTargets`] or a [`ValueSchedule`]).
     pub fn spawn(
         replay: Arc<Mutex<Replay>>,
         encoder: Encoder,
         batch_size: usize,
         prefetch: usize,
-        value: ValueTargets,
+        value: impl Into<ValueSchedule>,
         seed: u64,
         targets: PolicyTargets,
     ) -> Loader {
         let (tx, rx): (SyncSender<Batch>, Receiver<Batch>) = std::sync::mpsc::sync_channel(prefetch.max(1));
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
+        let value: ValueSchedule = value.into();
+        let schedule = value.clone();
         let thread = std::thread::Builder::new()
             .name("koma-loader".into())
             .spawn(move || {
@@ -373,7 +477,7 @@ impl Loader {
                         std::thread::sleep(Duration::from_millis(50));
                         continue;
                     }
-                    let b = encode_batch_with(&encoder, &samples, value, targets);
+                    let b = encode_batch_with(&encoder, &samples, schedule.current(), targets);
                     if b.n == 0 {
                         continue;
                     }
@@ -383,7 +487,12 @@ impl Loader {
                 }
             })
             .expect("spawn loader thread");
-        Loader { rx, stop, thread: Some(thread), wait_seconds: 0.0, batches: 0 }
+        Loader { rx, stop, thread: Some(thread), value, wait_seconds: 0.0, batches: 0 }
+    }
+
+    /// The learner's step, for the value targets of the batches encoded from now on.
+    pub fn set_step(&self, step: u64) {
+        self.value.set_step(step);
     }
 
     /// The next minibatch, or `None` if none came within `timeout`.
@@ -515,5 +624,74 @@ mod tests {
             Loader::spawn(replay, Encoder::new(Variant::Shogi), 4, 2, ValueTargets::RESULT, 1, PolicyTargets::Dense);
         let b = l.next(Duration::from_secs(10)).unwrap();
         assert_eq!(b.n, 4);
+    }
+
+    #[test]
+    fn growing_window_follows_katagos_formula() {
+        let w = ReplayWindow { size: 250_000, alpha: 0.75, beta: 0.4, max: 0 };
+        assert_eq!((w.size_at(0), w.size_at(250_000)), (250_000, 250_000));
+        // 250000 * (1 + 0.4 * (4^0.75 - 1) / 0.75) = 493790.28
+        assert_eq!(w.size_at(1_000_000), 493_790);
+        // 250000 * (1 + 0.4 * (400^0.75 - 1) / 0.75) = 12042362.5
+        assert_eq!(w.size_at(100_000_000), 12_042_362);
+        // Slope beta where it leaves c.
+        let slope = (w.size_at(260_000) - w.size_at(250_000)) as f64 / 10_000.0;
+        assert!((slope - 0.4).abs() < 0.01, "{slope}");
+        assert_eq!(ReplayWindow { max: 400_000, ..w }.size_at(1_000_000), 400_000);
+        assert_eq!(ReplayWindow::fixed(500).size_at(u64::MAX), 500);
+        assert_eq!(ReplayWindow { alpha: 1.0, ..w }.size_at(u64::MAX), 1_000_000_000_000);
+    }
+
+    /// The capacity follows the samples generated and keeps the newest.
+    #[test]
+    fn the_replay_capacity_follows_the_window() {
+        // alpha 1: 4 + 0.5 * (N - 4) above 4 samples, at most 6.
+        let mut r = Replay::with_window(ReplayWindow { size: 4, alpha: 1.0, beta: 0.5, max: 6 });
+        let mut capacities = Vec::new();
+        for i in 0..20 {
+            r.grow_to(r.added() + 1);
+            r.push(sample(i));
+            capacities.push(r.capacity());
+        }
+        assert_eq!(&capacities[..9], &[4, 4, 4, 4, 4, 5, 5, 6, 6]);
+        assert_eq!((r.capacity(), r.len()), (6, 6));
+        let kept: Vec<u32> = r.samples.iter().map(|s| s.policy[0].0).collect();
+        assert_eq!(kept, (14..20).collect::<Vec<_>>());
+        // A resumed run's window is the one of the samples generated so far.
+        let mut resumed = Replay::with_window(ReplayWindow { size: 4, alpha: 1.0, beta: 0.5, max: 0 });
+        resumed.grow_to(1000);
+        assert_eq!(resumed.capacity(), 502);
+        // Shrinking (a lower cap on resume) drops the oldest.
+        let mut fixed = Replay::new(5);
+        fixed.extend((0..5).map(sample));
+        fixed.window.size = 2;
+        fixed.grow_to(5);
+        assert_eq!(fixed.samples.iter().map(|s| s.policy[0].0).collect::<Vec<_>>(), vec![3, 4]);
+    }
+
+    /// The loader's value targets follow the step the learner sets: the material share
+    /// fades back to the result.
+    #[test]
+    fn the_loader_fades_the_material_prior_with_the_step() {
+        let cfg = crate::config::TrainConfig {
+            material_mix: 1.0,
+            material_fade_start: 0,
+            material_fade_end: 10,
+            ..Default::default()
+        };
+        let replay = Arc::new(Mutex::new(Replay::new(100)));
+        // The start position: material balance 0, a material win probability of 0.5.
+        replay.lock().unwrap().extend((0..10).map(sample));
+        let value = ValueSchedule::from_config(&cfg, 0);
+        let mut l = Loader::spawn(replay, Encoder::new(Variant::Shogi), 4, 1, value, 1, PolicyTargets::Dense);
+        let b = l.next(Duration::from_secs(10)).unwrap();
+        assert_eq!(&b.wdl[..3], &[0.5, 0.0, 0.5]);
+        l.set_step(5);
+        // The batches encoded before the step was set come first.
+        let faded = (0..4).map(|_| l.next(Duration::from_secs(10)).unwrap().wdl[0]).last().unwrap();
+        assert_eq!(faded, 0.75);
+        l.set_step(10);
+        let last = (0..4).map(|_| l.next(Duration::from_secs(10)).unwrap().wdl[..3].to_vec()).last().unwrap();
+        assert_eq!(last, vec![1.0, 0.0, 0.0]);
     }
 }

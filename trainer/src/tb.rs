@@ -28,6 +28,12 @@ pub mod tags {
     /// Sample chunks skipped because they failed their checks (damaged or holding an
     /// invalid sample), the run's total.
     pub const SKIPPED_CHUNKS: &str = "data/skipped_chunks";
+    /// The replay window's size (`train.replay_window`, growing with
+    /// `train.replay_window_alpha`).
+    pub const REPLAY_WINDOW: &str = "data/replay_window";
+    /// The material prior's share of the value target (`train.material_mix`, faded by
+    /// `train.material_fade_*`).
+    pub const MATERIAL_MIX: &str = "train/material_mix";
     /// Prefix of the samples taken in from each worker (`selfplay/samples_from/<id>`).
     pub const SAMPLES_FROM: &str = "selfplay/samples_from/";
 }

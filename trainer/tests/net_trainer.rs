@@ -135,3 +135,104 @@ fn unknown_results_stay_out_of_the_value_loss() {
     let c = l.validate(&encode_batch(&enc, &unknown, ValueTargets::RESULT));
     assert_eq!((c.value_loss, c.value_mse), (0.0, 0.0));
 }
+
+/// Every variable of `net` by name: (name, trainable, values).
+fn variables(net: &Net) -> Vec<(String, bool, Vec<f32>)> {
+    let mut v: Vec<_> = net
+        .var_store()
+        .variables()
+        .into_iter()
+        .map(|(n, t)| {
+            (n, t.requires_grad(), Vec::<f32>::try_from(t.to_kind(model::tch::Kind::Float).flatten(0, -1)).unwrap())
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+fn max_difference(a: &[(String, bool, Vec<f32>)], b: &[(String, bool, Vec<f32>)]) -> f32 {
+    assert!(a.iter().map(|x| &x.0).eq(b.iter().map(|x| &x.0)));
+    a.iter().zip(b).flat_map(|(x, y)| x.2.iter().zip(&y.2).map(|(p, q)| (p - q).abs())).fold(0.0, f32::max)
+}
+
+/// `train.ema_decay`: after each step the playing network's weights are `d * average +
+/// (1 - d) * weights` with `d = min(decay, (1 + t) / (10 + t))`, computed here by hand
+/// from the raw weights after each step; its batch-norm statistics are the live ones.
+#[test]
+fn the_weight_average_is_the_hand_computed_one() {
+    let enc = Encoder::new(Variant::Shogi);
+    let batch = encode_batch(&enc, &samples(), ValueTargets::RESULT);
+    let decay = 0.5;
+    let cfg = TrainConfig { lr: 0.05, warmup_steps: 0, ema_decay: decay, ..Default::default() };
+    let mut l = NetTrainer::new(tiny_net(4), &cfg, 0);
+    let mut expected = variables(&l.net);
+    assert_eq!(max_difference(&variables(l.playing_net()), &expected), 0.0, "the average starts at the weights");
+    for t in 0..12u64 {
+        l.train_step(&batch).unwrap();
+        let d = decay.min((1.0 + t as f64) / (10.0 + t as f64)) as f32;
+        for ((_, trainable, e), (_, _, w)) in expected.iter_mut().zip(variables(&l.net)) {
+            for (e, w) in e.iter_mut().zip(w) {
+                *e = if *trainable { d * *e + (1.0 - d) * w } else { w };
+            }
+        }
+    }
+    let average = variables(l.playing_net());
+    let diff = max_difference(&average, &expected);
+    assert!(diff < 1e-5, "the average differs from the hand-computed one by {diff}");
+    assert!(max_difference(&average, &variables(&l.net)) > 1e-3, "the average is not the raw weights");
+}
+
+/// With `train.ema_decay` a checkpoint holds the average; its optimiser state file holds
+/// the raw weights (version 3), and a trainer built from both continues exactly: same
+/// raw weights, same average. Without it the file stays version 2 without weights.
+#[test]
+fn a_checkpoint_holds_the_average_and_resume_restores_both() {
+    use trainer::optim::{optim_path, OPTIM_FORMAT_VERSION, OPTIM_FORMAT_VERSION_WITH_WEIGHTS};
+    let enc = Encoder::new(Variant::Shogi);
+    let batch = encode_batch(&enc, &samples(), ValueTargets::RESULT);
+    let dir = tempfile::tempdir().unwrap();
+    let version = |stem: &std::path::Path| {
+        let bytes = std::fs::read(optim_path(stem)).unwrap();
+        let meta = model::file::tensors::metadata(&bytes).unwrap();
+        let count = model::file::tensors::decode(&bytes).unwrap().len();
+        (meta["format_version"].parse::<u32>().unwrap(), count)
+    };
+    for ema_decay in [0.0, 0.9] {
+        let cfg =
+            TrainConfig { optimizer: OptimizerKind::Adamw, lr: 0.01, warmup_steps: 0, ema_decay, ..Default::default() };
+        let mut a = NetTrainer::new(tiny_net(5), &cfg, 0);
+        for _ in 0..4 {
+            a.train_step(&batch).unwrap();
+        }
+        let stem = dir.path().join(format!("ckpt-{ema_decay}"));
+        a.save_training_state(&stem).unwrap();
+        let info = model::CheckpointInfo {
+            variant: "shogi".into(),
+            encoder_version: model::encoding::ENCODER_VERSION,
+            step: 4,
+        };
+        model::save_checkpoint(a.playing_net(), &stem, &info).unwrap();
+        let (net_b, _) = model::load_net(&stem, &model::Expected::any(), Device::Cpu).unwrap();
+        assert_eq!(
+            max_difference(&variables(&net_b), &variables(a.playing_net())),
+            0.0,
+            "the checkpoint holds the playing net"
+        );
+        let params = variables(&a.net).iter().filter(|v| v.1).count();
+        if ema_decay == 0.0 {
+            assert_eq!(version(&stem), (OPTIM_FORMAT_VERSION, 2 * params));
+        } else {
+            assert_eq!(version(&stem), (OPTIM_FORMAT_VERSION_WITH_WEIGHTS, 3 * params));
+            assert!(max_difference(&variables(&net_b), &variables(&a.net)) > 1e-4, "the checkpoint holds the average");
+        }
+        let mut b = NetTrainer::new(net_b, &cfg, 4);
+        assert!(b.load_training_state(&stem).unwrap());
+        assert_eq!(max_difference(&variables(&b.net), &variables(&a.net)), 0.0, "raw weights restored");
+        assert_eq!(max_difference(&variables(b.playing_net()), &variables(a.playing_net())), 0.0, "average restored");
+        a.train_step(&batch).unwrap();
+        b.train_step(&batch).unwrap();
+        assert!(max_difference(&variables(&b.net), &variables(&a.net)) < 1e-6, "{ema_decay}: raw weights after a step");
+        let diff = max_difference(&variables(b.playing_net()), &variables(a.playing_net()));
+        assert!(diff < 1e-6, "{ema_decay}: average after a step differs by {diff}");
+    }
+}

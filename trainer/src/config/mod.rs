@@ -22,7 +22,7 @@ use selfplay::{SelfplayConfig, SelfplayFileConfig};
 use serde::{Deserialize, Deserializer};
 
 pub use eval::{EvalConfig, EvalLadder, EvalSearch, OLD_TRAIN_KEYS};
-pub use train::{LrSchedule, OptimizerKind, TrainConfig, TrainPrecision, MAX_STEPS};
+pub use train::{LrSchedule, MaterialFade, OptimizerKind, TrainConfig, TrainPrecision, MAX_STEPS};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

@@ -82,9 +82,10 @@ pub struct TrainConfig {
     /// Positions per minibatch. Default 256. AlphaZero: 4096; KataGo: 256; dlshogi: 1024.
     /// Valid: 1..=65536.
     pub batch_size: usize,
-    /// Replay window: the newest this many positions are sampled from. Default 500000.
-    /// AlphaZero: the last 500000 games (about 50M positions); KataGo: grows with the
-    /// run (~250k to 22M samples). Valid: batch_size..=1e9.
+    /// Replay window: the newest this many positions are sampled from (with
+    /// `replay_window_alpha`, the size it starts at and grows from, KataGo's `c`).
+    /// Default 500000. AlphaZero: the last 500000 games (about 50M positions); KataGo:
+    /// grows with the run (~250k to 22M samples). Valid: batch_size..=1e9.
     pub replay_window: usize,
     /// Positions generated before the first optimiser step. Default 10000.
     /// Valid: 0..=replay_window.
@@ -136,6 +137,65 @@ pub struct TrainConfig {
     /// Seed of the learner (initial weights, minibatch sampling); 0 = from the clock.
     /// Default 0. Any u64.
     pub seed: u64,
+
+    // Schedules for learning from zero (koma issue 24): each off by default.
+    /// Learner step at which the material prior (`material_mix`) starts to fade: the mix
+    /// is `material_mix` until this step, then falls linearly to 0 at
+    /// `material_fade_end` and stays 0; the share taken away goes back to the game's
+    /// result. A crutch for the first minutes that a longer run can drop. Default 0.
+    /// Valid: 0..=1e12; above 0 only below a `material_fade_end`.
+    pub material_fade_start: u64,
+    /// Learner step at which the material prior has faded to 0; 0 = no fade (the mix
+    /// stays `material_mix`). Default 0. Valid: 0 (with `material_fade_start` 0), or
+    /// `material_fade_start + 1..=1e12`.
+    pub material_fade_end: u64,
+    /// Exponent of a replay window that grows with the run (KataGo, "Accelerating
+    /// Self-Play Learning in Go", appendix: `alpha` 0.75): with `N` samples generated so
+    /// far and `c = replay_window`, the window is `c * (1 + beta * ((N / c)^alpha - 1) /
+    /// alpha)` for `N > c` (the curve `N^alpha` scaled so that it is `c` at `N = c` with
+    /// slope `beta`), and `c` before. 0 = a fixed window of `replay_window`. Default 0.
+    /// Valid: [0, 1].
+    pub replay_window_alpha: f64,
+    /// Slope of the growing window at `N = c` (see `replay_window_alpha`). Default 0.4
+    /// (KataGo's). Valid: [0, 1].
+    pub replay_window_beta: f64,
+    /// Cap of the growing window; 0 = none. Default 0. Valid: 0, or
+    /// `replay_window..=1e9`.
+    pub replay_window_max: usize,
+    /// Decay of an exponential moving average of the weights, which every checkpoint and
+    /// published network holds (what self-play, evaluation and koma-usi play with) while
+    /// training goes on with the raw weights (kept in the optimiser state file). After
+    /// step `t` (0-based) the average moves to `d * average + (1 - d) * weights` with
+    /// `d = min(ema_decay, (1 + t) / (10 + t))`, TensorFlow's `ExponentialMovingAverage`
+    /// warm-up, so that early checkpoints follow the weights rather than the random
+    /// init; batch-norm statistics are copied, not averaged. 0 = off (checkpoints hold
+    /// the raw weights). Default 0; typical 0.999. Many AlphaZero reimplementations
+    /// average the weights this way; dlshogi uses SWA (a plain average of snapshots).
+    /// Valid: [0, 1).
+    pub ema_decay: f64,
+}
+
+/// The material prior's weight over a run: `train.material_mix`, faded between
+/// `material_fade_start` and `material_fade_end`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MaterialFade {
+    pub mix: f64,
+    pub start: u64,
+    /// 0 = no fade.
+    pub end: u64,
+}
+
+impl MaterialFade {
+    /// The material mix at learner step `step`.
+    pub fn at(&self, step: u64) -> f64 {
+        if self.end == 0 || step <= self.start {
+            return self.mix;
+        }
+        if step >= self.end {
+            return 0.0;
+        }
+        self.mix * (self.end - step) as f64 / (self.end - self.start) as f64
+    }
 }
 
 /// Learning-rate shape after warm-up.
@@ -177,6 +237,12 @@ impl Default for TrainConfig {
             prefetch: 4,
             log_interval: 50,
             seed: 0,
+            material_fade_start: 0,
+            material_fade_end: 0,
+            replay_window_alpha: 0.0,
+            replay_window_beta: 0.4,
+            replay_window_max: 0,
+            ema_decay: 0.0,
         }
     }
 }
@@ -199,6 +265,11 @@ impl TrainConfig {
                 self.lr * f
             }
         }
+    }
+
+    /// The material prior's weight over the run.
+    pub fn material_fade(&self) -> MaterialFade {
+        MaterialFade { mix: self.material_mix, start: self.material_fade_start, end: self.material_fade_end }
     }
 
     /// Checks every field against its valid range (in the field's documentation); the
@@ -249,6 +320,35 @@ impl TrainConfig {
         }
         whole("prefetch", self.prefetch as u64, 1, 1024)?;
         whole("log_interval", self.log_interval, 1, MAX_STEPS)?;
+        self.validate_schedules()
+    }
+
+    /// The fields of the schedules for learning from zero (material fade, growing
+    /// window, weight average).
+    fn validate_schedules(&self) -> Result<(), model::ConfigError> {
+        use model::{check_real, check_whole, Range};
+        let real = |name: &str, v: f64, r: Range| check_real(&format!("train.{name}"), v, r);
+        let whole = |name: &str, v: u64, min: u64, max: u64| check_whole(&format!("train.{name}"), v, min, max);
+        whole("material_fade_start", self.material_fade_start, 0, MAX_STEPS)?;
+        whole("material_fade_end", self.material_fade_end, 0, MAX_STEPS)?;
+        if (self.material_fade_end > 0 || self.material_fade_start > 0)
+            && self.material_fade_end <= self.material_fade_start
+        {
+            return Err(model::ConfigError::BadValue {
+                field: "train.material_fade_end".into(),
+                value: self.material_fade_end.to_string(),
+                expected: format!(
+                    "above material_fade_start = {} (the step where the fade ends; 0 with material_fade_start 0 = no fade)",
+                    self.material_fade_start
+                ),
+            });
+        }
+        real("replay_window_alpha", self.replay_window_alpha, Range::Closed(0.0, 1.0))?;
+        real("replay_window_beta", self.replay_window_beta, Range::Closed(0.0, 1.0))?;
+        if self.replay_window_max != 0 {
+            whole("replay_window_max", self.replay_window_max as u64, self.replay_window as u64, 1_000_000_000)?;
+        }
+        real("ema_decay", self.ema_decay, Range::BelowMax(0.0, 1.0))?;
         Ok(())
     }
 }
@@ -274,5 +374,45 @@ mod tests {
         assert!((c.lr_at(10) - 1.0).abs() < 1e-12);
         assert!((c.lr_at(110) - 0.1).abs() < 1e-9);
         assert!(c.lr_at(60) < 1.0 && c.lr_at(60) > 0.1);
+    }
+
+    #[test]
+    fn material_fade_schedule() {
+        let c =
+            TrainConfig { material_mix: 0.5, material_fade_start: 100, material_fade_end: 300, ..Default::default() };
+        let f = c.material_fade();
+        for (step, mix) in [(0, 0.5), (100, 0.5), (150, 0.375), (200, 0.25), (299, 0.0025), (300, 0.0), (10_000, 0.0)] {
+            assert!((f.at(step) - mix).abs() < 1e-12, "step {step}: {} != {mix}", f.at(step));
+        }
+        // No fade by default: the mix stays.
+        let plain = TrainConfig { material_mix: 0.5, ..Default::default() }.material_fade();
+        assert_eq!((plain.at(0), plain.at(u64::MAX)), (0.5, 0.5));
+        c.validate().unwrap();
+        for (start, end) in [(300, 300), (300, 100), (5, 0)] {
+            let bad = TrainConfig { material_fade_start: start, material_fade_end: end, ..c.clone() };
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(e.contains("train.material_fade_end"), "{start}..{end}: {e}");
+        }
+    }
+
+    #[test]
+    fn schedule_fields_are_checked() {
+        let ok = TrainConfig {
+            replay_window_alpha: 0.75,
+            replay_window_max: 600_000,
+            ema_decay: 0.999,
+            ..Default::default()
+        };
+        ok.validate().unwrap();
+        for (bad, field) in [
+            (TrainConfig { replay_window_alpha: 1.5, ..ok.clone() }, "train.replay_window_alpha"),
+            (TrainConfig { replay_window_beta: -0.1, ..ok.clone() }, "train.replay_window_beta"),
+            (TrainConfig { replay_window_max: 1000, ..ok.clone() }, "train.replay_window_max"),
+            (TrainConfig { ema_decay: 1.0, ..ok.clone() }, "train.ema_decay"),
+            (TrainConfig { ema_decay: f64::NAN, ..ok.clone() }, "train.ema_decay"),
+        ] {
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(e.contains(field), "{field}: {e}");
+        }
     }
 }

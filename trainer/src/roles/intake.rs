@@ -82,9 +82,12 @@ pub fn take_in(
         match read_checked(files, &e.key, variant) {
             Ok(chunk) => {
                 let k = chunk.samples.len() as u64;
-                replay.lock().unwrap_or_else(|e| e.into_inner()).extend(chunk.samples);
-                *state.samples_by_worker.entry(chunk_worker(&n).to_string()).or_default() += k;
                 state.samples_generated += k;
+                let mut r = replay.lock().unwrap_or_else(|e| e.into_inner());
+                r.grow_to(state.samples_generated);
+                r.extend(chunk.samples);
+                drop(r);
+                *state.samples_by_worker.entry(chunk_worker(&n).to_string()).or_default() += k;
                 state.chunks.insert(n);
                 intake.chunks += 1;
                 intake.samples += k;

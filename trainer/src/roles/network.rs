@@ -13,7 +13,6 @@ use super::files::RunFiles;
 use super::state::RunState;
 use crate::error::TrainError;
 use crate::net_trainer::NetTrainer as Learner;
-use crate::optim::optim_path;
 use dataio::run_layout::{
     self as layout, checkpoint_files, checkpoint_stem, model_stem, stem_step, ModelPointer, MODELS,
 };
@@ -46,18 +45,19 @@ pub fn pull_network(files: &RunFiles, stem: &str) -> Result<PathBuf, TrainError>
     Ok(files.path(stem))
 }
 
-/// Writes the learner's checkpoint of its current step: optimiser state and learner
-/// state first, then weights and metadata (the checkpoint's commit record), uploaded in
+/// Writes the learner's checkpoint of its current step: optimiser state (with the raw
+/// weights when the checkpoint holds their average) and learner state first, then the
+/// playing network's weights ([`Learner::playing_net`]) and metadata (the checkpoint's commit record), uploaded in
 /// that order for a remote run. `state` must already name this checkpoint.
 pub fn save_learner_checkpoint(files: &RunFiles, learner: &Learner, state: &RunState) -> Result<(), TrainError> {
     let stem = checkpoint_stem(learner.step);
     let local = files.path(&stem);
     let dir = files.path(layout::CHECKPOINTS);
     std::fs::create_dir_all(&dir).map_err(|source| TrainError::Io { path: dir, source })?;
-    learner.opt.save(&optim_path(&local))?;
+    learner.save_training_state(&local)?;
     store::write_local(&files.path(&format!("{stem}.learner")), &state.to_json())?;
     let info = CheckpointInfo { variant: state.variant.clone(), encoder_version: ENCODER_VERSION, step: learner.step };
-    save_checkpoint(&learner.net, &local, &info)?;
+    save_checkpoint(learner.playing_net(), &local, &info)?;
     let [meta, weights, optim, learner_state] = checkpoint_files(&stem);
     for key in [optim, learner_state, weights, meta] {
         files.push(&key)?;

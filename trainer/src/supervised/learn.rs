@@ -9,7 +9,9 @@
 //! (standard shogi), dlshogi's hcpe/hcpe3 files and koma's sample chunks (`koma gen`
 //! teacher data, self-play), a file or every such file under a folder
 //! ([`super::datasets`]). The value target mixes the result with a recorded score by
-//! `train.q_mix` where the input has one.
+//! `train.q_mix` where the input has one, and with the material prior by
+//! `train.material_mix` (faded by `train.material_fade_*` as in `koma train`). With
+//! `train.ema_decay` the checkpoints hold the average of the weights, as `koma train`'s.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,9 +29,8 @@ use super::datasets::read_training_inputs;
 use crate::config::{TrainConfig, TrainFileConfig};
 use crate::error::TrainError;
 use crate::net_trainer::{NetTrainer, StepStats};
-use crate::optim::optim_path;
-use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets, ValueTargets};
-use crate::tb::Tb;
+use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets, ValueSchedule, ValueTargets};
+use crate::tb::{tags, Tb};
 
 /// What `koma learn` does.
 #[derive(Clone, Debug)]
@@ -173,12 +174,15 @@ impl Session<'_> {
         let (batches_tx, batches) = std::sync::mpsc::sync_channel::<Batch>(tcfg.prefetch.max(1));
         // On a GPU the dense policy targets are made on the device from sparse pairs.
         let targets = if self.trainer.device().is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
-        let (encoder, bs, value) = (self.encoder, self.batch_size, ValueTargets::from_config(tcfg));
+        let (encoder, bs) = (self.encoder, self.batch_size);
+        // The material prior fades with the steps (`train.material_fade_*`).
+        let value = ValueSchedule::from_config(tcfg, self.trainer.step);
+        let schedule = value.clone();
         let mut last = None;
         std::thread::scope(|scope| -> Result<(), TrainError> {
             scope.spawn(move || {
                 draw_batches(train, bs, rng, |batch| {
-                    batches_tx.send(encode_batch_with(encoder, batch, value, targets)).is_ok()
+                    batches_tx.send(encode_batch_with(encoder, batch, schedule.current(), targets)).is_ok()
                 })
             });
             while self.trainer.step < steps && !stop.load(Ordering::SeqCst) {
@@ -187,10 +191,12 @@ impl Session<'_> {
                 // and before each checkpoint (where a non-finite step stops the run unsaved).
                 self.trainer.train_step_deferred(&b);
                 let step = self.trainer.step;
+                value.set_step(step);
                 let checkpoint = step % tcfg.checkpoint_interval == 0;
                 if step % tcfg.log_interval == 0 || step == steps || checkpoint {
                     if let Some(m) = self.trainer.take_stats()?.filter(|m| !m.skipped) {
                         self.tb.step_stats(&m, step);
+                        self.tb.scalar(tags::MATERIAL_MIX, tcfg.material_fade().at(step), step);
                         training.set_message(format!(
                             "loss {:.3} (policy {:.3}, value {:.3}) accuracy {:.3}",
                             m.loss, m.policy_loss, m.value_loss, m.policy_accuracy
@@ -242,13 +248,13 @@ impl Session<'_> {
     /// their metadata (what makes it a checkpoint), as `koma train` writes them.
     fn save(&self) -> Result<PathBuf, TrainError> {
         let stem = self.ckpt_dir.join(checkpoint_name(self.trainer.step));
-        self.trainer.opt.save(&optim_path(&stem))?;
+        self.trainer.save_training_state(&stem)?;
         let info = CheckpointInfo {
             variant: self.variant.name().to_string(),
             encoder_version: ENCODER_VERSION,
             step: self.trainer.step,
         };
-        save_checkpoint(&self.trainer.net, &stem, &info)?;
+        save_checkpoint(self.trainer.playing_net(), &stem, &info)?;
         Ok(stem)
     }
 }

@@ -35,6 +35,10 @@ pub(super) struct Counters<'a> {
     pub loader_wait_seconds: f64,
     /// Self-play in the learner's process (the first worker), if any.
     pub selfplay: Option<Progress>,
+    /// The replay window's size (samples it may hold).
+    pub replay_window: usize,
+    /// The material prior's share of the value target at this step.
+    pub material_mix: f64,
 }
 
 impl TrainLog {
@@ -105,6 +109,8 @@ impl TrainLog {
         self.tb.scalar(tags::SAMPLES_GENERATED, generated as f64, step);
         self.tb.scalar(tags::TRAIN_RATIO, c.state.samples_trained as f64 / generated.max(1) as f64, step);
         self.tb.scalar(tags::SKIPPED_CHUNKS, c.state.rejected_chunks.len() as f64, step);
+        self.tb.scalar(tags::REPLAY_WINDOW, c.replay_window as f64, step);
+        self.tb.scalar(tags::MATERIAL_MIX, c.material_mix, step);
         self.workers(c.state, step, files, display);
         self.tb.flush();
         self.acc = StepStats::default();

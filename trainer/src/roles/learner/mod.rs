@@ -122,7 +122,7 @@ impl LearnerRole {
         }
         let now = Instant::now();
         let mut role = LearnerRole {
-            replay: Arc::new(Mutex::new(Replay::new(tcfg.replay_window))),
+            replay: Arc::new(Mutex::new(startup::replay_window(&tcfg, &state))),
             loader: None,
             log: TrainLog::new(tb, trainer.step),
             evals: EvalSchedule::new(cfg.eval.clone(), plan),
@@ -183,7 +183,7 @@ impl LearnerRole {
         let per_chunk = sp_cfg.selfplay.samples_per_chunk;
         let feed = Some(self.feed.clone());
         let sink = Arc::new(ChunkSink::new(&id, sp_cfg.variant, per_chunk, uploader, feed));
-        let ev = evaluator_of(&self.trainer.net, device_t, self.tcfg.precision.inference())?;
+        let ev = evaluator_of(self.trainer.playing_net(), device_t, self.tcfg.precision.inference())?;
         let selfplay = SelfplayThread::start(&sp_cfg, ev, sink.clone(), u64::MAX, &id)?;
         self.local.push(LocalWorker { selfplay, sink, device: device_t });
         Ok(())
@@ -215,10 +215,12 @@ impl LearnerRole {
     fn take_feed(&mut self) {
         let batch = self.feed.take();
         let n = batch.samples.len() as u64;
-        if n > 0 {
-            self.replay.lock().unwrap_or_else(|e| e.into_inner()).extend(batch.samples);
-        }
         self.state.samples_generated += n;
+        if n > 0 {
+            let mut replay = self.replay.lock().unwrap_or_else(|e| e.into_inner());
+            replay.grow_to(self.state.samples_generated);
+            replay.extend(batch.samples);
+        }
         self.state.games += batch.games;
         for (name, k) in batch.chunks {
             *self.state.samples_by_worker.entry(layout::chunk_worker(&name).to_string()).or_default() += k;
@@ -252,6 +254,11 @@ impl LearnerRole {
 
     fn in_window(&self) -> usize {
         self.replay.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// The replay window's size now (it may grow with the run).
+    fn window_size(&self) -> usize {
+        self.replay.lock().unwrap_or_else(|e| e.into_inner()).capacity()
     }
 
     fn show_status(&self, what: &str) {
@@ -298,6 +305,7 @@ impl LearnerRole {
         let Some(batch) = loader.next(Duration::from_secs(1)) else { return Ok(()) };
         let t = Instant::now();
         self.trainer.train_step_deferred(&batch);
+        loader.set_step(self.trainer.step);
         self.log.add_train_seconds(t.elapsed().as_secs_f64());
         self.state.samples_trained += batch.n as u64;
         self.show_status("training");
@@ -330,6 +338,8 @@ impl LearnerRole {
             state: &self.state,
             loader_wait_seconds: self.loader_wait_seconds(),
             selfplay: self.local.first().map(|w| w.selfplay.progress()),
+            replay_window: self.window_size(),
+            material_mix: self.tcfg.material_fade().at(self.trainer.step),
         };
         self.log.scalars(&counters, &self.files, &self.display);
     }
@@ -351,7 +361,11 @@ impl LearnerRole {
         prune(&self.files, self.tcfg.keep_checkpoints, self.state.eval_checkpoint.as_deref())?;
         self.last_ckpt_step = Some(step);
         for w in &self.local {
-            w.selfplay.replace_network(evaluator_of(&self.trainer.net, w.device, self.tcfg.precision.inference())?)?;
+            w.selfplay.replace_network(evaluator_of(
+                self.trainer.playing_net(),
+                w.device,
+                self.tcfg.precision.inference(),
+            )?)?;
         }
         Ok(())
     }

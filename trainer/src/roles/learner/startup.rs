@@ -1,6 +1,7 @@
 //! The learner's start-up: the config it runs with, the state it starts from (a new run
 //! or the newest complete checkpoint), its device, the network with its optimiser state,
-//! and on a resume the replay window refilled from the chunks the state took in.
+//! the replay window (of the size for the samples generated so far), and on a resume
+//! the window refilled from the chunks the state took in.
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -14,8 +15,7 @@ use model::{load_net, parse_device, Expected, Net};
 use crate::config::{ConfigError, TrainConfig, TrainFileConfig};
 use crate::error::TrainError;
 use crate::net_trainer::NetTrainer;
-use crate::optim::optim_path;
-use crate::replay::{Loader, PolicyTargets, Replay, ValueTargets};
+use crate::replay::{Loader, PolicyTargets, Replay, ReplayWindow, ValueSchedule};
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
 use crate::roles::intake::refill_window;
@@ -121,10 +121,18 @@ pub(super) fn build_trainer(
         return Err(TrainError::CheckpointStep { stem, checkpoint_step: meta.step, state_step: state.step });
     }
     let mut trainer = NetTrainer::new(net, tcfg, state.step);
-    if !trainer.opt.load(&optim_path(&stem))? {
+    if !trainer.load_training_state(&stem)? {
         display.println("koma train: note: optimiser changed since the checkpoint; its state starts fresh");
     }
     Ok(trainer)
+}
+
+/// The replay window of a run whose state is `state`: empty, of the size for the samples
+/// the run generated so far (a window that grows with the run starts where it was).
+pub(super) fn replay_window(tcfg: &TrainConfig, state: &RunState) -> Replay {
+    let mut replay = Replay::with_window(ReplayWindow::from_config(tcfg));
+    replay.grow_to(state.samples_generated);
+    replay
 }
 
 /// A resumed run's window: the samples of the chunks its state took in. `stop` ends the
@@ -163,8 +171,86 @@ pub(super) fn spawn_loader(
         encoder,
         tcfg.batch_size,
         tcfg.prefetch,
-        ValueTargets::from_config(tcfg),
+        ValueSchedule::from_config(tcfg, trainer.step),
         seed,
         targets,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{encode_batch, ValueTargets};
+    use crate::roles::network::save_learner_checkpoint;
+    use dataio::run_layout::checkpoint_stem;
+    use dataio::{GameResult, Sample};
+    use rules::{Position, Variant};
+
+    fn weights(net: &Net) -> Vec<(String, Vec<f32>)> {
+        let mut v: Vec<_> = net
+            .var_store()
+            .variables()
+            .into_iter()
+            .map(|(n, t)| (n, Vec::<f32>::try_from(t.to_kind(model::tch::Kind::Float).flatten(0, -1)).unwrap()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    /// `train.ema_decay`: the learner's checkpoint holds the average, and a resumed
+    /// learner trains on the raw weights with the average where it was.
+    #[test]
+    fn a_resumed_learner_has_the_raw_weights_and_the_average() {
+        let text = "[model]\nblocks = 1\nchannels = 8\nvalue_channels = 2\nvalue_hidden = 8\n\
+                    [train]\noptimizer = \"adamw\"\nlr = 0.01\nwarmup_steps = 0\nema_decay = 0.9\n";
+        let cfg = TrainFileConfig::from_toml(text, "t").unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let files = RunFiles::open("memory://ema-resume", Some(cache.path())).unwrap();
+        let display = Display::new(false);
+        let mut state = RunState::fresh("shogi", 1, 2);
+        let mut trainer = build_trainer(&files, &cfg, &cfg.train, &state, None, Device::Cpu, &display).unwrap();
+        let encoder = Encoder::for_net(Variant::Shogi, &cfg.base.model);
+        let start = Position::startpos(Variant::Shogi);
+        let samples: Vec<Sample> = encoder.legal_move_indices(&start)[..8]
+            .iter()
+            .map(|&m| Sample {
+                sfen: start.to_sfen(),
+                repetitions: 0,
+                policy: vec![(m as u32, 1.0)],
+                result: Some(GameResult::Win),
+                root_wdl: [0.5, 0.5, 0.0],
+                plies_left: 10,
+                full_search: true,
+            })
+            .collect();
+        let batch = encode_batch(&encoder, &samples, ValueTargets::RESULT);
+        for _ in 0..3 {
+            trainer.train_step(&batch).unwrap();
+        }
+        (state.step, state.checkpoint) = (trainer.step, checkpoint_stem(trainer.step));
+        save_learner_checkpoint(&files, &trainer, &state).unwrap();
+        let (saved, _) = model::load_net(files.path(&state.checkpoint), &Expected::any(), Device::Cpu).unwrap();
+        assert_eq!(weights(&saved), weights(trainer.playing_net()), "the checkpoint holds the average");
+        assert_ne!(weights(&saved), weights(&trainer.net));
+        let resumed = build_trainer(&files, &cfg, &cfg.train, &state, None, Device::Cpu, &display).unwrap();
+        assert_eq!(resumed.step, 3);
+        assert_eq!(weights(&resumed.net), weights(&trainer.net), "raw weights");
+        assert_eq!(weights(resumed.playing_net()), weights(trainer.playing_net()), "average");
+    }
+
+    /// A window that grows with the run starts, on a resume, at the size for the samples
+    /// the run generated (so the refill reads that many).
+    #[test]
+    fn the_window_starts_at_the_size_for_the_samples_generated() {
+        let tcfg = TrainConfig {
+            replay_window: 1000,
+            replay_window_alpha: 1.0,
+            replay_window_beta: 0.5,
+            ..Default::default()
+        };
+        let state = RunState { samples_generated: 3000, ..RunState::fresh("shogi", 1, 2) };
+        assert_eq!(replay_window(&tcfg, &state).capacity(), 2000);
+        let fixed = TrainConfig { replay_window: 1000, ..Default::default() };
+        assert_eq!(replay_window(&fixed, &state).capacity(), 1000);
+    }
 }
