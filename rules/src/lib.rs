@@ -19,6 +19,7 @@ mod notation;
 mod outcome;
 mod perft;
 mod position;
+mod quiescence;
 pub mod records;
 mod sfen;
 mod types;
@@ -34,6 +35,7 @@ pub use notation::{parse_position_command, parse_position_with, Notation, Positi
 pub use outcome::{EndCause, EndRules, ImpasseRule, Outcome, Reason};
 pub use perft::{divide, perft};
 pub use position::{Position, Undo};
+pub use quiescence::{quiescent_balance, QuiescenceLimits, WIN_SCORE};
 pub use sfen::{piece_code, Setup, SfenError, MAX_MOVE_NUMBER};
 pub use types::{rank_letter, Color, Kind, Piece, Square, MAX_SIZE};
 pub use usi::MoveError;

@@ -1,7 +1,8 @@
 //! Material from the rules alone: a piece is worth what its movement reaches, so the
 //! same values serve standard, sho and dai shogi without a table per variant. The greedy
 //! baseline plays by them, and the trainer's optional material prior
-//! (`train.material_mix`) turns them into a value target.
+//! (`train.material_mix`) turns them into a value target, as they stand or with the
+//! captures played out ([`crate::quiescent_balance`]).
 
 use crate::{Color, Kind, LionPower, Position};
 

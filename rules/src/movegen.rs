@@ -22,8 +22,11 @@ use crate::types::{Color, Kind, Piece, Square, EMPTY, GOTE_BIT, STRIDE};
 use crate::variant::{has, mailbox_offset, CodeMoves, LionPower};
 use crate::zobrist::KEYS;
 
-/// Where generated moves go: a list, or a running count.
+/// Where generated moves go: a list, a running count, or a list of the captures alone.
 trait Sink {
+    /// Whether the sink takes drops: when not, they are not generated (nor the
+    /// pawn-drop-mate test run for them).
+    const DROPS: bool = true;
     fn push(&mut self, mv: Move);
     /// Moves of the piece on dense square `from`: promoting to the squares
     /// of `promote`, not promoting to those of `plain`.
@@ -92,6 +95,36 @@ impl<const FAST_POPCOUNT: bool> Sink for Count<FAST_POPCOUNT> {
     fn drops<B: Bits>(&mut self, _: &PerSquare<Square>, _: Kind, to: B) {
         self.add(to);
     }
+}
+
+/// Keeps the captures of the moves it is sent (quiescence search): board moves onto
+/// enemy pieces and lion moves whose first step captures; no drops, no pass.
+struct Captures<'a> {
+    pos: &'a Position,
+    out: &'a mut Vec<Move>,
+}
+
+impl Sink for Captures<'_> {
+    const DROPS: bool = false;
+
+    #[inline(always)]
+    fn push(&mut self, mv: Move) {
+        // Only lion moves come this way; the pass is the one whose first square is empty.
+        if let Move::Lion { mid, .. } = mv {
+            if self.pos.board[mid.index()] != EMPTY {
+                self.out.push(mv);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn board_moves<B: Bits>(&mut self, squares: &PerSquare<Square>, from: usize, promote: B, plain: B) {
+        let enemy = B::load(self.pos.occupied[self.pos.side.opponent().index()]);
+        Sink::board_moves(self.out, squares, from, promote & enemy, plain & enemy);
+    }
+
+    #[inline(always)]
+    fn drops<B: Bits>(&mut self, _: &PerSquare<Square>, _: Kind, _: B) {}
 }
 
 /// What the check rule asks of the side to move's moves.
@@ -360,7 +393,7 @@ impl Position {
                 self.piece_moves(g, sink, moves, from, legal, promote);
             }
         }
-        if t.spec.drops && safety.checkers < 2 {
+        if S::DROPS && t.spec.drops && safety.checkers < 2 {
             self.drop_moves(g, sink, occupied, safety.check_mask);
         }
     }
@@ -514,6 +547,16 @@ impl Position {
     pub fn generate_legal(&self, out: &mut Vec<Move>) {
         out.clear();
         self.generate_into(out);
+        if self.bans_repetitions() {
+            self.remove_repetitions(out);
+        }
+    }
+
+    /// Clears `out` and fills it with the legal captures: moves onto an enemy piece and
+    /// lion moves whose first step captures (no drops, no pass), in generation order.
+    pub(crate) fn generate_captures(&self, out: &mut Vec<Move>) {
+        out.clear();
+        self.generate_into(&mut Captures { pos: self, out: &mut *out });
         if self.bans_repetitions() {
             self.remove_repetitions(out);
         }
@@ -701,6 +744,29 @@ mod tests {
                 assert_eq!(pos.count_moves(), listed, "portable count, {variant} {}", pos.to_sfen());
             }
         }
+    }
+
+    #[test]
+    fn captures_are_the_legal_moves_that_capture() {
+        let mut captures = Vec::new();
+        let mut seen = 0;
+        for variant in Variant::ALL {
+            for pos in playout_positions(variant, 4, 120) {
+                let expected: Vec<Move> = pos
+                    .legal_moves()
+                    .into_iter()
+                    .filter(|&mv| match mv {
+                        Move::Normal { to, .. } => pos.piece_at(to).is_some(),
+                        Move::Lion { mid, .. } => pos.piece_at(mid).is_some(),
+                        Move::Drop { .. } => false,
+                    })
+                    .collect();
+                pos.generate_captures(&mut captures);
+                assert_eq!(captures, expected, "{variant} {}", pos.to_sfen());
+                seen += captures.len();
+            }
+        }
+        assert!(seen > 100, "the games should have captures: {seen}");
     }
 
     #[test]

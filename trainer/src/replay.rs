@@ -23,9 +23,11 @@ use std::time::{Duration, Instant};
 use dataio::{decode_header, list_chunks, read_chunk_expect, PolicyLabels, Sample, SampleError, HEADER_LEN};
 use model::encoding::Encoder;
 use rayon::prelude::*;
-use rules::{material_balance, Position, Variant};
+use rules::{material_balance, quiescent_balance, Position, QuiescenceLimits, Variant};
 use search::Rng;
 use selfplay::sample_encoding::encode_sample_at;
+
+use crate::config::MaterialSearch;
 
 /// The newest samples, oldest first.
 #[derive(Debug, Default)]
@@ -255,7 +257,8 @@ pub enum PolicyTargets {
 
 /// What the value target mixes into the game's result (`train.q_mix`,
 /// `train.material_mix`): `(1 - q_mix - material_mix) * result + q_mix * root WDL +
-/// material_mix * material WDL`.
+/// material_mix * material WDL`, the material read statically or after the captures
+/// (`train.material_search`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ValueTargets {
     /// Weight of the search's root WDL.
@@ -264,6 +267,9 @@ pub struct ValueTargets {
     /// ([`rules::material_balance`]) as a win probability, `sigmoid(balance /
     /// MATERIAL_SCALE)`, no draw.
     pub material_mix: f32,
+    /// Whether the material prior reads the static balance or the quiescent one
+    /// ([`rules::quiescent_balance`], `train.material_search`).
+    pub material_search: MaterialSearch,
 }
 
 /// Material units ([`rules::piece_value`]: pawn 1, gold 6, rook 10) per logistic unit
@@ -272,16 +278,25 @@ pub const MATERIAL_SCALE: f64 = 6.0;
 
 impl ValueTargets {
     /// The game's result alone (AlphaZero).
-    pub const RESULT: ValueTargets = ValueTargets { q_mix: 0.0, material_mix: 0.0 };
+    pub const RESULT: ValueTargets =
+        ValueTargets { q_mix: 0.0, material_mix: 0.0, material_search: MaterialSearch::Static };
 
     pub fn from_config(cfg: &crate::config::TrainConfig) -> ValueTargets {
-        ValueTargets { q_mix: cfg.q_mix as f32, material_mix: cfg.material_mix as f32 }
+        ValueTargets {
+            q_mix: cfg.q_mix as f32,
+            material_mix: cfg.material_mix as f32,
+            material_search: cfg.material_search,
+        }
     }
 
     /// The side to move's material win probability in `pos`, when the mix uses it.
     fn material_win(&self, pos: &Position) -> f32 {
         if self.material_mix > 0.0 {
-            (1.0 / (1.0 + (-material_balance(pos, pos.side_to_move()) / MATERIAL_SCALE).exp())) as f32
+            let balance = match self.material_search {
+                MaterialSearch::Static => material_balance(pos, pos.side_to_move()),
+                MaterialSearch::Quiescence => quiescent_balance(pos, pos.side_to_move(), QuiescenceLimits::default()),
+            };
+            (1.0 / (1.0 + (-balance / MATERIAL_SCALE).exp())) as f32
         } else {
             0.0
         }
@@ -306,13 +321,19 @@ impl ValueTargets {
 pub struct ValueSchedule {
     q_mix: f32,
     material: crate::config::MaterialFade,
+    material_search: MaterialSearch,
     step: Arc<AtomicU64>,
 }
 
 impl ValueSchedule {
     /// The value targets of `cfg`, at learner step `step` until it is set again.
     pub fn from_config(cfg: &crate::config::TrainConfig, step: u64) -> ValueSchedule {
-        ValueSchedule { q_mix: cfg.q_mix as f32, material: cfg.material_fade(), step: Arc::new(AtomicU64::new(step)) }
+        ValueSchedule {
+            q_mix: cfg.q_mix as f32,
+            material: cfg.material_fade(),
+            material_search: cfg.material_search,
+            step: Arc::new(AtomicU64::new(step)),
+        }
     }
 
     pub fn set_step(&self, step: u64) {
@@ -322,7 +343,7 @@ impl ValueSchedule {
     /// The value targets at the step last set.
     pub fn current(&self) -> ValueTargets {
         let material_mix = self.material.at(self.step.load(Ordering::Relaxed)) as f32;
-        ValueTargets { q_mix: self.q_mix, material_mix }
+        ValueTargets { q_mix: self.q_mix, material_mix, material_search: self.material_search }
     }
 }
 
@@ -330,7 +351,7 @@ impl ValueSchedule {
 impl From<ValueTargets> for ValueSchedule {
     fn from(v: ValueTargets) -> ValueSchedule {
         let material = crate::config::MaterialFade { mix: v.material_mix as f64, start: 0, end: 0 };
-        ValueSchedule { q_mix: v.q_mix, material, step: Arc::new(AtomicU64::new(0)) }
+        ValueSchedule { q_mix: v.q_mix, material, material_search: v.material_search, step: Arc::new(AtomicU64::new(0)) }
     }
 }
 
@@ -560,7 +581,7 @@ mod tests {
     #[test]
     fn batch_targets() {
         let enc = Encoder::new(Variant::Shogi);
-        let b = encode_batch(&enc, &[sample(4), sample(5)], ValueTargets { q_mix: 0.5, material_mix: 0.0 });
+        let b = encode_batch(&enc, &[sample(4), sample(5)], ValueTargets { q_mix: 0.5, ..ValueTargets::RESULT });
         assert_eq!(b.n, 2);
         assert_eq!(b.policy_mask, vec![1.0, 0.0]);
         assert_eq!(b.policy[4], 1.0);

@@ -8,6 +8,7 @@ use dataio::{GameResult, Sample};
 use model::encoding::Encoder;
 use rules::records::{EndReason, GameEnd, Record, RecordedMove, Start};
 use rules::{Color, Position, Variant};
+use trainer::config::MaterialSearch;
 use trainer::replay::{encode_batch, ValueTargets};
 use trainer::supervised::records::{read_record_samples, record_samples};
 
@@ -131,7 +132,7 @@ fn material_prior_favours_the_side_with_more_material() {
         sample(sente_up, None, [0.2, 0.6, 0.2]),
     ];
     let enc = Encoder::new(Variant::Shogi);
-    let mix = ValueTargets { q_mix: 0.25, material_mix: 0.5 };
+    let mix = ValueTargets { q_mix: 0.25, material_mix: 0.5, ..ValueTargets::RESULT };
     let batch = encode_batch(&enc, &samples, mix);
     let win = (1.0 / (1.0 + (-20.0f64 / trainer::replay::MATERIAL_SCALE).exp())) as f32;
     // (1 - 0.25 - 0.5) x draw + 0.25 x root + 0.5 x (win, 0, loss) of the side to move.
@@ -149,4 +150,30 @@ fn material_prior_favours_the_side_with_more_material() {
     // Without the mix the result alone.
     let plain = encode_batch(&enc, &samples, ValueTargets::RESULT);
     assert_eq!(&plain.wdl[..3], &GameResult::Draw.wdl()[..]);
+}
+
+#[test]
+fn quiescence_counts_a_hanging_piece_as_lost() {
+    // Sente's rook on 5e hangs to gote's pawn, gote to move: statically sente is 9 up, with
+    // the capture played out 11 down (the rook in gote's hand).
+    let hanging = sample("4k4/9/9/4p4/4R4/9/9/9/4K4 w - 1", Some(GameResult::Draw), [0.0, 1.0, 0.0]);
+    // No capture on offer: both readings agree.
+    let quiet = sample("4k4/9/9/9/5R3/9/9/9/4K4 w - 1", Some(GameResult::Draw), [0.0, 1.0, 0.0]);
+    let enc = Encoder::new(Variant::Shogi);
+    let target = |search: MaterialSearch| {
+        let value = ValueTargets { material_mix: 1.0, material_search: search, ..ValueTargets::RESULT };
+        encode_batch(&enc, &[hanging.clone(), quiet.clone()], value).wdl
+    };
+    let win = |balance: f64| (1.0 / (1.0 + (-balance / trainer::replay::MATERIAL_SCALE).exp())) as f32;
+    let (stat, quiescent) = (target(MaterialSearch::Static), target(MaterialSearch::Quiescence));
+    // Gote's view: -9 as the pieces stand (today's target), +11 after the capture.
+    assert_eq!(stat[..3], [win(-9.0), 0.0, 1.0 - win(-9.0)]);
+    assert_eq!(quiescent[..3], [win(11.0), 0.0, 1.0 - win(11.0)]);
+    assert!(quiescent[0] > 0.8 && stat[0] < 0.2, "{stat:?} {quiescent:?}");
+    assert_eq!(stat[3..], [win(-10.0), 0.0, 1.0 - win(-10.0)]);
+    assert_eq!(stat[3..], quiescent[3..]);
+    // The default reads the static balance.
+    let default = ValueTargets::from_config(&trainer::config::TrainConfig { material_mix: 1.0, ..Default::default() });
+    assert_eq!(default.material_search, MaterialSearch::Static);
+    assert_eq!(encode_batch(&enc, &[hanging], default).wdl[..3], stat[..3]);
 }

@@ -22,7 +22,7 @@ use selfplay::{SelfplayConfig, SelfplayFileConfig};
 use serde::{Deserialize, Deserializer};
 
 pub use eval::{EvalConfig, EvalLadder, EvalSearch, OLD_TRAIN_KEYS};
-pub use train::{LrSchedule, MaterialFade, OptimizerKind, TrainConfig, TrainPrecision, MAX_STEPS};
+pub use train::{LrSchedule, MaterialFade, MaterialSearch, OptimizerKind, TrainConfig, TrainPrecision, MAX_STEPS};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -198,6 +198,20 @@ mod tests {
         }
         // No evaluation at all: zero games are fine.
         TrainFileConfig::from_toml("[eval]\ninterval = 0\ngames = 0\n", "t").unwrap();
+    }
+
+    #[test]
+    fn material_search_is_static_or_quiescence() {
+        assert_eq!(TrainFileConfig::from_toml("", "t").unwrap().train.material_search, MaterialSearch::Static);
+        let c = TrainFileConfig::from_toml("[train]\nmaterial_search = \"quiescence\"\n", "t").unwrap();
+        assert_eq!(c.train.material_search, MaterialSearch::Quiescence);
+        for bad in ["\"deep\"", "\"Static\"", "1"] {
+            let e = TrainFileConfig::from_toml(&format!("[train]\nmaterial_search = {bad}\n"), "t").unwrap_err();
+            let m = e.to_string();
+            assert!(m.contains("material_search") && m.contains("line 2"), "{bad}: {m}");
+        }
+        let e = TrainFileConfig::from_toml("[train]\nmaterial_search = \"deep\"\n", "t").unwrap_err();
+        assert!(e.to_string().contains("expected `static` or `quiescence`"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,241 @@
+//! Material with the captures played out: a capture-only search (quiescence search) of
+//! [`crate::material_balance`], so that a piece left hanging counts as lost and a capture
+//! about to be answered counts as the exchange it starts. The trainer's material prior
+//! can read it instead of the static balance (`train.material_search = "quiescence"`).
+
+use std::sync::OnceLock;
+
+use crate::bitboard::Bits;
+use crate::material::piece_value;
+use crate::moves::Move;
+use crate::position::Position;
+use crate::types::{Color, Kind, Square, CODES, EMPTY};
+use crate::variant::{RoyalRule, Variant};
+
+/// The score of a won game in [`piece_value`] units: beyond any balance (a whole dai
+/// army is worth less than a tenth of it).
+pub const WIN_SCORE: f64 = 10_000.0;
+
+/// How far one [`quiescent_balance`] call may search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuiescenceLimits {
+    /// Plies of captures below the position; deeper positions stand pat. Default 8.
+    pub max_depth: u32,
+    /// Positions visited at most, the given one included; once spent, every position
+    /// stands pat. Default 2,000, which bounds the worst case below a millisecond.
+    pub max_nodes: u32,
+}
+
+impl Default for QuiescenceLimits {
+    fn default() -> Self {
+        QuiescenceLimits { max_depth: 8, max_nodes: 2_000 }
+    }
+}
+
+/// The material balance of `color` (board and hand, [`piece_value`] units, as
+/// [`crate::material_balance`]) once the side to move and its opponent have played out
+/// their captures: negamax with alpha-beta over captures only (lion double moves
+/// included, drops not), where either side may instead stop capturing ("stand pat") and
+/// keep the balance as it stands. Captures are tried most valuable victim first, then
+/// least valuable attacker; a capture that promotes counts the promoted piece.
+///
+/// A capture that ends the game scores [`WIN_SCORE`]: taking the last royal (sho, dai),
+/// leaving the opponent a bare king (sho, dai), or checkmate (standard shogi, sho with
+/// one royal). Being in check does not force an answer: the side in check may stand pat
+/// (no evasions are searched), so a threat that is not a capture is not seen. The
+/// position's history (repetitions) is not consulted.
+///
+/// Cost on one core, over 4,000 positions per variant of games from the opening sets
+/// played on with random moves (`cargo test --release -p koma-rules --test quiescence
+/// -- --ignored --nocapture`): a mean of 3.0 us a call in standard shogi, 2.9 in sho and
+/// 6.3 in dai, against 0.55, 0.53 and 2.1 for `material_balance`; the slowest calls
+/// (the node budget nearly spent) take 0.2 to 0.7 ms.
+pub fn quiescent_balance(pos: &Position, color: Color, limits: QuiescenceLimits) -> f64 {
+    let values = code_values(pos);
+    let side = pos.side_to_move();
+    let mut search = Quiescence { values, drops: pos.spec().drops, limits, nodes: 0, lists: Vec::new() };
+    let score = search.node(&mut pos.scratch(), board_and_hand(pos, side, values), -f64::INFINITY, f64::INFINITY, 0);
+    if color == side {
+        score
+    } else {
+        -score
+    }
+}
+
+/// [`piece_value`] by piece code (either colour), per variant, built once.
+fn code_values(pos: &Position) -> &'static [f64; CODES] {
+    static TABLES: [OnceLock<[f64; CODES]>; 3] = [const { OnceLock::new() }; 3];
+    let slot = match pos.variant() {
+        Variant::Shogi => 0,
+        Variant::Sho => 1,
+        Variant::Dai => 2,
+    };
+    TABLES[slot].get_or_init(|| {
+        std::array::from_fn(|code| match Kind::from_u8((code as u8 & 0x3F) >> 1) {
+            Some(kind) => piece_value(pos, kind, code & 1 == 1),
+            None => 0.0,
+        })
+    })
+}
+
+/// [`crate::material_balance`] from the table.
+fn board_and_hand(pos: &Position, color: Color, values: &[f64; CODES]) -> f64 {
+    let mut total = 0.0;
+    for (_, p) in pos.pieces() {
+        let v = values[p.code() as usize];
+        total += if p.color() == color { v } else { -v };
+    }
+    if pos.spec().drops {
+        for kind in Kind::HAND {
+            let diff = pos.hand(color, kind) as f64 - pos.hand(color.opponent(), kind) as f64;
+            total += values[(kind as usize) << 1] * diff;
+        }
+    }
+    total
+}
+
+/// Has the side to move lost by a rule that a capture can bring about, as
+/// [`Position::outcome`] reads it: no royal left, a bare king, or checkmate.
+fn has_lost(pos: &Position) -> bool {
+    let (us, them) = (pos.side, pos.side.opponent());
+    let spec = pos.spec();
+    if spec.royal_rule != RoyalRule::Check && pos.royals[us.index()].n == 0 {
+        return true;
+    }
+    let only_royals = |c: Color| pos.occupied[c.index()].count() == pos.royals[c.index()].n as u32;
+    if spec.bare_king_wins && only_royals(us) && !only_royals(them) {
+        return true;
+    }
+    pos.in_check() && !pos.has_legal_move()
+}
+
+struct Quiescence {
+    values: &'static [f64; CODES],
+    /// Captured pieces go to the captor's hand (standard shogi).
+    drops: bool,
+    limits: QuiescenceLimits,
+    nodes: u32,
+    /// One capture list per ply, reused across the search.
+    lists: Vec<Vec<Move>>,
+}
+
+impl Quiescence {
+    /// The side to move's balance after the captures, given its balance `balance` now.
+    fn node(&mut self, pos: &mut Position, balance: f64, mut alpha: f64, beta: f64, ply: usize) -> f64 {
+        self.nodes += 1;
+        if has_lost(pos) {
+            return -WIN_SCORE;
+        }
+        if balance >= beta || ply >= self.limits.max_depth as usize || self.nodes >= self.limits.max_nodes {
+            return balance;
+        }
+        alpha = alpha.max(balance);
+        let mut best = balance;
+        if self.lists.len() <= ply {
+            self.lists.resize_with(ply + 1, Vec::new);
+        }
+        let mut moves = std::mem::take(&mut self.lists[ply]);
+        pos.generate_captures(&mut moves);
+        moves.sort_unstable_by_key(|&mv| std::cmp::Reverse(self.order_key(pos, mv)));
+        for &mv in &moves {
+            if self.nodes >= self.limits.max_nodes {
+                break;
+            }
+            let after = balance + self.gain(pos, mv);
+            let undo = pos.make(mv);
+            let score = -self.node(pos, -after, -beta, -alpha, ply + 1);
+            pos.unmake(mv, undo);
+            if score > best {
+                best = score;
+                alpha = alpha.max(score);
+                if alpha >= beta {
+                    break;
+                }
+            }
+        }
+        self.lists[ply] = moves;
+        best
+    }
+
+    /// What the piece on `sq` is worth to whoever captures it: its value, and where
+    /// captures go to hand the unpromoted piece in hand too.
+    fn taken(&self, pos: &Position, sq: Square) -> f64 {
+        let code = pos.board[sq.index()] as usize;
+        if code == EMPTY as usize {
+            return 0.0;
+        }
+        let in_hand = if self.drops { self.values[code & !1] } else { 0.0 };
+        self.values[code] + in_hand
+    }
+
+    /// The change of the mover's balance by `mv` (a capture).
+    fn gain(&self, pos: &Position, mv: Move) -> f64 {
+        match mv {
+            Move::Normal { from, to, promote } => {
+                let code = pos.board[from.index()] as usize;
+                let promotion = if promote { self.values[code | 1] - self.values[code] } else { 0.0 };
+                self.taken(pos, to) + promotion
+            }
+            Move::Lion { from, mid, to } => self.taken(pos, mid) + if to == from { 0.0 } else { self.taken(pos, to) },
+            Move::Drop { .. } => 0.0,
+        }
+    }
+
+    /// Most valuable victim (royals first), then least valuable attacker, in half units.
+    fn order_key(&self, pos: &Position, mv: Move) -> i64 {
+        let victim = |sq: Square| {
+            let code = pos.board[sq.index()];
+            if pos.t.royal_code[code as usize & (CODES - 1)] {
+                WIN_SCORE
+            } else {
+                self.values[code as usize & (CODES - 1)]
+            }
+        };
+        let (from, victims) = match mv {
+            Move::Normal { from, to, .. } => (from, victim(to)),
+            Move::Lion { from, mid, to } => (from, victim(mid) + if to == from { 0.0 } else { victim(to) }),
+            Move::Drop { .. } => return 0,
+        };
+        let attacker = self.values[pos.board[from.index()] as usize & (CODES - 1)];
+        (victims * 2.0) as i64 * 256 - (attacker * 2.0) as i64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::material_balance;
+
+    #[test]
+    fn the_table_balance_is_material_balance() {
+        for variant in Variant::ALL {
+            let mut pos = Position::startpos(variant);
+            let mut seed = 0x2545_F491_4F6C_DD1Du64;
+            for _ in 0..150 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() || pos.outcome(&Default::default()).is_some() {
+                    break;
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                pos.play(moves[(seed >> 33) as usize % moves.len()]);
+                for c in Color::BOTH {
+                    assert_eq!(board_and_hand(&pos, c, code_values(&pos)), material_balance(&pos, c), "{pos:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn win_score_is_beyond_any_army() {
+        for variant in Variant::ALL {
+            let pos = Position::startpos(variant);
+            let army: f64 = pos
+                .pieces()
+                .filter(|(_, p)| p.color() == Color::Sente)
+                .map(|(_, p)| code_values(&pos)[p.code() as usize])
+                .sum();
+            // Promoted pieces are worth more, but not twenty times as much.
+            assert!(army * 10.0 < WIN_SCORE, "{variant}: {army}");
+        }
+    }
+}
