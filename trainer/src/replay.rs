@@ -436,6 +436,7 @@ mod tests {
             root_wdl: [0.5, 0.5, 0.0],
             plies_left: 10,
             full_search: i % 2 == 0,
+            aux: dataio::AuxTargets::default(),
         }
     }
 

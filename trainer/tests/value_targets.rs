@@ -117,6 +117,7 @@ fn sample(sfen: &str, result: Option<GameResult>, root: [f32; 3]) -> Sample {
         root_wdl: root,
         plies_left: 10,
         full_search: false,
+        aux: dataio::AuxTargets::default(),
     }
 }
 
