@@ -191,8 +191,8 @@ pub enum PolicyTargets {
 }
 
 /// What the value target mixes into the game's result (`train.q_mix`,
-/// `train.material_mix`): `(1 - q_mix - material_mix) * result + q_mix * root WDL +
-/// material_mix * material WDL`.
+/// `train.material_mix`, `train.future_mix`): `(1 - q_mix - material_mix - future_mix) *
+/// result + q_mix * root WDL + material_mix * material WDL + future_mix * future WDL`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ValueTargets {
     /// Weight of the search's root WDL.
@@ -201,6 +201,9 @@ pub struct ValueTargets {
     /// ([`rules::material_balance`]) as a win probability, `sigmoid(balance /
     /// MATERIAL_SCALE)`, no draw.
     pub material_mix: f32,
+    /// Weight of the short-horizon value: the search's root WDL a few plies later
+    /// ([`dataio::AuxTargets::future_wdl`]); the result for samples without one.
+    pub future_mix: f32,
 }
 
 /// Material units ([`rules::piece_value`]: pawn 1, gold 6, rook 10) per logistic unit
@@ -209,10 +212,14 @@ pub const MATERIAL_SCALE: f64 = 6.0;
 
 impl ValueTargets {
     /// The game's result alone (AlphaZero).
-    pub const RESULT: ValueTargets = ValueTargets { q_mix: 0.0, material_mix: 0.0 };
+    pub const RESULT: ValueTargets = ValueTargets { q_mix: 0.0, material_mix: 0.0, future_mix: 0.0 };
 
     pub fn from_config(cfg: &crate::config::TrainConfig) -> ValueTargets {
-        ValueTargets { q_mix: cfg.q_mix as f32, material_mix: cfg.material_mix as f32 }
+        ValueTargets {
+            q_mix: cfg.q_mix as f32,
+            material_mix: cfg.material_mix as f32,
+            future_mix: cfg.future_mix as f32,
+        }
     }
 
     /// The side to move's material win probability in `pos`, when the mix uses it.
@@ -229,8 +236,11 @@ impl ValueTargets {
     fn of(&self, s: &Sample, material_win: f32) -> Option<[f32; 3]> {
         let result = s.result?.wdl();
         let material = [material_win, 0.0, 1.0 - material_win];
-        let own = 1.0 - self.q_mix - self.material_mix;
-        Some(std::array::from_fn(|k| own * result[k] + self.q_mix * s.root_wdl[k] + self.material_mix * material[k]))
+        let own = 1.0 - self.q_mix - self.material_mix - self.future_mix;
+        let future = s.aux.future_wdl.unwrap_or(result);
+        Some(std::array::from_fn(|k| {
+            own * result[k] + self.q_mix * s.root_wdl[k] + self.material_mix * material[k] + self.future_mix * future[k]
+        }))
     }
 }
 
@@ -452,7 +462,7 @@ mod tests {
     #[test]
     fn batch_targets() {
         let enc = Encoder::new(Variant::Shogi);
-        let b = encode_batch(&enc, &[sample(4), sample(5)], ValueTargets { q_mix: 0.5, material_mix: 0.0 });
+        let b = encode_batch(&enc, &[sample(4), sample(5)], ValueTargets { q_mix: 0.5, ..ValueTargets::RESULT });
         assert_eq!(b.n, 2);
         assert_eq!(b.policy_mask, vec![1.0, 0.0]);
         assert_eq!(b.policy[4], 1.0);

@@ -111,6 +111,14 @@ pub struct TrainConfig {
     /// CPU demo preset uses it (docs/strength.md). Valid: [0, 1], with q_mix + material_mix
     /// at most 1.
     pub material_mix: f64,
+    /// Weight of a short-horizon value in the value target: the search's root WDL
+    /// `selfplay.future_plies` plies later in the game (the sample's
+    /// `dataio::AuxTargets::future_wdl`), the game's result for samples without one (chunks
+    /// before format version 3, converted records). KataGo trains short-term value heads
+    /// on such targets (about 6 and 16 turns ahead; Wu 2019, 4.2); here they blend into
+    /// the one value target as `q_mix` does. Default 0.0. Valid: [0, 1], with q_mix +
+    /// material_mix + future_mix at most 1.
+    pub future_mix: f64,
     /// Checkpoint (weights, optimiser state, counters) every this many steps; new
     /// weights go to self-play at the same time. Default 1000. KataGo: every ~10M
     /// samples; AlphaZero: new weights every 1000 steps. Valid: 1..=1e12.
@@ -168,6 +176,7 @@ impl Default for TrainConfig {
             value_weight: 1.0,
             q_mix: 0.0,
             material_mix: 0.0,
+            future_mix: 0.0,
             checkpoint_interval: 1000,
             keep_checkpoints: 0,
             max_steps: 0,
@@ -230,6 +239,7 @@ impl TrainConfig {
         }
         real("q_mix", self.q_mix, Range::Closed(0.0, 1.0))?;
         real("material_mix", self.material_mix, Range::Closed(0.0, 1.0))?;
+        real("future_mix", self.future_mix, Range::Closed(0.0, 1.0))?;
         if self.q_mix + self.material_mix > 1.0 {
             return Err(model::ConfigError::BadValue {
                 field: "train.material_mix".into(),
@@ -237,6 +247,16 @@ impl TrainConfig {
                 expected: format!(
                     "at most 1 - q_mix = {} (the game result's weight would be negative)",
                     1.0 - self.q_mix
+                ),
+            });
+        }
+        if self.q_mix + self.material_mix + self.future_mix > 1.0 {
+            return Err(model::ConfigError::BadValue {
+                field: "train.future_mix".into(),
+                value: self.future_mix.to_string(),
+                expected: format!(
+                    "at most 1 - q_mix - material_mix = {} (the game result's weight would be negative)",
+                    1.0 - self.q_mix - self.material_mix
                 ),
             });
         }
