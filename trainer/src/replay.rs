@@ -175,7 +175,23 @@ pub struct Batch {
     /// `n` weights: 1 where the sample has a value target (its game's result is known),
     /// else 0.
     pub value_mask: Vec<f32>,
+    /// The opponent's reply policy targets (`dataio::AuxTargets::reply_policy`), always
+    /// sparse: flat indices (`row * policy_len + label`) and probabilities, for a network
+    /// with a reply head (a few dozen pairs a sample; ignored otherwise).
+    pub reply_index: Vec<i64>,
+    pub reply_value: Vec<f32>,
+    /// `n` weights: 1 where the sample has a reply policy target, else 0.
+    pub reply_mask: Vec<f32>,
+    /// `n` final-material targets, `tanh(final_material / FINAL_MATERIAL_SCALE)` (0 where
+    /// the sample has none), for a network with a material head.
+    pub material: Vec<f32>,
+    /// `n` weights: 1 where the sample has a final-material target, else 0.
+    pub material_mask: Vec<f32>,
 }
+
+/// Material units per unit of the material head's target before its tanh: a rook (10)
+/// up at the end is `tanh(1)` = 0.76, a pawn up 0.1.
+pub const FINAL_MATERIAL_SCALE: f32 = 10.0;
 
 /// How a [`Batch`] carries its policy targets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -265,6 +281,9 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
         policy_mask: vec![0.0; n],
         wdl: vec![0.0; n * 3],
         value_mask: vec![0.0; n],
+        reply_mask: vec![0.0; n],
+        material: vec![0.0; n],
+        material_mask: vec![0.0; n],
         ..Batch::default()
     };
     // The costly part (planes, dense policy) in parallel, one sample per task.
@@ -280,18 +299,31 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
             .map(|(input, s)| encode_one(encoder, s, value, input, &mut []))
             .collect()
     };
+    let rows = || samples.iter().zip(&encoded).filter(|(_, e)| e.is_some()).map(|(s, _)| s).enumerate();
     if !dense {
-        let rows = samples.iter().zip(&encoded).filter(|(_, e)| e.is_some()).map(|(s, _)| s);
-        for (row, s) in rows.enumerate().filter(|(_, s)| s.full_search) {
+        for (row, s) in rows().filter(|(_, s)| s.full_search) {
             for &(label, p) in s.policy.iter().filter(|(l, _)| (*l as usize) < pl) {
                 b.policy_index.push((row * pl + label as usize) as i64);
                 b.policy_value.push(p);
             }
         }
     }
+    for (row, s) in rows() {
+        for &(label, p) in s.aux.reply_policy.iter().filter(|(l, _)| (*l as usize) < pl) {
+            b.reply_index.push((row * pl + label as usize) as i64);
+            b.reply_value.push(p);
+        }
+    }
     for (i, s) in samples.iter().enumerate() {
         if s.full_search && !s.policy.is_empty() {
             b.policy_mask[i] = 1.0;
+        }
+        if !s.aux.reply_policy.is_empty() {
+            b.reply_mask[i] = 1.0;
+        }
+        if let Some(m) = s.aux.final_material {
+            b.material[i] = (m / FINAL_MATERIAL_SCALE).tanh();
+            b.material_mask[i] = 1.0;
         }
         if let Some(wdl) = encoded[i].and_then(|material| value.of(s, material)) {
             b.wdl[i * 3..i * 3 + 3].copy_from_slice(&wdl);
@@ -311,6 +343,9 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
         b.wdl.copy_within(i * 3..(i + 1) * 3, kept * 3);
         b.policy_mask[kept] = b.policy_mask[i];
         b.value_mask[kept] = b.value_mask[i];
+        b.reply_mask[kept] = b.reply_mask[i];
+        b.material[kept] = b.material[i];
+        b.material_mask[kept] = b.material_mask[i];
         kept += 1;
     }
     b.n = kept;
@@ -319,6 +354,9 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
     b.policy_mask.truncate(kept);
     b.wdl.truncate(kept * 3);
     b.value_mask.truncate(kept);
+    b.reply_mask.truncate(kept);
+    b.material.truncate(kept);
+    b.material_mask.truncate(kept);
     b
 }
 

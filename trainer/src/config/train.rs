@@ -98,6 +98,18 @@ pub struct TrainConfig {
     /// Weight of the value loss (cross-entropy against win/draw/loss). Default 1.0.
     /// KataGo: 1.5 (later 0.6 x several value heads). Valid: [0, 1000].
     pub value_weight: f64,
+    /// Weight of the opponent-reply policy loss: cross-entropy of the network's reply
+    /// head (`model.reply_policy_head`) against the next position's policy target
+    /// (`dataio::AuxTargets::reply_policy`; samples without one are masked). Read only
+    /// when the network has the head. Default 0.15. KataGo: 0.15 (Wu 2019, 4.1).
+    /// Valid: [0, 1000].
+    pub reply_policy_weight: f64,
+    /// Weight of the final-material loss: squared error of the network's material head
+    /// (`model.material_head`) against `tanh(final material / 10)` of the sample's game
+    /// (`dataio::AuxTargets::final_material`; samples without one are masked). Read only
+    /// when the network has the head. Default 0.1 (of the order of KataGo's auxiliary
+    /// score weights). Valid: [0, 1000].
+    pub material_head_weight: f64,
     /// Value target: `(1 - q_mix) * game result + q_mix * root WDL of the search`.
     /// Default 0.0 (pure result, AlphaZero). KataGo mixes in search values; some shogi
     /// runs use 0.5 (dlshogi's "value = (result + Q) / 2"). Valid: [0, 1].
@@ -174,6 +186,8 @@ impl Default for TrainConfig {
             train_ratio: 4.0,
             policy_weight: 1.0,
             value_weight: 1.0,
+            reply_policy_weight: 0.15,
+            material_head_weight: 0.1,
             q_mix: 0.0,
             material_mix: 0.0,
             future_mix: 0.0,
@@ -230,6 +244,8 @@ impl TrainConfig {
         real("train_ratio", self.train_ratio, Range::AboveMin(0.0, 1000.0))?;
         real("policy_weight", self.policy_weight, Range::Closed(0.0, 1000.0))?;
         real("value_weight", self.value_weight, Range::Closed(0.0, 1000.0))?;
+        real("reply_policy_weight", self.reply_policy_weight, Range::Closed(0.0, 1000.0))?;
+        real("material_head_weight", self.material_head_weight, Range::Closed(0.0, 1000.0))?;
         if self.policy_weight + self.value_weight == 0.0 {
             return Err(model::ConfigError::BadValue {
                 field: "train.policy_weight".into(),
