@@ -153,6 +153,7 @@ fn a_garbage_chunk_is_skipped_with_a_warning_that_quiet_does_not_hide() {
         root_wdl: [0.0, 1.0, 0.0],
         plies_left: 1,
         full_search: false,
+        aux: dataio::AuxTargets::default(),
     };
     dataio::write_chunk(samples_dir.join("garbage.chunk"), &header, &[sample]).unwrap();
     let runs = dir.join("runs");

@@ -15,7 +15,9 @@ const SUM_TOLERANCE: f32 = 0.01;
 /// policy target's labels are distinct, below the policy size, and (for the encoder
 /// version of the given labels) labels of legal moves of that position; its
 /// probabilities are finite, in [0, 1] and sum to 1; a full-search sample has a policy
-/// target; the root WDL is three finite values in [0, 1] that sum to 1.
+/// target; the root WDL is three finite values in [0, 1] that sum to 1. Of the auxiliary
+/// targets: the reply policy follows the policy target's rules but legality (the next
+/// position is not stored), the future WDL the root WDL's, the final material is finite.
 pub struct SampleCheck<'a> {
     variant: Variant,
     policy_size: u32,
@@ -42,15 +44,23 @@ impl<'a> SampleCheck<'a> {
         if s.full_search && s.policy.is_empty() {
             return Err(SampleFault::FullSearchWithoutPolicy);
         }
-        self.check_policy(&pos, &s.policy)?;
-        let wdl = s.root_wdl;
-        if wdl.iter().any(|v| !(0.0..=1.0).contains(v)) || (wdl.iter().sum::<f32>() - 1.0).abs() > SUM_TOLERANCE {
-            return Err(SampleFault::BadRootWdl(wdl));
+        self.check_policy(Some(&pos), &s.policy)?;
+        if !is_wdl(s.root_wdl) {
+            return Err(SampleFault::BadRootWdl(s.root_wdl));
+        }
+        self.check_policy(None, &s.aux.reply_policy).map_err(|f| SampleFault::BadReplyPolicy(Box::new(f)))?;
+        if let Some(wdl) = s.aux.future_wdl.filter(|&w| !is_wdl(w)) {
+            return Err(SampleFault::BadFutureWdl(wdl));
+        }
+        if let Some(m) = s.aux.final_material.filter(|m| !m.is_finite()) {
+            return Err(SampleFault::BadFinalMaterial(m));
         }
         Ok(())
     }
 
-    fn check_policy(&self, pos: &Position, policy: &[(u32, f32)]) -> Result<(), SampleFault> {
+    /// Checks a policy target; its labels are checked to be legal moves of `pos` when it
+    /// is given and the labels are the chunk's encoder's.
+    fn check_policy(&self, pos: Option<&Position>, policy: &[(u32, f32)]) -> Result<(), SampleFault> {
         if policy.is_empty() {
             return Ok(());
         }
@@ -69,7 +79,7 @@ impl<'a> SampleCheck<'a> {
         if (sum - 1.0).abs() > SUM_TOLERANCE {
             return Err(SampleFault::BadPolicySum(sum));
         }
-        if let Some(encoder) = self.labels {
+        if let (Some(encoder), Some(pos)) = (self.labels, pos) {
             let legal = encoder.legal_labels(pos);
             if let Some(&l) = labels.iter().find(|&&l| !legal.contains(&(l as usize))) {
                 return Err(SampleFault::IllegalLabel(l));
@@ -77,4 +87,9 @@ impl<'a> SampleCheck<'a> {
         }
         Ok(())
     }
+}
+
+/// Three finite values in [0, 1] summing to 1 (within [`SUM_TOLERANCE`]).
+fn is_wdl(wdl: [f32; 3]) -> bool {
+    wdl.iter().all(|v| (0.0..=1.0).contains(v)) && (wdl.iter().sum::<f32>() - 1.0).abs() <= SUM_TOLERANCE
 }

@@ -19,13 +19,15 @@ use crate::error::SampleError;
 #[cfg(test)]
 use crate::error::SampleFault;
 use crate::labels::PolicyLabels;
-use crate::sample::{GameResult, Sample};
+use crate::sample::{AuxTargets, GameResult, Sample};
 
 /// First 8 bytes of every chunk file.
 pub const CHUNK_MAGIC: [u8; 8] = *b"KOMASMPL";
 /// Version of the chunk layout written by this code. Version 2 added the unknown result
-/// (flags bit 1); readers also read version 1 and refuse others.
-pub const CHUNK_FORMAT_VERSION: u32 = 2;
+/// (flags bit 1), version 3 the auxiliary targets ([`crate::AuxTargets`]: flags bits 2
+/// and 3, the future WDL, the final material and the reply policy before the policy);
+/// readers also read versions 1 and 2 (no auxiliary targets) and refuse others.
+pub const CHUNK_FORMAT_VERSION: u32 = 3;
 /// The oldest chunk layout readers still read.
 pub const OLDEST_CHUNK_FORMAT_VERSION: u32 = 1;
 /// Size of the uncompressed header in bytes.
@@ -122,37 +124,74 @@ fn put_f32(buf: &mut Vec<u8>, v: f32) {
     buf.extend_from_slice(&v.to_le_bytes());
 }
 
-/// Appends one sample record (layout in FORMAT.md) to `buf`.
-fn encode_record(buf: &mut Vec<u8>, s: &Sample, policy_size: u32, index: usize) -> Result<(), SampleError> {
+/// Appends one sample record of layout `version` (FORMAT.md; writers use
+/// [`CHUNK_FORMAT_VERSION`], tests also older ones) to `buf`.
+fn encode_record(
+    buf: &mut Vec<u8>,
+    s: &Sample,
+    policy_size: u32,
+    index: usize,
+    version: u32,
+) -> Result<(), SampleError> {
     let bad = |reason: String| SampleError::BadSample { index: Some(index), reason };
     let sfen = s.sfen.as_bytes();
     if sfen.len() > u16::MAX as usize {
         return Err(bad(format!("SFEN of {} bytes is too long", sfen.len())));
     }
-    if s.policy.len() > u16::MAX as usize {
-        return Err(bad(format!("policy of {} moves is too long", s.policy.len())));
-    }
-    if let Some(&(l, _)) = s.policy.iter().find(|&&(l, _)| l >= policy_size) {
-        return Err(bad(format!("policy label {l} is not below the policy size {policy_size}")));
+    for (what, policy) in [("policy", &s.policy), ("reply policy", &s.aux.reply_policy)] {
+        if policy.len() > u16::MAX as usize {
+            return Err(bad(format!("{what} of {} moves is too long", policy.len())));
+        }
+        if let Some(&(l, _)) = policy.iter().find(|&&(l, _)| l >= policy_size) {
+            return Err(bad(format!("{what} label {l} is not below the policy size {policy_size}")));
+        }
     }
     buf.extend_from_slice(&(sfen.len() as u16).to_le_bytes());
     buf.extend_from_slice(sfen);
     buf.push(s.repetitions);
     buf.push(s.result.map_or(0, GameResult::to_i8) as u8);
-    let unknown = if s.result.is_none() { FLAG_UNKNOWN_RESULT } else { 0 };
-    buf.push(if s.full_search { FLAG_FULL_SEARCH } else { 0 } | unknown);
+    buf.push(record_flags(s, version));
     for v in s.root_wdl {
         put_f32(buf, v);
     }
     buf.extend_from_slice(&s.plies_left.to_le_bytes());
-    buf.extend_from_slice(&(s.policy.len() as u16).to_le_bytes());
-    let probs: Vec<f32> = s.policy.iter().map(|&(_, p)| p).collect();
+    if version >= 3 {
+        for v in s.aux.future_wdl.unwrap_or([0.0; 3]) {
+            put_f32(buf, v);
+        }
+        put_f32(buf, s.aux.final_material.unwrap_or(0.0));
+        put_policy(buf, &s.aux.reply_policy);
+    }
+    put_policy(buf, &s.policy);
+    Ok(())
+}
+
+/// The flags byte of `s` in layout `version` (the auxiliary targets' bits from version 3).
+fn record_flags(s: &Sample, version: u32) -> u8 {
+    let mut flags = if s.full_search { FLAG_FULL_SEARCH } else { 0 };
+    if s.result.is_none() {
+        flags |= FLAG_UNKNOWN_RESULT;
+    }
+    if version >= 3 {
+        if s.aux.future_wdl.is_some() {
+            flags |= FLAG_FUTURE_WDL;
+        }
+        if s.aux.final_material.is_some() {
+            flags |= FLAG_FINAL_MATERIAL;
+        }
+    }
+    flags
+}
+
+/// A policy target: its length (u16), then (label u32, quantised probability u16) each.
+fn put_policy(buf: &mut Vec<u8>, policy: &[(u32, f32)]) {
+    buf.extend_from_slice(&(policy.len() as u16).to_le_bytes());
+    let probs: Vec<f32> = policy.iter().map(|&(_, p)| p).collect();
     let q = quantise_probs(&probs);
-    for (&(l, _), &q) in s.policy.iter().zip(&q) {
+    for (&(l, _), &q) in policy.iter().zip(&q) {
         buf.extend_from_slice(&l.to_le_bytes());
         buf.extend_from_slice(&q.to_le_bytes());
     }
-    Ok(())
 }
 
 /// Serialises a whole chunk (header and compressed payload) to bytes.
@@ -164,9 +203,13 @@ pub fn encode_chunk(header_in: &ChunkHeader, samples: &[Sample]) -> Result<Vec<u
 /// The uncompressed payload of `samples` (their records back to back), as
 /// [`encode_chunk`] compresses it.
 pub fn encode_records(policy_size: u32, samples: &[Sample]) -> Result<Vec<u8>, SampleError> {
+    encode_records_version(policy_size, samples, CHUNK_FORMAT_VERSION)
+}
+
+fn encode_records_version(policy_size: u32, samples: &[Sample], version: u32) -> Result<Vec<u8>, SampleError> {
     let mut raw = Vec::with_capacity(samples.len() * 128);
     for (i, s) in samples.iter().enumerate() {
-        encode_record(&mut raw, s, policy_size, i)?;
+        encode_record(&mut raw, s, policy_size, i, version)?;
     }
     Ok(raw)
 }
@@ -350,9 +393,21 @@ pub fn decode_chunk(bytes: &[u8], path: &Path, labels: &dyn PolicyLabels) -> Res
     Ok(Chunk { header, samples })
 }
 
-/// Flags bit 0: full search (policy target). Bit 1 (version 2): unknown result.
+/// Flags bit 0: full search (policy target). Bit 1 (version 2): unknown result. Bits 2
+/// and 3 (version 3): the future WDL, the final material is present.
 const FLAG_FULL_SEARCH: u8 = 1;
 const FLAG_UNKNOWN_RESULT: u8 = 2;
+const FLAG_FUTURE_WDL: u8 = 4;
+const FLAG_FINAL_MATERIAL: u8 = 8;
+
+/// The flags bits layout `version` knows.
+fn known_flags(version: u32) -> u8 {
+    match version {
+        1 => FLAG_FULL_SEARCH,
+        2 => FLAG_FULL_SEARCH | FLAG_UNKNOWN_RESULT,
+        _ => FLAG_FULL_SEARCH | FLAG_UNKNOWN_RESULT | FLAG_FUTURE_WDL | FLAG_FINAL_MATERIAL,
+    }
+}
 
 /// Why one sample record of a chunk payload cannot be decoded.
 #[derive(Debug, thiserror::Error)]
@@ -369,8 +424,10 @@ enum BadRecord {
     Result(i8),
     #[error("policy label {label} is not below the policy size {policy_size}")]
     Label { label: u32, policy_size: u32 },
-    #[error("policy probabilities sum to {0}/{PROB_SCALE}, not 1")]
-    ProbabilitySum(u32),
+    #[error("{0} is absent (flags) but not stored as zero")]
+    AbsentNotZero(&'static str),
+    #[error("{what} probabilities sum to {sum}/{PROB_SCALE}, not 1")]
+    ProbabilitySum { what: &'static str, sum: u32 },
 }
 
 fn decode_record(c: &mut Cursor<'_>, policy_size: u32, version: u32) -> Result<Sample, BadRecord> {
@@ -379,8 +436,7 @@ fn decode_record(c: &mut Cursor<'_>, policy_size: u32, version: u32) -> Result<S
     let repetitions = c.u8().ok_or(BadRecord::Short)?;
     let r = c.u8().ok_or(BadRecord::Short)? as i8;
     let flags = c.u8().ok_or(BadRecord::Short)?;
-    let known_flags = if version >= 2 { FLAG_FULL_SEARCH | FLAG_UNKNOWN_RESULT } else { FLAG_FULL_SEARCH };
-    if flags & !known_flags != 0 {
+    if flags & !known_flags(version) != 0 {
         return Err(BadRecord::Flags(flags));
     }
     let result = match (flags & FLAG_UNKNOWN_RESULT != 0, r) {
@@ -388,11 +444,54 @@ fn decode_record(c: &mut Cursor<'_>, policy_size: u32, version: u32) -> Result<S
         (true, _) => return Err(BadRecord::ResultOfUnknown(r)),
         (false, _) => Some(GameResult::from_i8(r).ok_or(BadRecord::Result(r))?),
     };
-    let mut root_wdl = [0.0; 3];
-    for v in &mut root_wdl {
+    let root_wdl = read_wdl(c)?;
+    let plies_left = c.u32().ok_or(BadRecord::Short)?;
+    let aux = if version >= 3 { decode_aux(c, flags, policy_size)? } else { AuxTargets::default() };
+    let policy = read_policy(c, policy_size, "policy")?;
+    Ok(Sample {
+        sfen,
+        repetitions,
+        policy,
+        result,
+        root_wdl,
+        plies_left,
+        full_search: flags & FLAG_FULL_SEARCH != 0,
+        aux,
+    })
+}
+
+/// The auxiliary targets of a version 3 record (after `plies_left`).
+fn decode_aux(c: &mut Cursor<'_>, flags: u8, policy_size: u32) -> Result<AuxTargets, BadRecord> {
+    // An absent value is stored as zero bytes, and only so: one record, one reading.
+    let present = |flag: u8, values: &[f32], what: &'static str| {
+        let zero = values.iter().all(|v| v.to_bits() == 0);
+        if flags & flag == 0 && !zero {
+            return Err(BadRecord::AbsentNotZero(what));
+        }
+        Ok(flags & flag != 0)
+    };
+    let future_wdl = read_wdl(c)?;
+    let final_material = c.f32().ok_or(BadRecord::Short)?;
+    let has_future = present(FLAG_FUTURE_WDL, &future_wdl, "future WDL")?;
+    let has_material = present(FLAG_FINAL_MATERIAL, &[final_material], "final material")?;
+    let reply_policy = read_policy(c, policy_size, "reply policy")?;
+    Ok(AuxTargets {
+        reply_policy,
+        future_wdl: has_future.then_some(future_wdl),
+        final_material: has_material.then_some(final_material),
+    })
+}
+
+fn read_wdl(c: &mut Cursor<'_>) -> Result<[f32; 3], BadRecord> {
+    let mut wdl = [0.0; 3];
+    for v in &mut wdl {
         *v = c.f32().ok_or(BadRecord::Short)?;
     }
-    let plies_left = c.u32().ok_or(BadRecord::Short)?;
+    Ok(wdl)
+}
+
+/// A policy target as [`put_policy`] writes it; `what` names it in errors.
+fn read_policy(c: &mut Cursor<'_>, policy_size: u32, what: &'static str) -> Result<Vec<(u32, f32)>, BadRecord> {
     let m = c.u16().ok_or(BadRecord::Short)? as usize;
     let mut policy = Vec::with_capacity(m);
     let mut quantised_sum = 0u32;
@@ -406,9 +505,9 @@ fn decode_record(c: &mut Cursor<'_>, policy_size: u32, version: u32) -> Result<S
         policy.push((l, q as f32 / PROB_SCALE as f32));
     }
     if m > 0 && quantised_sum != PROB_SCALE {
-        return Err(BadRecord::ProbabilitySum(quantised_sum));
+        return Err(BadRecord::ProbabilitySum { what, sum: quantised_sum });
     }
-    Ok(Sample { sfen, repetitions, policy, result, root_wdl, plies_left, full_search: flags & FLAG_FULL_SEARCH != 0 })
+    Ok(policy)
 }
 
 /// [`decode_chunk`] that also checks that the chunk holds samples of `variant` with the
@@ -469,6 +568,14 @@ mod tests {
         super::decode_chunk(bytes, path, &GenerationOrderLabels)
     }
 
+    /// A chunk of the older layout `version`, as that version's writer made it.
+    fn encode_chunk_version(header: &ChunkHeader, samples: &[Sample], version: u32) -> Vec<u8> {
+        let raw = encode_records_version(header.policy_size, samples, version).unwrap();
+        let mut bytes = wrap_payload(&ChunkHeader { count: samples.len() as u32, ..*header }, &raw);
+        bytes[8..12].copy_from_slice(&version.to_le_bytes());
+        bytes
+    }
+
     fn sample(i: u32) -> Sample {
         let pos = Position::startpos(Variant::Shogi);
         let legal = GenerationOrderLabels.legal_labels(&pos);
@@ -481,7 +588,33 @@ mod tests {
             root_wdl: [0.5, 0.25, 0.25],
             plies_left: i * 3,
             full_search: i % 2 == 0,
+            // Every combination of present and absent auxiliary targets.
+            aux: AuxTargets {
+                reply_policy: if i % 2 == 0 { vec![(label(3), 0.75), (label(4), 0.25)] } else { vec![] },
+                future_wdl: (i % 3 != 1).then_some([0.25, 0.5, 0.25]),
+                final_material: (i % 5 != 2).then_some(i as f32 - 4.5),
+            },
         }
+    }
+
+    /// `a` is `b` up to the quantisation of the policy targets.
+    fn assert_same_sample(a: &Sample, b: &Sample) {
+        let close = |x: &[(u32, f32)], y: &[(u32, f32)]| {
+            x.len() == y.len() && x.iter().zip(y).all(|((lx, px), (ly, py))| lx == ly && (px - py).abs() < 1e-4)
+        };
+        assert!(close(&a.policy, &b.policy), "{a:?} != {b:?}");
+        assert!(close(&a.aux.reply_policy, &b.aux.reply_policy), "{a:?} != {b:?}");
+        let strip = |s: &Sample| Sample {
+            policy: vec![],
+            aux: AuxTargets { reply_policy: vec![], ..s.aux.clone() },
+            ..s.clone()
+        };
+        assert_eq!(strip(a), strip(b));
+    }
+
+    /// `s` as a chunk of a layout without auxiliary targets reads it.
+    fn without_aux(s: &Sample) -> Sample {
+        Sample { aux: AuxTargets::default(), ..s.clone() }
     }
 
     #[test]
@@ -500,16 +633,9 @@ mod tests {
         let p = Path::new("x.chunk");
         let chunk = decode_chunk(&bytes, p).unwrap();
         assert_eq!(chunk.header, header);
+        assert_eq!(chunk.samples.len(), samples.len());
         for (a, b) in chunk.samples.iter().zip(&samples) {
-            assert_eq!(a.sfen, b.sfen);
-            for ((la, pa), (lb, pb)) in a.policy.iter().zip(&b.policy) {
-                assert_eq!(la, lb);
-                assert!((pa - pb).abs() < 1e-4);
-            }
-            assert_eq!(
-                (a.result, a.repetitions, a.plies_left, a.full_search),
-                (b.result, b.repetitions, b.plies_left, b.full_search)
-            );
+            assert_same_sample(a, b);
         }
         assert!(matches!(decode_chunk(&bytes[..bytes.len() - 1], p), Err(SampleError::Truncated { .. })));
         assert!(matches!(decode_chunk(&bytes[..20], p), Err(SampleError::Truncated { .. })));
@@ -526,15 +652,61 @@ mod tests {
         assert!(matches!(encode_chunk(&header, &[bad_label]), Err(SampleError::BadSample { .. })));
     }
 
+    /// Version 2 (no auxiliary targets) is still read: its samples have none, and its
+    /// flags byte knows bits 0 and 1 only.
+    #[test]
+    fn version_2_chunks_are_read_without_auxiliary_targets() {
+        let header = ChunkHeader { variant: Variant::Shogi, encoder_version: 1, policy_size: 2187, count: 8 };
+        let samples: Vec<Sample> = (0..8).map(sample).collect();
+        let bytes = encode_chunk_version(&header, &samples, 2);
+        let p = Path::new("v2.chunk");
+        assert_eq!(decode_header(&bytes, p).unwrap().format_version, 2);
+        let chunk = decode_chunk(&bytes, p).unwrap();
+        assert_eq!(chunk.samples.len(), samples.len());
+        for (a, b) in chunk.samples.iter().zip(&samples) {
+            assert_same_sample(a, &without_aux(b));
+        }
+        // A version 2 record cannot say that it has a future WDL (flags bit 2).
+        let mut raw = encode_records_version(header.policy_size, &samples[..1], 2).unwrap();
+        let flags_at = 2 + samples[0].sfen.len() + 2;
+        raw[flags_at] |= FLAG_FUTURE_WDL;
+        let mut bytes = wrap_payload(&ChunkHeader { count: 1, ..header }, &raw);
+        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let e = decode_chunk(&bytes, p).unwrap_err();
+        assert!(e.to_string().contains("sample #0: bad flags byte 5"), "{e}");
+    }
+
+    /// Auxiliary targets that break the rules are refused like the policy target.
+    #[test]
+    fn bad_auxiliary_targets_are_refused() {
+        let header = ChunkHeader { variant: Variant::Shogi, encoder_version: 1, policy_size: 2187, count: 1 };
+        let with = |aux: AuxTargets| Sample { aux, ..sample(0) };
+        let label = sample(0).policy[0].0;
+        for (aux, needle) in [
+            (
+                AuxTargets { reply_policy: vec![(label, 0.5), (label, 0.5)], ..Default::default() },
+                "reply policy: policy label",
+            ),
+            (AuxTargets { future_wdl: Some([0.9, 0.9, 0.9]), ..Default::default() }, "future WDL"),
+            (AuxTargets { future_wdl: Some([f32::NAN, 0.5, 0.5]), ..Default::default() }, "future WDL"),
+            (AuxTargets { final_material: Some(f32::INFINITY), ..Default::default() }, "final material inf"),
+        ] {
+            let bytes = encode_chunk(&header, &[with(aux)]).unwrap();
+            let e = decode_chunk(&bytes, Path::new("x")).unwrap_err().to_string();
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
+        let out_of_range = with(AuxTargets { reply_policy: vec![(5000, 1.0)], ..Default::default() });
+        let e = encode_chunk(&header, &[out_of_range]).unwrap_err().to_string();
+        assert!(e.contains("reply policy label 5000"), "{e}");
+    }
+
     /// Version 1 (no unknown result) is still read; its flags byte knows bit 0 only.
     #[test]
     fn version_1_chunks_are_read() {
         let header = ChunkHeader { variant: Variant::Shogi, encoder_version: 1, policy_size: 2187, count: 3 };
         let samples: Vec<Sample> = (0..3).map(sample).collect();
         assert!(samples.iter().all(|s| s.result.is_some()));
-        let mut bytes = encode_chunk(&header, &samples).unwrap();
-        // Without an unknown result a version 2 payload is a version 1 payload.
-        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let bytes = encode_chunk_version(&header, &samples, 1);
         let p = Path::new("v1.chunk");
         let chunk = decode_chunk(&bytes, p).unwrap();
         assert_eq!(
@@ -544,8 +716,7 @@ mod tests {
         assert_eq!(decode_header(&bytes, p).unwrap().format_version, 1);
         // A version 1 chunk cannot hold an unknown result.
         let with_unknown: Vec<Sample> = (0..4).map(sample).collect();
-        let mut bytes = encode_chunk(&ChunkHeader { count: 4, ..header }, &with_unknown).unwrap();
-        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let bytes = encode_chunk_version(&ChunkHeader { count: 4, ..header }, &with_unknown, 1);
         let e = decode_chunk(&bytes, p).unwrap_err();
         assert!(e.to_string().contains("sample #3: bad flags byte 2"), "{e}");
     }

@@ -52,4 +52,10 @@ pub enum SampleFault {
     BadPolicySum(f32),
     #[error("policy label {0} is not a legal move of the position")]
     IllegalLabel(u32),
+    #[error("reply policy: {0}")]
+    BadReplyPolicy(Box<SampleFault>),
+    #[error("future WDL {0:?} is not three probabilities summing to 1")]
+    BadFutureWdl([f32; 3]),
+    #[error("final material {0} is not finite")]
+    BadFinalMaterial(f32),
 }

@@ -69,6 +69,7 @@ fn scored_sample(pos: &Position, policy: Vec<(u32, f32)>, eval: i16, winner: Opt
         root_wdl: wdl_of_win_probability(win_probability(eval as f64, DLSHOGI_EVAL_SCALE)),
         plies_left,
         full_search: true,
+        aux: crate::AuxTargets::default(),
     }
 }
 

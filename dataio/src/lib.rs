@@ -3,7 +3,7 @@
 //! conversions, the layout of a training run, the `eval.jsonl` records and the one
 //! centipawn <-> win-probability curve.
 //!
-//! - [`sample`]: [`Sample`], [`GameResult`].
+//! - [`sample`]: [`Sample`], its [`AuxTargets`], [`GameResult`].
 //! - [`chunk`]: the chunk codec, the one encoder and the one decoder of the layout in
 //!   `data/FORMAT.md` ("Training samples"), with the checks of [`check`] ([`SampleCheck`]).
 //! - [`writer`]: [`ChunkBatcher`] (samples into encoded chunks), [`ChunkWriter`] (to numbered
@@ -50,5 +50,5 @@ pub use error::{SampleError, SampleFault};
 pub use eval_log::EvalRecord;
 pub use labels::PolicyLabels;
 pub use openings::{load_openings, parse_openings, BadOpening, Opening, OpeningsError};
-pub use sample::{GameResult, Sample};
+pub use sample::{AuxTargets, GameResult, Sample};
 pub use writer::{list_chunks, ChunkBatcher, ChunkWriter, EncodedChunk};

@@ -93,6 +93,28 @@ pub struct Sample {
     /// The move got a full search (playout cap randomization): its policy target is a
     /// training target. `false`: a cheap search; train the value only.
     pub full_search: bool,
+    /// Targets from later in the same game (KataGo's auxiliary targets); absent in chunks
+    /// of format version 2 and older, in converted records and where the game gives none.
+    pub aux: AuxTargets,
+}
+
+/// A sample's auxiliary targets: what happened later in its game (Wu 2019, "Accelerating
+/// Self-Play Learning in Go", sections 4.1 and 4.2). Each is absent (empty, `None`) when
+/// the sample's source does not know it; learners then mask that target.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AuxTargets {
+    /// The opponent's reply policy: the policy target of the next position of the game
+    /// (same labels and rules as [`Sample::policy`]), when that position got a full
+    /// search; empty otherwise (the last move, a cheap search, no policy target).
+    pub reply_policy: Vec<(u32, f32)>,
+    /// The search's root (win, draw, loss) `k` plies later in the game (self-play's
+    /// `selfplay.future_plies`), from this sample's side to move's view (win and loss
+    /// swapped for odd `k`); the game's result from that view when the game ended within
+    /// `k` plies.
+    pub future_wdl: Option<[f32; 3]>,
+    /// The static material balance ([`rules::material_balance`]) of the game's final
+    /// position from this sample's side to move's view, in piece-value units (pawn 1).
+    pub final_material: Option<f32>,
 }
 
 impl Sample {

@@ -177,6 +177,7 @@ mod tests {
             root_wdl: [0.25, 0.5, 0.25],
             plies_left: i,
             full_search: true,
+            aux: crate::AuxTargets::default(),
         }
     }
 

@@ -75,6 +75,11 @@ pub struct SelfplayConfig {
     pub opening_file: Option<String>,
     /// Samples per chunk file. Default 4096. Valid: 1..=1000000.
     pub samples_per_chunk: usize,
+    /// Horizon of every sample's future WDL (`dataio::AuxTargets::future_wdl`, the
+    /// learner's `train.future_mix`): the search's root WDL this many plies later in the
+    /// game. Default 6. KataGo's short-term value targets look about 6 and 16 turns ahead
+    /// (Wu 2019, "Accelerating Self-Play Learning in Go", 4.2). Valid: 1..=1000.
+    pub future_plies: u32,
     /// Largest forward pass of the batcher, in positions; 0 = the positions one round of
     /// every worker's groups sends, workers x games_per_worker / batches_in_flight
     /// (rounded up). Default 0. Valid: 0..=65536.
@@ -116,6 +121,7 @@ impl Default for SelfplayConfig {
             random_opening_plies: 0,
             opening_file: None,
             samples_per_chunk: 4096,
+            future_plies: 6,
             max_batch: 0,
             batches_in_flight: 2,
             max_wait_us: 1000,
@@ -302,6 +308,7 @@ impl SelfplayConfig {
         whole("max_plies", self.max_plies as u64, 1, 100_000)?;
         whole("random_opening_plies", self.random_opening_plies as u64, 0, 10_000)?;
         whole("samples_per_chunk", self.samples_per_chunk as u64, 1, 1_000_000)?;
+        whole("future_plies", self.future_plies as u64, 1, 1000)?;
         whole("max_batch", self.max_batch as u64, 0, 65536)?;
         whole("batches_in_flight", self.batches_in_flight as u64, 1, 8)?;
         whole("max_wait_us", self.max_wait_us, 0, 10_000_000)?;

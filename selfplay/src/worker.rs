@@ -23,10 +23,10 @@ use std::time::{Duration, Instant};
 
 use model::encoding::Encoder;
 use model::{BatcherHandle, EvalSlot};
-use rules::{Color, EndCause, EndRules, Position, Reason, Variant};
+use rules::{material_balance, Color, EndCause, EndRules, Position, Reason, Variant};
 
 use crate::config::SelfplayFileConfig;
-use dataio::{GameResult, Sample};
+use dataio::{AuxTargets, GameResult, Sample};
 use search::Rng;
 use search::{Search, Step};
 
@@ -201,6 +201,32 @@ struct Game {
     plies: u32,
 }
 
+/// The auxiliary targets ([`AuxTargets`]) of a finished game's records (in game order,
+/// one a ply), from what came later: the next record's policy target (a full search
+/// only), the root WDL `future_plies` plies later (the result when the game ended
+/// sooner) and the material of the final position `last`, each seen from the record's
+/// side to move; `winner` is the game's.
+fn aux_targets(records: &[Pending], future_plies: usize, winner: Option<Color>, last: &Position) -> Vec<AuxTargets> {
+    let sente_material = material_balance(last, Color::Sente) as f32;
+    records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let reply_policy = match records.get(i + 1) {
+                Some(next) if next.full => next.policy.clone(),
+                _ => Vec::new(),
+            };
+            let future_wdl = match records.get(i + future_plies) {
+                Some(later) if later.side == r.side => later.root_wdl,
+                Some(later) => [later.root_wdl[2], later.root_wdl[1], later.root_wdl[0]],
+                None => GameResult::for_side(winner, r.side).wdl(),
+            };
+            let final_material = if r.side == Color::Sente { sente_material } else { -sente_material };
+            AuxTargets { reply_policy, future_wdl: Some(future_wdl), final_material: Some(final_material) }
+        })
+        .collect()
+}
+
 /// Everything a worker needs, shared.
 struct Ctx<'a> {
     cfg: &'a SelfplayFileConfig,
@@ -335,10 +361,12 @@ impl Ctx<'_> {
 
     fn finish_game(&self, g: &mut Game, end: GameEnd) -> GameRecord {
         let total = g.plies;
+        let aux = aux_targets(&g.records, self.cfg.selfplay.future_plies as usize, end.winner, &g.pos);
         let samples = g
             .records
             .drain(..)
-            .map(|r| {
+            .zip(aux)
+            .map(|(r, aux)| {
                 // The value target from the view of the side to move at the sample.
                 let result = GameResult::for_side(end.winner, r.side);
                 Sample {
@@ -349,6 +377,7 @@ impl Ctx<'_> {
                     root_wdl: r.root_wdl,
                     plies_left: total - r.ply,
                     full_search: r.full,
+                    aux,
                 }
             })
             .collect();

@@ -40,6 +40,12 @@ fn game_samples(variant: Variant, n: usize) -> Vec<Sample> {
             root_wdl: [0.5, 0.25, 0.25],
             plies_left: (n - i) as u32,
             full_search: i % 3 != 2,
+            // Auxiliary targets present and absent, so that the fuzzing reaches them too.
+            aux: dataio::AuxTargets {
+                reply_policy: if i % 2 == 0 { vec![(labels[b] as u32, 0.5), (labels[a] as u32, 0.5)] } else { vec![] },
+                future_wdl: (i % 2 == 1).then_some([0.25, 0.5, 0.25]),
+                final_material: (i % 3 != 1).then_some(i as f32 - 1.5),
+            },
         });
         pos.play(moves[a]);
     }

@@ -106,6 +106,7 @@ fn encode_sample_matches_encoding_with_history() {
         root_wdl: [0.0, 1.0, 0.0],
         plies_left: 1,
         full_search: true,
+        aux: dataio::AuxTargets::default(),
     };
     let mut b = vec![1.0; enc.input_len()];
     encode_sample(&enc, &s, &mut b).unwrap();

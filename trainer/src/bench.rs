@@ -56,6 +56,7 @@ pub fn synthetic_samples(cfg: &TrainFileConfig, encoder: &Encoder, n: usize, see
                 root_wdl: [0.4, 0.2, 0.4],
                 plies_left: 10,
                 full_search: true,
+                aux: dataio::AuxTargets::default(),
             });
             pos.play(moves[rng.below(moves.len())]);
         }

@@ -3,8 +3,11 @@
 //! Loss = `policy_weight` x policy cross-entropy against the search policy (only samples
 //! with a full search carry a policy target) + `value_weight` x cross-entropy of the
 //! win/draw/loss head against the game result (optionally mixed with the search's root
-//! value; only samples whose game result is known carry a value target); weight decay is
-//! applied by the optimiser. On CUDA with `precision = auto|f16`
+//! value; only samples whose game result is known carry a value target), and for a network
+//! with the training-only heads, `reply_policy_weight` x the reply head's cross-entropy
+//! against the next position's policy and `material_head_weight` x the material head's
+//! squared error against the squashed final material (each over the samples that have
+//! that target); weight decay is applied by the optimiser. On CUDA with `precision = auto|f16`
 //! the forward and backward passes run under f16 autocast with dynamic loss scaling
 //! (steps whose gradients overflow are skipped and the scale halves). With `precision =
 //! bf16` (any device, the CPU included) they run on a bf16 copy of the network whose
@@ -49,6 +52,18 @@ pub struct StepStats {
     pub lr: f64,
     /// The step was skipped (f16 gradient overflow).
     pub skipped: bool,
+    /// The reply head's loss (cross-entropy), for a network with that head.
+    pub reply_policy_loss: Option<f64>,
+    /// The material head's loss (squared error), for a network with that head.
+    pub material_loss: Option<f64>,
+}
+
+/// The sum of two optional statistics (either alone when the other is absent).
+fn add_optional(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
 }
 
 impl StepStats {
@@ -61,6 +76,8 @@ impl StepStats {
         self.value_mse += o.value_mse;
         self.grad_norm += o.grad_norm;
         self.lr = o.lr;
+        self.reply_policy_loss = add_optional(self.reply_policy_loss, o.reply_policy_loss);
+        self.material_loss = add_optional(self.material_loss, o.material_loss);
     }
 
     pub fn scaled(&self, k: f64) -> StepStats {
@@ -73,8 +90,30 @@ impl StepStats {
             grad_norm: self.grad_norm * k,
             lr: self.lr,
             skipped: false,
+            reply_policy_loss: self.reply_policy_loss.map(|v| v * k),
+            material_loss: self.material_loss.map(|v| v * k),
         }
     }
+}
+
+/// The losses and metrics of one batch (scalar tensors); the auxiliary losses for a
+/// network with those heads.
+struct Losses {
+    total: Tensor,
+    policy: Tensor,
+    value: Tensor,
+    accuracy: Tensor,
+    value_mse: Tensor,
+    reply_policy: Option<Tensor>,
+    material: Option<Tensor>,
+}
+
+/// Cross-entropy of `logits` against the distributions `target`, averaged over the rows
+/// whose `mask` is 1.
+fn masked_cross_entropy(logits: &Tensor, target: &Tensor, mask: &Tensor) -> Tensor {
+    let logp = logits.log_softmax(-1, Kind::Float);
+    let per = -(target * logp).sum_dim_intlist([1i64].as_slice(), false, Kind::Float);
+    (per * mask).sum(Kind::Float) / mask.sum(Kind::Float).clamp_min(1.0)
 }
 
 /// A training step whose loss or gradient is not finite: the run must stop (the weights
@@ -103,8 +142,9 @@ pub struct NetTrainer {
     loss_scale: Tensor,
     good_steps: Tensor,
     /// Device sums since the last read, [`STAT_COUNT`] values: loss, policy loss, value
-    /// loss, accuracy, value MSE, gradient norm over the steps applied, then the steps
-    /// applied and the steps run.
+    /// loss, accuracy, value MSE, gradient norm, reply policy loss, material loss (0
+    /// without the heads) over the steps applied, then the steps applied and the steps
+    /// run.
     sums: Tensor,
     /// The first step that must stop training: (step, 0 = loss / 1 = gradient norm,
     /// value), step -1 while none.
@@ -170,7 +210,7 @@ impl LowPrecisionCopy {
 }
 
 /// Statistics summed per step on the device (see [`NetTrainer`]'s `sums`).
-const STAT_COUNT: i64 = 8;
+const STAT_COUNT: i64 = 10;
 /// The loss scale grows after this many good steps in a row (f16 autocast).
 const SCALE_GROWTH_INTERVAL: f64 = 2000.0;
 
@@ -267,20 +307,18 @@ impl NetTrainer {
         (xs, pt, mask, wdl, value_mask)
     }
 
-    /// Losses and metrics of `b` (tensors); `train` selects batch-norm mode and, with
+    /// Losses and metrics of `b`; `train` selects batch-norm mode and, with
     /// `precision = bf16`, the bf16 copy of the network.
-    fn losses(&self, b: &Batch, train: bool) -> (Tensor, Tensor, Tensor, Tensor, Tensor) {
+    fn losses(&self, b: &Batch, train: bool) -> Losses {
         let (xs, pt, mask, wdl_t, vmask) = self.tensors(b);
-        let (logits, wdl_logits) = match &self.low {
-            Some(low) if train => low.net.forward_t(&xs.to_kind(low.kind), true),
-            _ => self.net.forward_t(&xs, train),
+        let out = match &self.low {
+            Some(low) if train => low.net.forward_heads(&xs.to_kind(low.kind), true),
+            _ => self.net.forward_heads(&xs, train),
         };
-        let logits = logits.to_kind(Kind::Float);
-        let wdl_logits = wdl_logits.to_kind(Kind::Float);
-        let logp = logits.log_softmax(-1, Kind::Float);
-        let per = -(&pt * &logp).sum_dim_intlist([1i64].as_slice(), false, Kind::Float);
+        let logits = out.policy.to_kind(Kind::Float);
+        let wdl_logits = out.wdl.to_kind(Kind::Float);
+        let policy_loss = masked_cross_entropy(&logits, &pt, &mask);
         let msum = mask.sum(Kind::Float).clamp_min(1.0);
-        let policy_loss = (&per * &mask).sum(Kind::Float) / &msum;
         let vlogp = wdl_logits.log_softmax(-1, Kind::Float);
         let vper = -(&wdl_t * &vlogp).sum_dim_intlist([1i64].as_slice(), false, Kind::Float);
         let vsum = vmask.sum(Kind::Float).clamp_min(1.0);
@@ -294,8 +332,34 @@ impl NetTrainer {
             let mse = ((pred - tgt).square() * &vmask).sum(Kind::Float) / &vsum;
             (acc, mse)
         });
-        let total = &policy_loss * self.cfg.policy_weight + &value_loss * self.cfg.value_weight;
-        (total, policy_loss, value_loss, acc, mse)
+        let mut total = &policy_loss * self.cfg.policy_weight + &value_loss * self.cfg.value_weight;
+        let reply_policy = out.reply_policy.map(|logits| {
+            let (target, mask) = self.reply_targets(b);
+            masked_cross_entropy(&logits.to_kind(Kind::Float), &target, &mask)
+        });
+        if let Some(l) = &reply_policy {
+            total += l * self.cfg.reply_policy_weight;
+        }
+        let material = out.material.map(|pred| {
+            let target = Tensor::from_slice(&b.material).to_device(self.device);
+            let mask = Tensor::from_slice(&b.material_mask).to_device(self.device);
+            let err = (pred.to_kind(Kind::Float) - target).square();
+            (err * &mask).sum(Kind::Float) / mask.sum(Kind::Float).clamp_min(1.0)
+        });
+        if let Some(l) = &material {
+            total += l * self.cfg.material_head_weight;
+        }
+        Losses { total, policy: policy_loss, value: value_loss, accuracy: acc, value_mse: mse, reply_policy, material }
+    }
+
+    /// The dense reply policy targets of `b` (made on the device from its sparse pairs)
+    /// and their mask.
+    fn reply_targets(&self, b: &Batch) -> (Tensor, Tensor) {
+        let (n, pl, d) = (b.n as i64, self.net.shape().policy_len() as i64, self.device);
+        let index = Tensor::from_slice(&b.reply_index).to_device(d);
+        let value = Tensor::from_slice(&b.reply_value).to_device(d);
+        let target = Tensor::zeros([n * pl], (Kind::Float, d)).index_put(&[Some(index)], &value, false).view([n, pl]);
+        (target, Tensor::from_slice(&b.reply_mask).to_device(d))
     }
 
     /// One optimiser step on `b`, then a read of its statistics (one wait for the device).
@@ -326,8 +390,9 @@ impl NetTrainer {
             low.zero_grad();
         }
         let autocast = self.autocast;
-        let (total, pl, vl, acc, mse) = tch::autocast(autocast, || self.losses(b, true));
-        (&total * &self.loss_scale).backward();
+        let losses = tch::autocast(autocast, || self.losses(b, true));
+        let total = &losses.total;
+        (total * &self.loss_scale).backward();
         match &self.low {
             Some(low) => self.opt.load_grads_from(low.net.var_store()),
             None => self.opt.gather_grads(),
@@ -357,7 +422,14 @@ impl NetTrainer {
                 average.update(self.opt.flat_params(), self.step, &bad);
             }
             let kept = bad.logical_not();
-            let stats = Tensor::stack(&[&total, &pl, &vl, &acc, &mse, &norm], 0).to_kind(Kind::Double);
+            let zero = total.zeros_like();
+            let reply = losses.reply_policy.as_ref().unwrap_or(&zero);
+            let material = losses.material.as_ref().unwrap_or(&zero);
+            let stats = Tensor::stack(
+                &[total, &losses.policy, &losses.value, &losses.accuracy, &losses.value_mse, &norm, reply, material],
+                0,
+            )
+            .to_kind(Kind::Double);
             let applied = stats.where_self(&kept, &stats.zeros_like());
             let counts = Tensor::stack(&[kept.to_kind(Kind::Double), kept.ones_like().to_kind(Kind::Double)], 0);
             let _ = self.sums.g_add_(&Tensor::cat(&[applied, counts], 0));
@@ -386,12 +458,12 @@ impl NetTrainer {
         let all = Tensor::cat(&[&self.sums, &self.first_bad], 0).to_device(Device::Cpu);
         let v: Vec<f64> = Vec::<f64>::try_from(&all).expect("f64 statistics");
         let _ = self.sums.zero_();
-        if v[8] >= 0.0 {
+        if v[10] >= 0.0 {
             let _ = self.first_bad.get(0).fill_(-1.0);
-            let what = if v[9] == 0.0 { "loss" } else { "gradient norm" };
-            return Err(NonFiniteLoss { step: v[8] as u64, what, value: v[10] });
+            let what = if v[11] == 0.0 { "loss" } else { "gradient norm" };
+            return Err(NonFiniteLoss { step: v[10] as u64, what, value: v[12] });
         }
-        let (applied, run) = (v[6], v[7]);
+        let (applied, run) = (v[8], v[9]);
         if run == 0.0 {
             return Ok(None);
         }
@@ -405,22 +477,26 @@ impl NetTrainer {
             grad_norm: v[5] * k,
             lr: self.cfg.lr_at(self.step),
             skipped: applied == 0.0,
+            reply_policy_loss: self.net.config().reply_policy_head.then_some(v[6] * k),
+            material_loss: self.net.config().material_head.then_some(v[7] * k),
         }))
     }
 
     /// Losses of `b` without training (evaluation-mode batch norm).
     pub fn validate(&self, b: &Batch) -> StepStats {
         tch::no_grad(|| {
-            let (total, pl, vl, acc, mse) = self.losses(b, false);
+            let l = self.losses(b, false);
             StepStats {
-                loss: total.double_value(&[]),
-                policy_loss: pl.double_value(&[]),
-                value_loss: vl.double_value(&[]),
-                policy_accuracy: acc.double_value(&[]),
-                value_mse: mse.double_value(&[]),
+                loss: l.total.double_value(&[]),
+                policy_loss: l.policy.double_value(&[]),
+                value_loss: l.value.double_value(&[]),
+                policy_accuracy: l.accuracy.double_value(&[]),
+                value_mse: l.value_mse.double_value(&[]),
                 grad_norm: 0.0,
                 lr: self.cfg.lr_at(self.step),
                 skipped: false,
+                reply_policy_loss: l.reply_policy.map(|t| t.double_value(&[])),
+                material_loss: l.material.map(|t| t.double_value(&[])),
             }
         })
     }

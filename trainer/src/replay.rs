@@ -240,7 +240,23 @@ pub struct Batch {
     /// `n` weights: 1 where the sample has a value target (its game's result is known),
     /// else 0.
     pub value_mask: Vec<f32>,
+    /// The opponent's reply policy targets (`dataio::AuxTargets::reply_policy`), always
+    /// sparse: flat indices (`row * policy_len + label`) and probabilities, for a network
+    /// with a reply head (a few dozen pairs a sample; ignored otherwise).
+    pub reply_index: Vec<i64>,
+    pub reply_value: Vec<f32>,
+    /// `n` weights: 1 where the sample has a reply policy target, else 0.
+    pub reply_mask: Vec<f32>,
+    /// `n` final-material targets, `tanh(final_material / FINAL_MATERIAL_SCALE)` (0 where
+    /// the sample has none), for a network with a material head.
+    pub material: Vec<f32>,
+    /// `n` weights: 1 where the sample has a final-material target, else 0.
+    pub material_mask: Vec<f32>,
 }
+
+/// Material units per unit of the material head's target before its tanh: a rook (10)
+/// up at the end is `tanh(1)` = 0.76, a pawn up 0.1.
+pub const FINAL_MATERIAL_SCALE: f32 = 10.0;
 
 /// How a [`Batch`] carries its policy targets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -256,9 +272,9 @@ pub enum PolicyTargets {
 }
 
 /// What the value target mixes into the game's result (`train.q_mix`,
-/// `train.material_mix`): `(1 - q_mix - material_mix) * result + q_mix * root WDL +
-/// material_mix * material WDL`, the material read statically or after the captures
-/// (`train.material_search`).
+/// `train.material_mix`, `train.future_mix`): `(1 - q_mix - material_mix - future_mix) *
+/// result + q_mix * root WDL + material_mix * material WDL + future_mix * future WDL`,
+/// the material read statically or after the captures (`train.material_search`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ValueTargets {
     /// Weight of the search's root WDL.
@@ -270,6 +286,9 @@ pub struct ValueTargets {
     /// Whether the material prior reads the static balance or the quiescent one
     /// ([`rules::quiescent_balance`], `train.material_search`).
     pub material_search: MaterialSearch,
+    /// Weight of the short-horizon value: the search's root WDL a few plies later
+    /// ([`dataio::AuxTargets::future_wdl`]); the result for samples without one.
+    pub future_mix: f32,
 }
 
 /// Material units ([`rules::piece_value`]: pawn 1, gold 6, rook 10) per logistic unit
@@ -279,13 +298,14 @@ pub const MATERIAL_SCALE: f64 = 6.0;
 impl ValueTargets {
     /// The game's result alone (AlphaZero).
     pub const RESULT: ValueTargets =
-        ValueTargets { q_mix: 0.0, material_mix: 0.0, material_search: MaterialSearch::Static };
+        ValueTargets { q_mix: 0.0, material_mix: 0.0, material_search: MaterialSearch::Static, future_mix: 0.0 };
 
     pub fn from_config(cfg: &crate::config::TrainConfig) -> ValueTargets {
         ValueTargets {
             q_mix: cfg.q_mix as f32,
             material_mix: cfg.material_mix as f32,
             material_search: cfg.material_search,
+            future_mix: cfg.future_mix as f32,
         }
     }
 
@@ -307,8 +327,11 @@ impl ValueTargets {
     fn of(&self, s: &Sample, material_win: f32) -> Option<[f32; 3]> {
         let result = s.result?.wdl();
         let material = [material_win, 0.0, 1.0 - material_win];
-        let own = 1.0 - self.q_mix - self.material_mix;
-        Some(std::array::from_fn(|k| own * result[k] + self.q_mix * s.root_wdl[k] + self.material_mix * material[k]))
+        let own = 1.0 - self.q_mix - self.material_mix - self.future_mix;
+        let future = s.aux.future_wdl.unwrap_or(result);
+        Some(std::array::from_fn(|k| {
+            own * result[k] + self.q_mix * s.root_wdl[k] + self.material_mix * material[k] + self.future_mix * future[k]
+        }))
     }
 }
 
@@ -322,6 +345,7 @@ pub struct ValueSchedule {
     q_mix: f32,
     material: crate::config::MaterialFade,
     material_search: MaterialSearch,
+    future_mix: f32,
     step: Arc<AtomicU64>,
 }
 
@@ -332,6 +356,7 @@ impl ValueSchedule {
             q_mix: cfg.q_mix as f32,
             material: cfg.material_fade(),
             material_search: cfg.material_search,
+            future_mix: cfg.future_mix as f32,
             step: Arc::new(AtomicU64::new(step)),
         }
     }
@@ -343,7 +368,7 @@ impl ValueSchedule {
     /// The value targets at the step last set.
     pub fn current(&self) -> ValueTargets {
         let material_mix = self.material.at(self.step.load(Ordering::Relaxed)) as f32;
-        ValueTargets { q_mix: self.q_mix, material_mix, material_search: self.material_search }
+        ValueTargets { q_mix: self.q_mix, material_mix, material_search: self.material_search, future_mix: self.future_mix }
     }
 }
 
@@ -351,7 +376,13 @@ impl ValueSchedule {
 impl From<ValueTargets> for ValueSchedule {
     fn from(v: ValueTargets) -> ValueSchedule {
         let material = crate::config::MaterialFade { mix: v.material_mix as f64, start: 0, end: 0 };
-        ValueSchedule { q_mix: v.q_mix, material, material_search: v.material_search, step: Arc::new(AtomicU64::new(0)) }
+        ValueSchedule {
+            q_mix: v.q_mix,
+            material,
+            material_search: v.material_search,
+            future_mix: v.future_mix,
+            step: Arc::new(AtomicU64::new(0)),
+        }
     }
 }
 
@@ -376,6 +407,9 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
         policy_mask: vec![0.0; n],
         wdl: vec![0.0; n * 3],
         value_mask: vec![0.0; n],
+        reply_mask: vec![0.0; n],
+        material: vec![0.0; n],
+        material_mask: vec![0.0; n],
         ..Batch::default()
     };
     // The costly part (planes, dense policy) in parallel, one sample per task.
@@ -391,18 +425,31 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
             .map(|(input, s)| encode_one(encoder, s, value, input, &mut []))
             .collect()
     };
+    let rows = || samples.iter().zip(&encoded).filter(|(_, e)| e.is_some()).map(|(s, _)| s).enumerate();
     if !dense {
-        let rows = samples.iter().zip(&encoded).filter(|(_, e)| e.is_some()).map(|(s, _)| s);
-        for (row, s) in rows.enumerate().filter(|(_, s)| s.full_search) {
+        for (row, s) in rows().filter(|(_, s)| s.full_search) {
             for &(label, p) in s.policy.iter().filter(|(l, _)| (*l as usize) < pl) {
                 b.policy_index.push((row * pl + label as usize) as i64);
                 b.policy_value.push(p);
             }
         }
     }
+    for (row, s) in rows() {
+        for &(label, p) in s.aux.reply_policy.iter().filter(|(l, _)| (*l as usize) < pl) {
+            b.reply_index.push((row * pl + label as usize) as i64);
+            b.reply_value.push(p);
+        }
+    }
     for (i, s) in samples.iter().enumerate() {
         if s.full_search && !s.policy.is_empty() {
             b.policy_mask[i] = 1.0;
+        }
+        if !s.aux.reply_policy.is_empty() {
+            b.reply_mask[i] = 1.0;
+        }
+        if let Some(m) = s.aux.final_material {
+            b.material[i] = (m / FINAL_MATERIAL_SCALE).tanh();
+            b.material_mask[i] = 1.0;
         }
         if let Some(wdl) = encoded[i].and_then(|material| value.of(s, material)) {
             b.wdl[i * 3..i * 3 + 3].copy_from_slice(&wdl);
@@ -422,6 +469,9 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
         b.wdl.copy_within(i * 3..(i + 1) * 3, kept * 3);
         b.policy_mask[kept] = b.policy_mask[i];
         b.value_mask[kept] = b.value_mask[i];
+        b.reply_mask[kept] = b.reply_mask[i];
+        b.material[kept] = b.material[i];
+        b.material_mask[kept] = b.material_mask[i];
         kept += 1;
     }
     b.n = kept;
@@ -430,6 +480,9 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
     b.policy_mask.truncate(kept);
     b.wdl.truncate(kept * 3);
     b.value_mask.truncate(kept);
+    b.reply_mask.truncate(kept);
+    b.material.truncate(kept);
+    b.material_mask.truncate(kept);
     b
 }
 
@@ -566,6 +619,7 @@ mod tests {
             root_wdl: [0.5, 0.5, 0.0],
             plies_left: 10,
             full_search: i % 2 == 0,
+            aux: dataio::AuxTargets::default(),
         }
     }
 

@@ -13,6 +13,10 @@ pub mod tags {
     pub const LOSS_TOTAL: &str = "loss/total";
     pub const LOSS_POLICY: &str = "loss/policy";
     pub const LOSS_VALUE: &str = "loss/value";
+    /// The reply head's loss (`model.reply_policy_head` only).
+    pub const LOSS_REPLY_POLICY: &str = "loss/reply_policy";
+    /// The material head's loss (`model.material_head` only).
+    pub const LOSS_MATERIAL: &str = "loss/material";
     pub const POLICY_ACCURACY: &str = "train/policy_accuracy";
     pub const VALUE_ERROR: &str = "train/value_mse";
     pub const LEARNING_RATE: &str = "train/learning_rate";
@@ -62,12 +66,19 @@ impl Tb {
         }
     }
 
-    /// The learner's scalars (losses, accuracy, value error, gradient norm, learning rate)
-    /// of `m`, usually a mean over the steps since the last call.
+    /// The learner's scalars (losses, those of the auxiliary heads the network has,
+    /// accuracy, value error, gradient norm, learning rate) of `m`, usually a mean over the
+    /// steps since the last call.
     pub fn step_stats(&mut self, m: &crate::net_trainer::StepStats, step: u64) {
         self.scalar(tags::LOSS_TOTAL, m.loss, step);
         self.scalar(tags::LOSS_POLICY, m.policy_loss, step);
         self.scalar(tags::LOSS_VALUE, m.value_loss, step);
+        if let Some(l) = m.reply_policy_loss {
+            self.scalar(tags::LOSS_REPLY_POLICY, l, step);
+        }
+        if let Some(l) = m.material_loss {
+            self.scalar(tags::LOSS_MATERIAL, l, step);
+        }
         self.scalar(tags::POLICY_ACCURACY, m.policy_accuracy, step);
         self.scalar(tags::VALUE_ERROR, m.value_mse, step);
         self.scalar(tags::GRAD_NORM, m.grad_norm, step);

@@ -118,6 +118,7 @@ fn sample(sfen: &str, result: Option<GameResult>, root: [f32; 3]) -> Sample {
         root_wdl: root,
         plies_left: 10,
         full_search: false,
+        aux: dataio::AuxTargets::default(),
     }
 }
 
@@ -176,4 +177,30 @@ fn quiescence_counts_a_hanging_piece_as_lost() {
     let default = ValueTargets::from_config(&trainer::config::TrainConfig { material_mix: 1.0, ..Default::default() });
     assert_eq!(default.material_search, MaterialSearch::Static);
     assert_eq!(encode_batch(&enc, &[hanging], default).wdl[..3], stat[..3]);
+}
+
+/// `train.future_mix`: the root WDL a few plies later blends in; samples without one
+/// (older chunks) keep the result for that share.
+#[test]
+fn future_mix_blends_in_the_later_root_wdl() {
+    let start = Position::startpos(Variant::Shogi).to_sfen();
+    let without = sample(&start, Some(GameResult::Loss), [0.2, 0.6, 0.2]);
+    let future = dataio::AuxTargets { future_wdl: Some([0.7, 0.2, 0.1]), ..Default::default() };
+    let with_future = Sample { aux: future, ..without.clone() };
+    let enc = Encoder::new(Variant::Shogi);
+    let mix = ValueTargets { q_mix: 0.25, future_mix: 0.5, ..ValueTargets::RESULT };
+    let batch = encode_batch(&enc, &[with_future.clone(), without], mix);
+    // 0.25 x loss + 0.25 x root + 0.5 x future.
+    let expected = [0.05 + 0.35, 0.15 + 0.1, 0.25 + 0.05 + 0.05];
+    // Without a future WDL: 0.75 x loss + 0.25 x root.
+    let fallback = [0.05, 0.15, 0.75 + 0.05];
+    for (i, e) in [expected, fallback].iter().enumerate() {
+        let got = &batch.wdl[i * 3..i * 3 + 3];
+        assert!(got.iter().zip(e).all(|(g, e)| (g - e).abs() < 1e-6), "sample {i}: {got:?} vs {e:?}");
+        assert_eq!(batch.value_mask[i], 1.0);
+    }
+    // Off by default: the result alone.
+    let default = ValueTargets::from_config(&trainer::config::TrainConfig::default());
+    let plain = encode_batch(&enc, &[with_future], default);
+    assert_eq!(&plain.wdl[..3], &GameResult::Loss.wdl()[..]);
 }

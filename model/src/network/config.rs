@@ -13,7 +13,11 @@ use serde::{Deserialize, Serialize};
 ///   `policy_planes` planes, flattened to logits (AlphaZero's shogi/chess policy head);
 /// - value head: conv 1x1 (`value_channels`) - BN - ReLU - fully connected
 ///   (`value_hidden`) - ReLU - fully connected to 3 win/draw/loss logits (Leela Chess
-///   Zero's WDL head).
+///   Zero's WDL head);
+/// - optional auxiliary heads that only training reads (KataGo's auxiliary targets; Wu
+///   2019, "Accelerating Self-Play Learning in Go", 4.1): a second policy head
+///   (`reply_policy_head`) and a final-material output of the value head
+///   (`material_head`). Inference ([`crate::FusedNet`]) leaves them out.
 ///
 /// Example (TOML):
 /// ```toml
@@ -73,6 +77,27 @@ pub struct NetConfig {
     /// small network what it would otherwise need many games to learn: which pieces hang.
     /// Default false. dlshogi: on; AlphaZero: off.
     pub attack_planes: bool,
+
+    /// Training aid: a second policy head of the main one's shape (`reply_policy.*`)
+    /// that predicts the opponent's reply, the policy target of the next position
+    /// (`dataio::AuxTargets::reply_policy`), trained with weight
+    /// `train.reply_policy_weight`. KataGo: this target made learning faster (Wu 2019,
+    /// 4.1, weight 0.15). Search never reads it. Default false (and then absent from the
+    /// files' `net`, which stay as before).
+    #[serde(skip_serializing_if = "is_false")]
+    pub reply_policy_head: bool,
+
+    /// Training aid: a scalar output of the value head (`material.fc`, from the value
+    /// head's hidden layer, as KataGo's extra value outputs) that predicts the final
+    /// position's material balance from the side to move's view, squashed as
+    /// `tanh(material / 10)` (10: a rook), trained with weight `train.material_head_weight`.
+    /// Search never reads it. Default false (and then absent from the files' `net`).
+    #[serde(skip_serializing_if = "is_false")]
+    pub material_head: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 impl Default for NetConfig {
@@ -87,6 +112,8 @@ impl Default for NetConfig {
             value_hidden: 128,
             zero_init_residual: true,
             attack_planes: false,
+            reply_policy_head: false,
+            material_head: false,
         }
     }
 }

@@ -24,6 +24,12 @@
 //! value.fc1.bias                  [H]
 //! value.fc2.weight                [3, H]
 //! value.fc2.bias                  [3]
+//! reply_policy.conv.weight        [P, C, 3, 3]     (model.reply_policy_head only; as policy.*)
+//! reply_policy.bn.*               [P]
+//! reply_policy.out.weight         [policy_planes, P, 1, 1]
+//! reply_policy.out.bias           [policy_planes]
+//! material.fc.weight              [1, H]           (model.material_head only)
+//! material.fc.bias                [1]
 //! ```
 
 use std::sync::Mutex;
@@ -186,6 +192,47 @@ impl Block {
     }
 }
 
+/// A policy head: conv 3x3 - BN - ReLU - conv 1x1 with bias to the policy planes.
+#[derive(Debug)]
+struct PolicyHead {
+    conv: ConvBn,
+    out: nn::Conv2D,
+}
+
+impl PolicyHead {
+    /// The head under `p` (`<p>.conv`, `<p>.bn`, `<p>.out`).
+    fn new(p: &nn::Path, config: &NetConfig, shape: NetShape) -> PolicyHead {
+        let pc = config.policy_channels();
+        let conv = ConvBn::new(p, config.channels, pc, 3, 1.0);
+        let out = nn::conv2d(
+            p / "out",
+            pc as i64,
+            shape.policy_planes as i64,
+            1,
+            nn::ConvConfig { bias: true, ..Default::default() },
+        );
+        PolicyHead { conv, out }
+    }
+
+    /// Logits `[B, policy_len]` of the tower output `x`.
+    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
+        self.conv.forward_t(x, train).relu().apply(&self.out).flatten(1, -1)
+    }
+}
+
+/// Everything a training forward pass gives ([`ResNet::forward_heads`]).
+#[derive(Debug)]
+pub struct HeadOutputs {
+    /// Policy logits `[B, policy_len]`.
+    pub policy: Tensor,
+    /// Win/draw/loss logits `[B, 3]`.
+    pub wdl: Tensor,
+    /// The opponent's reply policy logits `[B, policy_len]` (`model.reply_policy_head`).
+    pub reply_policy: Option<Tensor>,
+    /// The final material, squashed to (-1, 1) by tanh, `[B]` (`model.material_head`).
+    pub material: Option<Tensor>,
+}
+
 /// The network's modules, built under a `nn::Path` (tch style). Use [`Net`] for a network
 /// that owns its `VarStore`.
 #[derive(Debug)]
@@ -194,11 +241,13 @@ pub struct ResNet {
     shape: NetShape,
     stem: ConvBn,
     blocks: Vec<Block>,
-    policy_conv: ConvBn,
-    policy_out: nn::Conv2D,
+    policy: PolicyHead,
     value_conv: ConvBn,
     value_fc1: nn::Linear,
     value_fc2: nn::Linear,
+    /// Training-only heads (the config's `reply_policy_head`, `material_head`).
+    reply_policy: Option<PolicyHead>,
+    material_fc: Option<nn::Linear>,
 }
 
 impl ResNet {
@@ -213,32 +262,28 @@ impl ResNet {
         let stem = ConvBn::new(&(p / "stem"), shape.input_planes, c, 3, 1.0);
         let bp = p / "blocks";
         let blocks = (0..config.blocks).map(|i| Block::new(&(&bp / i), config, i)).collect();
-        let pp = p / "policy";
-        let pc = config.policy_channels();
-        let policy_conv = ConvBn::new(&pp, c, pc, 3, 1.0);
-        let policy_out = nn::conv2d(
-            &pp / "out",
-            pc as i64,
-            shape.policy_planes as i64,
-            1,
-            nn::ConvConfig { bias: true, ..Default::default() },
-        );
+        let policy = PolicyHead::new(&(p / "policy"), config, shape);
         let vp = p / "value";
         let vc = config.value_channels;
         let value_conv = ConvBn::new(&vp, c, vc, 1, 1.0);
         let value_fc1 =
             nn::linear(&vp / "fc1", (vc * shape.squares()) as i64, config.value_hidden as i64, Default::default());
         let value_fc2 = nn::linear(&vp / "fc2", config.value_hidden as i64, WDL_LEN as i64, Default::default());
+        let reply_policy = config.reply_policy_head.then(|| PolicyHead::new(&(p / "reply_policy"), config, shape));
+        let material_fc = config
+            .material_head
+            .then(|| nn::linear(p / "material" / "fc", config.value_hidden as i64, 1, Default::default()));
         Ok(ResNet {
             config: config.clone(),
             shape,
             stem,
             blocks,
-            policy_conv,
-            policy_out,
+            policy,
             value_conv,
             value_fc1,
             value_fc2,
+            reply_policy,
+            material_fc,
         })
     }
 
@@ -253,22 +298,45 @@ impl ResNet {
     /// Forward pass. `xs`: `[B, input_planes, H, W]` (or `[B, input_len]`), float.
     /// Returns `(policy logits [B, policy_len], wdl logits [B, 3])`. `train` selects
     /// batch statistics (and updates the running ones) versus the running statistics.
+    /// The auxiliary heads are not computed ([`ResNet::forward_heads`] computes them).
     pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let x = self.tower(xs, train);
+        let hidden = self.value_hidden(&x, train);
+        (self.policy.forward_t(&x, train), hidden.apply(&self.value_fc2))
+    }
+
+    /// [`ResNet::forward_t`] with the auxiliary heads the network has (training).
+    pub fn forward_heads(&self, xs: &Tensor, train: bool) -> HeadOutputs {
+        let x = self.tower(xs, train);
+        let hidden = self.value_hidden(&x, train);
+        HeadOutputs {
+            policy: self.policy.forward_t(&x, train),
+            wdl: hidden.apply(&self.value_fc2),
+            reply_policy: self.reply_policy.as_ref().map(|h| h.forward_t(&x, train)),
+            material: self.material_fc.as_ref().map(|fc| hidden.apply(fc).squeeze_dim(1).tanh()),
+        }
+    }
+
+    /// The stem and the residual blocks.
+    fn tower(&self, xs: &Tensor, train: bool) -> Tensor {
         let s = self.shape;
         let xs = xs.view([-1, s.input_planes as i64, s.board_height as i64, s.board_width as i64]);
         let mut x = self.stem.forward_t(&xs, train).relu();
         for block in &self.blocks {
             x = block.forward_t(&x, train);
         }
-        let p = self.policy_conv.forward_t(&x, train).relu().apply(&self.policy_out);
-        let policy = p.flatten(1, -1);
-        let v = self.value_conv.forward_t(&x, train).relu().flatten(1, -1);
-        let wdl = v.apply(&self.value_fc1).relu().apply(&self.value_fc2);
-        (policy, wdl)
+        x
+    }
+
+    /// The value head's hidden layer (after its ReLU).
+    fn value_hidden(&self, x: &Tensor, train: bool) -> Tensor {
+        let v = self.value_conv.forward_t(x, train).relu().flatten(1, -1);
+        v.apply(&self.value_fc1).relu()
     }
 
     /// An inference-only copy with every batch norm folded into its convolution, with
-    /// weights on `device` in `kind` (f32, f16 or bf16). Computed in f32.
+    /// weights on `device` in `kind` (f32, f16 or bf16). Computed in f32. The auxiliary
+    /// heads are left out (search reads the policy and the WDL only).
     pub fn fuse(&self, device: Device, kind: Kind) -> Result<FusedNet, tch::TchError> {
         tch::no_grad(|| {
             let blocks = self
@@ -285,16 +353,16 @@ impl ResNet {
                     })
                 })
                 .collect::<Result<Vec<_>, tch::TchError>>()?;
-            let out_b = self.policy_out.bs.as_ref().expect("policy.out has a bias");
+            let out_b = self.policy.out.bs.as_ref().expect("policy.out has a bias");
             Ok(FusedNet {
                 shape: self.shape,
                 device,
                 kind,
                 stem: self.stem.fuse(device, kind)?,
                 blocks,
-                policy_conv: self.policy_conv.fuse(device, kind)?,
+                policy_conv: self.policy.conv.fuse(device, kind)?,
                 policy_out: FusedConv::new(
-                    self.policy_out.ws.f_to_kind(Kind::Float)?,
+                    self.policy.out.ws.f_to_kind(Kind::Float)?,
                     out_b.f_to_kind(Kind::Float)?,
                     0,
                     device,
@@ -465,6 +533,11 @@ impl Net {
     /// See [`ResNet::forward_t`].
     pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
         self.model.forward_t(xs, train)
+    }
+
+    /// See [`ResNet::forward_heads`].
+    pub fn forward_heads(&self, xs: &Tensor, train: bool) -> HeadOutputs {
+        self.model.forward_heads(xs, train)
     }
 
     /// Evaluation-mode forward pass on host data: `inputs` holds `batch` encoded positions.

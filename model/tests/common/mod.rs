@@ -19,6 +19,8 @@ pub fn tiny_config() -> NetConfig {
         value_hidden: 16,
         zero_init_residual: false,
         attack_planes: false,
+        reply_policy_head: false,
+        material_head: false,
     }
 }
 

@@ -192,6 +192,10 @@ mod tests {
             ("[train]\ndevice = \"cuda:x\"\n", "train.device"),
             ("[eval]\nopponents = [\"stockfish\"]\n", "eval.opponents = \"stockfish\""),
             ("[search]\nc_puct_base = inf\n", "search.c_puct_base = inf"),
+            ("[train]\nreply_policy_weight = -1\n", "train.reply_policy_weight = -1 is out of range"),
+            ("[train]\nmaterial_head_weight = nan\n", "train.material_head_weight = NaN"),
+            ("[train]\nfuture_mix = 1.5\n", "train.future_mix = 1.5 is out of range (valid: [0, 1])"),
+            ("[train]\nq_mix = 0.5\nfuture_mix = 0.75\n", "at most 1 - q_mix - material_mix = 0.5"),
         ] {
             let e = TrainFileConfig::from_toml(text, "t.toml").unwrap_err().to_string();
             assert!(e.starts_with("t.toml: ") && e.contains(expected), "{text}: {e}");

@@ -99,6 +99,18 @@ pub struct TrainConfig {
     /// Weight of the value loss (cross-entropy against win/draw/loss). Default 1.0.
     /// KataGo: 1.5 (later 0.6 x several value heads). Valid: [0, 1000].
     pub value_weight: f64,
+    /// Weight of the opponent-reply policy loss: cross-entropy of the network's reply
+    /// head (`model.reply_policy_head`) against the next position's policy target
+    /// (`dataio::AuxTargets::reply_policy`; samples without one are masked). Read only
+    /// when the network has the head. Default 0.15. KataGo: 0.15 (Wu 2019, 4.1).
+    /// Valid: [0, 1000].
+    pub reply_policy_weight: f64,
+    /// Weight of the final-material loss: squared error of the network's material head
+    /// (`model.material_head`) against `tanh(final material / 10)` of the sample's game
+    /// (`dataio::AuxTargets::final_material`; samples without one are masked). Read only
+    /// when the network has the head. Default 0.1 (of the order of KataGo's auxiliary
+    /// score weights). Valid: [0, 1000].
+    pub material_head_weight: f64,
     /// Value target: `(1 - q_mix) * game result + q_mix * root WDL of the search`.
     /// Default 0.0 (pure result, AlphaZero). KataGo mixes in search values; some shogi
     /// runs use 0.5 (dlshogi's "value = (result + Q) / 2"). Valid: [0, 1].
@@ -112,6 +124,14 @@ pub struct TrainConfig {
     /// CPU demo preset uses it (docs/strength.md). Valid: [0, 1], with q_mix + material_mix
     /// at most 1.
     pub material_mix: f64,
+    /// Weight of a short-horizon value in the value target: the search's root WDL
+    /// `selfplay.future_plies` plies later in the game (the sample's
+    /// `dataio::AuxTargets::future_wdl`), the game's result for samples without one (chunks
+    /// before format version 3, converted records). KataGo trains short-term value heads
+    /// on such targets (about 6 and 16 turns ahead; Wu 2019, 4.2); here they blend into
+    /// the one value target as `q_mix` does. Default 0.0. Valid: [0, 1], with q_mix +
+    /// material_mix + future_mix at most 1.
+    pub future_mix: f64,
     /// Checkpoint (weights, optimiser state, counters) every this many steps; new
     /// weights go to self-play at the same time. Default 1000. KataGo: every ~10M
     /// samples; AlphaZero: new weights every 1000 steps. Valid: 1..=1e12.
@@ -245,8 +265,11 @@ impl Default for TrainConfig {
             train_ratio: 4.0,
             policy_weight: 1.0,
             value_weight: 1.0,
+            reply_policy_weight: 0.15,
+            material_head_weight: 0.1,
             q_mix: 0.0,
             material_mix: 0.0,
+            future_mix: 0.0,
             checkpoint_interval: 1000,
             keep_checkpoints: 0,
             max_steps: 0,
@@ -312,6 +335,8 @@ impl TrainConfig {
         real("train_ratio", self.train_ratio, Range::AboveMin(0.0, 1000.0))?;
         real("policy_weight", self.policy_weight, Range::Closed(0.0, 1000.0))?;
         real("value_weight", self.value_weight, Range::Closed(0.0, 1000.0))?;
+        real("reply_policy_weight", self.reply_policy_weight, Range::Closed(0.0, 1000.0))?;
+        real("material_head_weight", self.material_head_weight, Range::Closed(0.0, 1000.0))?;
         if self.policy_weight + self.value_weight == 0.0 {
             return Err(model::ConfigError::BadValue {
                 field: "train.policy_weight".into(),
@@ -321,6 +346,7 @@ impl TrainConfig {
         }
         real("q_mix", self.q_mix, Range::Closed(0.0, 1.0))?;
         real("material_mix", self.material_mix, Range::Closed(0.0, 1.0))?;
+        real("future_mix", self.future_mix, Range::Closed(0.0, 1.0))?;
         if self.q_mix + self.material_mix > 1.0 {
             return Err(model::ConfigError::BadValue {
                 field: "train.material_mix".into(),
@@ -328,6 +354,16 @@ impl TrainConfig {
                 expected: format!(
                     "at most 1 - q_mix = {} (the game result's weight would be negative)",
                     1.0 - self.q_mix
+                ),
+            });
+        }
+        if self.q_mix + self.material_mix + self.future_mix > 1.0 {
+            return Err(model::ConfigError::BadValue {
+                field: "train.future_mix".into(),
+                value: self.future_mix.to_string(),
+                expected: format!(
+                    "at most 1 - q_mix - material_mix = {} (the game result's weight would be negative)",
+                    1.0 - self.q_mix - self.material_mix
                 ),
             });
         }

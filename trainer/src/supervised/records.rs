@@ -51,6 +51,7 @@ pub fn record_samples(record: &Record, encoder: &Encoder) -> Result<Vec<Sample>,
             root_wdl: result.map_or([0.0, 1.0, 0.0], GameResult::wdl),
             plies_left: total - i as u32,
             full_search: true,
+            aux: dataio::AuxTargets::default(),
         });
     })?;
     Ok(out)

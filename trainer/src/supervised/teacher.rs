@@ -229,6 +229,7 @@ pub fn game_samples(game: &GameRecord, opening: &Opening, encoder: &Encoder, sco
             root_wdl: score.map_or(result.wdl(), |s| score_wdl(s, score_scale)),
             plies_left: total - i as u32,
             full_search: true,
+            aux: dataio::AuxTargets::default(),
         });
         pos.play(mv);
     }

@@ -23,6 +23,7 @@ pub fn game_samples(n: usize, stride: usize, result: impl Fn(usize) -> GameResul
             root_wdl,
             plies_left: (n - i) as u32,
             full_search: true,
+            aux: dataio::AuxTargets::default(),
         });
         pos.play(mv);
     }

@@ -221,6 +221,7 @@ mod tests {
                 root_wdl: [0.5, 0.5, 0.0],
                 plies_left: 10,
                 full_search: true,
+                aux: Default::default(),
             })
             .collect();
         let batch = encode_batch(&encoder, &samples, ValueTargets::RESULT);
