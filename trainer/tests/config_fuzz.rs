@@ -19,7 +19,8 @@ fn known_fields() -> BTreeMap<&'static str, Vec<String>> {
     let d = TrainFileConfig::from_toml("", "defaults").unwrap();
     let keys = |v: toml::Value| v.as_table().unwrap().keys().cloned().collect::<Vec<_>>();
     let mut model = keys(toml::Value::try_from(&d.base.model).unwrap());
-    model.push("policy_channels".into());
+    // Serialised only when set (files without them stay as they were).
+    model.extend(["policy_channels", "reply_policy_head", "material_head"].map(String::from));
     let mut selfplay = keys(toml::Value::try_from(&d.base.selfplay).unwrap());
     selfplay.push("opening_file".into());
     let mut eval = keys(toml::Value::try_from(&d.eval).unwrap());
@@ -143,7 +144,13 @@ fn check_accepted(text: &str, cfg: &TrainFileConfig, fields: &BTreeMap<&str, Vec
             if !known.contains(field) {
                 return Err(format!("unknown field {key}.{field} accepted"));
             }
-            let got = parsed[key.as_str()].get(field).ok_or(format!("{key}.{field} lost"))?;
+            // The model's optional heads are serialised only when on: false reads as absent.
+            let off = toml::Value::Boolean(false);
+            let got = match parsed[key.as_str()].get(field) {
+                Some(got) => got,
+                None if field.ends_with("_head") && *v == off => &off,
+                None => return Err(format!("{key}.{field} lost")),
+            };
             if !same(v, got) {
                 return Err(format!("{key}.{field} = {v} read as {got}"));
             }
