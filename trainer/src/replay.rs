@@ -368,7 +368,12 @@ impl ValueSchedule {
     /// The value targets at the step last set.
     pub fn current(&self) -> ValueTargets {
         let material_mix = self.material.at(self.step.load(Ordering::Relaxed)) as f32;
-        ValueTargets { q_mix: self.q_mix, material_mix, material_search: self.material_search, future_mix: self.future_mix }
+        ValueTargets {
+            q_mix: self.q_mix,
+            material_mix,
+            material_search: self.material_search,
+            future_mix: self.future_mix,
+        }
     }
 }
 
