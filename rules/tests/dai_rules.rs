@@ -3,44 +3,10 @@
 //! `EnterOrCapture`, the repetition ban, royal capture and bare king, and
 //! the USI and XBoard texts of every move.
 
-use rules::{EndRules, Move, Notation, Position, Variant, XboardError};
+mod support;
 
-/// A dai position from `(usi square, code)` pairs; codes as in SFEN
-/// (`LN`, `p`, `+P`, `k`), two letters without brackets.
-fn dai(pieces: &[(&str, &str)], side: &str) -> Position {
-    let mut grid = vec![vec![String::new(); 15]; 15];
-    for (sq, code) in pieces {
-        let file: usize = sq[..sq.len() - 1].parse().unwrap();
-        let rank = (sq.as_bytes()[sq.len() - 1] - b'a') as usize;
-        let (prom, body) = code.strip_prefix('+').map_or(("", *code), |b| ("+", b));
-        let text = if body.len() > 1 { format!("{prom}[{body}]") } else { format!("{prom}{body}") };
-        grid[rank][15 - file] = text;
-    }
-    let rows: Vec<String> = grid
-        .iter()
-        .map(|row| {
-            let mut s = String::new();
-            let mut empty = 0;
-            for cell in row {
-                if cell.is_empty() {
-                    empty += 1;
-                } else {
-                    if empty > 0 {
-                        s += &empty.to_string();
-                        empty = 0;
-                    }
-                    s += cell;
-                }
-            }
-            if empty > 0 {
-                s += &empty.to_string();
-            }
-            s
-        })
-        .collect();
-    let sfen = format!("{} {side} - 1", rows.join("/"));
-    Position::from_sfen(Variant::Dai, &sfen).unwrap_or_else(|e| panic!("{sfen}: {e}"))
-}
+use rules::{EndRules, Move, Notation, Position, Variant, XboardError};
+use support::dai;
 
 fn usi_moves(pos: &Position) -> Vec<String> {
     let mut v: Vec<String> = pos.legal_moves().iter().map(|m| m.to_usi()).collect();

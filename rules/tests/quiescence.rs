@@ -11,7 +11,7 @@ use rules::{
     material_balance, parse_position_command, quiescent_balance, Color, Move, Position, QuiescenceLimits, Variant,
     WIN_SCORE,
 };
-use support::{repo_path, Rng};
+use support::{dai, repo_path, Rng};
 
 fn pos(variant: Variant, sfen: &str) -> Position {
     Position::from_sfen(variant, sfen).unwrap_or_else(|e| panic!("{sfen}: {e}"))
@@ -23,38 +23,6 @@ fn quiescent(pos: &Position) -> f64 {
     let sente = quiescent_balance(pos, Color::Sente, QuiescenceLimits::default());
     assert_eq!(sente, -quiescent_balance(pos, Color::Gote, QuiescenceLimits::default()), "{pos:?}");
     sente
-}
-
-/// A 15x15 dai board from `(usi square, SFEN code)` pairs.
-fn dai(pieces: &[(&str, &str)], side: &str) -> Position {
-    let mut grid = vec![vec![String::new(); 15]; 15];
-    for (sq, code) in pieces {
-        let file: usize = sq[..sq.len() - 1].parse().unwrap();
-        let rank = (sq.as_bytes()[sq.len() - 1] - b'a') as usize;
-        grid[rank][15 - file] = if code.len() > 1 { format!("[{code}]") } else { code.to_string() };
-    }
-    let rows: Vec<String> = grid
-        .iter()
-        .map(|row| {
-            let (mut s, mut empty) = (String::new(), 0);
-            for cell in row {
-                if cell.is_empty() {
-                    empty += 1;
-                    continue;
-                }
-                if empty > 0 {
-                    s += &empty.to_string();
-                    empty = 0;
-                }
-                s += cell;
-            }
-            if empty > 0 {
-                s += &empty.to_string();
-            }
-            s
-        })
-        .collect();
-    pos(Variant::Dai, &format!("{} {side} - 1", rows.join("/")))
 }
 
 #[test]

@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use rules::{Position, Variant};
+
 /// A path of the repository.
 pub fn repo_path(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(relative)
@@ -33,4 +35,41 @@ impl Rng {
         self.0 ^= self.0 << 17;
         (self.0 % n.max(1) as u64) as usize
     }
+}
+
+/// A dai position from `(usi square, code)` pairs; codes as in SFEN
+/// (`LN`, `p`, `+P`, `k`), two letters without brackets.
+pub fn dai(pieces: &[(&str, &str)], side: &str) -> Position {
+    let mut grid = vec![vec![String::new(); 15]; 15];
+    for (sq, code) in pieces {
+        let file: usize = sq[..sq.len() - 1].parse().unwrap();
+        let rank = (sq.as_bytes()[sq.len() - 1] - b'a') as usize;
+        let (prom, body) = code.strip_prefix('+').map_or(("", *code), |b| ("+", b));
+        let text = if body.len() > 1 { format!("{prom}[{body}]") } else { format!("{prom}{body}") };
+        grid[rank][15 - file] = text;
+    }
+    let rows: Vec<String> = grid
+        .iter()
+        .map(|row| {
+            let mut s = String::new();
+            let mut empty = 0;
+            for cell in row {
+                if cell.is_empty() {
+                    empty += 1;
+                } else {
+                    if empty > 0 {
+                        s += &empty.to_string();
+                        empty = 0;
+                    }
+                    s += cell;
+                }
+            }
+            if empty > 0 {
+                s += &empty.to_string();
+            }
+            s
+        })
+        .collect();
+    let sfen = format!("{} {side} - 1", rows.join("/"));
+    Position::from_sfen(Variant::Dai, &sfen).unwrap_or_else(|e| panic!("{sfen}: {e}"))
 }
