@@ -335,17 +335,15 @@ impl ValueTargets {
     }
 }
 
-// Material prior fade (`train.material_fade_*`).
 /// The value targets at the learner's current step: [`ValueTargets`] whose material mix
 /// fades over the run ([`crate::config::MaterialFade`]). The learner sets the step
 /// ([`ValueSchedule::set_step`]; clones share it), the loader reads it for each batch
 /// (the `prefetch` batches encoded ahead are a few steps behind).
 #[derive(Clone, Debug)]
 pub struct ValueSchedule {
-    q_mix: f32,
+    /// Every share but the material mix, which `material` gives at each step.
+    targets: ValueTargets,
     material: crate::config::MaterialFade,
-    material_search: MaterialSearch,
-    future_mix: f32,
     step: Arc<AtomicU64>,
 }
 
@@ -353,10 +351,8 @@ impl ValueSchedule {
     /// The value targets of `cfg`, at learner step `step` until it is set again.
     pub fn from_config(cfg: &crate::config::TrainConfig, step: u64) -> ValueSchedule {
         ValueSchedule {
-            q_mix: cfg.q_mix as f32,
+            targets: ValueTargets::from_config(cfg),
             material: cfg.material_fade(),
-            material_search: cfg.material_search,
-            future_mix: cfg.future_mix as f32,
             step: Arc::new(AtomicU64::new(step)),
         }
     }
@@ -368,26 +364,15 @@ impl ValueSchedule {
     /// The value targets at the step last set.
     pub fn current(&self) -> ValueTargets {
         let material_mix = self.material.at(self.step.load(Ordering::Relaxed)) as f32;
-        ValueTargets {
-            q_mix: self.q_mix,
-            material_mix,
-            material_search: self.material_search,
-            future_mix: self.future_mix,
-        }
+        ValueTargets { material_mix, ..self.targets }
     }
 }
 
 /// The same targets at every step.
 impl From<ValueTargets> for ValueSchedule {
-    fn from(v: ValueTargets) -> ValueSchedule {
-        let material = crate::config::MaterialFade { mix: v.material_mix as f64, start: 0, end: 0 };
-        ValueSchedule {
-            q_mix: v.q_mix,
-            material,
-            material_search: v.material_search,
-            future_mix: v.future_mix,
-            step: Arc::new(AtomicU64::new(0)),
-        }
+    fn from(targets: ValueTargets) -> ValueSchedule {
+        let material = crate::config::MaterialFade { mix: targets.material_mix as f64, start: 0, end: 0 };
+        ValueSchedule { targets, material, step: Arc::new(AtomicU64::new(0)) }
     }
 }
 
@@ -433,17 +418,11 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
     let rows = || samples.iter().zip(&encoded).filter(|(_, e)| e.is_some()).map(|(s, _)| s).enumerate();
     if !dense {
         for (row, s) in rows().filter(|(_, s)| s.full_search) {
-            for &(label, p) in s.policy.iter().filter(|(l, _)| (*l as usize) < pl) {
-                b.policy_index.push((row * pl + label as usize) as i64);
-                b.policy_value.push(p);
-            }
+            push_sparse(&mut b.policy_index, &mut b.policy_value, row, pl, &s.policy);
         }
     }
     for (row, s) in rows() {
-        for &(label, p) in s.aux.reply_policy.iter().filter(|(l, _)| (*l as usize) < pl) {
-            b.reply_index.push((row * pl + label as usize) as i64);
-            b.reply_value.push(p);
-        }
+        push_sparse(&mut b.reply_index, &mut b.reply_value, row, pl, &s.aux.reply_policy);
     }
     for (i, s) in samples.iter().enumerate() {
         if s.full_search && !s.policy.is_empty() {
@@ -489,6 +468,15 @@ pub fn encode_batch_with(encoder: &Encoder, samples: &[Sample], value: ValueTarg
     b.material.truncate(kept);
     b.material_mask.truncate(kept);
     b
+}
+
+/// Appends the (label, probability) pairs of batch row `row` as flat indices into an
+/// `n x policy_len` target (labels out of range are left out).
+fn push_sparse(index: &mut Vec<i64>, value: &mut Vec<f32>, row: usize, policy_len: usize, pairs: &[(u32, f32)]) {
+    for &(label, p) in pairs.iter().filter(|(l, _)| (*l as usize) < policy_len) {
+        index.push((row * policy_len + label as usize) as i64);
+        value.push(p);
+    }
 }
 
 /// One sample's input planes and dense policy target (when it has one), and its
