@@ -54,6 +54,16 @@ pub fn material_balance(pos: &Position, color: Color) -> f64 {
     total
 }
 
+/// Material units ([`piece_value`]: pawn 1, gold 6, rook 10) per logistic unit of
+/// [`material_win_probability`]: a rook up is a 0.84 win probability, a pawn up 0.54.
+pub const MATERIAL_SCALE: f64 = 6.0;
+
+/// A material balance read as the win probability of the side it favours:
+/// `sigmoid(balance / MATERIAL_SCALE)`, as the trainer's material prior reads it.
+pub fn material_win_probability(balance: f64) -> f64 {
+    1.0 / (1.0 + (-balance / MATERIAL_SCALE).exp())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

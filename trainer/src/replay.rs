@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use dataio::{decode_header, list_chunks, read_chunk_expect, PolicyLabels, Sample, SampleError, HEADER_LEN};
 use model::encoding::Encoder;
 use rayon::prelude::*;
-use rules::{material_balance, quiescent_balance, Position, QuiescenceLimits, Variant};
+use rules::{material_balance, material_win_probability, quiescent_balance, Position, QuiescenceLimits, Variant};
 use search::Rng;
 use selfplay::sample_encoding::encode_sample_at;
 
@@ -281,7 +281,7 @@ pub struct ValueTargets {
     pub q_mix: f32,
     /// Weight of the material prior: the side to move's material balance
     /// ([`rules::material_balance`]) as a win probability, `sigmoid(balance /
-    /// MATERIAL_SCALE)`, no draw.
+    /// rules::MATERIAL_SCALE)`, no draw.
     pub material_mix: f32,
     /// Whether the material prior reads the static balance or the quiescent one
     /// ([`rules::quiescent_balance`], `train.material_search`).
@@ -290,10 +290,6 @@ pub struct ValueTargets {
     /// ([`dataio::AuxTargets::future_wdl`]); the result for samples without one.
     pub future_mix: f32,
 }
-
-/// Material units ([`rules::piece_value`]: pawn 1, gold 6, rook 10) per logistic unit
-/// of the material prior: a rook up is a 0.84 win probability, a pawn up 0.54.
-pub const MATERIAL_SCALE: f64 = 6.0;
 
 impl ValueTargets {
     /// The game's result alone (AlphaZero).
@@ -316,7 +312,7 @@ impl ValueTargets {
                 MaterialSearch::Static => material_balance(pos, pos.side_to_move()),
                 MaterialSearch::Quiescence => quiescent_balance(pos, pos.side_to_move(), QuiescenceLimits::default()),
             };
-            (1.0 / (1.0 + (-balance / MATERIAL_SCALE).exp())) as f32
+            material_win_probability(balance) as f32
         } else {
             0.0
         }
