@@ -4,7 +4,8 @@
 //!
 //! - [`network`]: [`NetConfig`] / [`Net`], a ResNet tower (optional KataGo-style global
 //!   pooling blocks) with a convolutional policy head and a win/draw/loss value head, built
-//!   on tch (libtorch). Parameter names are the checkpoint format (see `data/FORMAT.md`).
+//!   on tch (libtorch). Parameter names are the checkpoint format (see `data/FORMAT.md`);
+//!   [`parameter_specs`] lists them with their shapes without building a network.
 //! - [`encoding`]: positions and moves as input planes and policy labels.
 //! - [`inference`]: [`Evaluator`], the forward pass as a service (`TorchEvaluator` on
 //!   CPU/CUDA, `UniformEvaluator` for tests and baselines); [`Batcher`], one thread per
@@ -44,6 +45,7 @@ pub use inference::host_buffer::HostBuffer;
 pub use inference::planes::{PlaneKind, PlaneValue, Planes, PlanesRef};
 pub use network::config::{check_device_name, check_real, check_whole, ConfigError, NetConfig, Range};
 pub use network::net::{HeadOutputs, Net, NetError, ResNet};
+pub use network::params::{parameter_count, parameter_specs, ParamSpec};
 pub use network::shape::{NetShape, ShapeError, WDL_LEN};
 pub use threads::{set_torch_threads, CpuShare};
 

@@ -225,10 +225,15 @@ fn unexpected_tensor_is_refused() {
 fn tensor_shape_mismatch_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (_, paths) = saved_net(dir.path());
-    // Metadata claims a wider value head than the stored weights have.
-    edit_meta(&paths, |m| m["net"]["value_hidden"] = 32.into());
+    // Metadata claims a narrower value head than the stored weights have.
+    edit_meta(&paths, |m| m["net"]["value_hidden"] = 8.into());
     let err = load_net(&paths.meta, &expected(), Device::Cpu).unwrap_err();
     assert!(matches!(&err, CheckpointError::TensorShape { name, .. } if name.starts_with("value.fc")), "{err}");
+    // A wider one needs more bytes than the weights file holds: refused by that bound,
+    // before the tensor table is compared.
+    edit_meta(&paths, |m| m["net"]["value_hidden"] = 32.into());
+    let err = load_net(&paths.meta, &expected(), Device::Cpu).unwrap_err();
+    assert!(matches!(&err, CheckpointError::LargerThanFile { .. }), "{err}");
 }
 
 #[test]

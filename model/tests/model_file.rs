@@ -199,3 +199,159 @@ fn export_reads_model_files_and_never_overwrites_checkpoint_weights() {
     assert_eq!(std::fs::read(&pair.weights).unwrap(), before);
     drop(net);
 }
+
+/// Writes `tensors` to `dir/name` as a model file with `header`, its digest recomputed so
+/// that only the checks after the checksum can refuse it.
+fn with_fresh_digest(
+    dir: &Path,
+    name: &str,
+    tensors: &Tensors,
+    header: &std::collections::HashMap<String, String>,
+) -> PathBuf {
+    let path = dir.join(name);
+    let probe = write_tensors(&path, tensors, &None);
+    let mut h = header.clone();
+    h.insert(
+        "tensors_sha256".into(),
+        koma_model::tensors_sha256(&safetensors::SafeTensors::deserialize(&probe).unwrap()),
+    );
+    write_tensors(&path, tensors, &Some(h));
+    path
+}
+
+/// Issue 26, item 2: an ~82 KB file whose header declares the largest valid network
+/// (256 blocks x 4096 channels, 5.1 GB) is refused from its header and the file's size,
+/// before anything is allocated (it used to build the whole network first, then panic in
+/// tch when the memory ran out).
+#[test]
+fn a_header_declaring_a_network_larger_than_the_file_is_refused_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = exported(dir.path());
+    let (tensors, header) = read_tensors(&out);
+    let mut header = header.unwrap();
+    let mut net: koma_model::NetConfig = serde_json::from_str(&header["net"]).unwrap();
+    net.blocks = 256;
+    net.channels = 4096;
+    net.validate().unwrap();
+    header.insert("net".into(), serde_json::to_string(&net).unwrap());
+    // The digest covers the tensors only: it still matches.
+    let huge = dir.path().join("huge.safetensors");
+    write_tensors(&huge, &tensors, &Some(header));
+    let file_bytes = std::fs::metadata(&huge).unwrap().len();
+    assert!(file_bytes < 200_000, "{file_bytes}");
+    let started = std::time::Instant::now();
+    let err = load_net(&huge, &expected(), Device::Cpu).unwrap_err();
+    assert!(started.elapsed().as_secs_f64() < 2.0, "took {:?}", started.elapsed());
+    match &err {
+        CheckpointError::LargerThanFile { declared_bytes, file_bytes: found, .. } => {
+            assert!(*declared_bytes > 5_000_000_000, "{err}");
+            assert_eq!(*found, file_bytes);
+        }
+        other => panic!("expected LargerThanFile, got {other}"),
+    }
+    let started = std::time::Instant::now();
+    let err = Network::load(&huge, &expected(), Device::Cpu, Precision::F32).err().unwrap();
+    assert!(matches!(err, CheckpointError::LargerThanFile { .. }), "{err}");
+    assert!(started.elapsed().as_secs_f64() < 2.0, "took {:?}", started.elapsed());
+}
+
+/// A header that declares a network as small as the file but of another layout (more
+/// blocks, fewer channels) is refused from the header's tensor table, also before the
+/// network is built.
+#[test]
+fn a_header_declaring_another_layout_is_refused_by_its_tensor_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = exported(dir.path());
+    let (tensors, header) = read_tensors(&out);
+    let mut header = header.unwrap();
+    let mut net: koma_model::NetConfig = serde_json::from_str(&header["net"]).unwrap();
+    net.channels = 4;
+    header.insert("net".into(), serde_json::to_string(&net).unwrap());
+    let p = dir.path().join("narrow.safetensors");
+    write_tensors(&p, &tensors, &Some(header));
+    let err = load_net(&p, &expected(), Device::Cpu).unwrap_err();
+    assert!(matches!(&err, CheckpointError::TensorShape { .. }), "{err}");
+}
+
+/// Issue 26, item 7: a batch norm variance of -1 (checksum recomputed) computes NaN; it is
+/// refused by name.
+#[test]
+fn a_negative_batch_norm_variance_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = exported(dir.path());
+    let (mut tensors, header) = read_tensors(&out);
+    let var = tensors.iter_mut().find(|t| t.0 == "blocks.1.bn2.running_var").unwrap();
+    var.2[4..8].copy_from_slice(&(-1f32).to_le_bytes());
+    let p = with_fresh_digest(dir.path(), "negvar.safetensors", &tensors, &header.unwrap());
+    let err = load_net(&p, &expected(), Device::Cpu).unwrap_err();
+    assert!(
+        matches!(&err, CheckpointError::NegativeVariance { name, index: 1, .. } if name == "blocks.1.bn2.running_var"),
+        "{err}"
+    );
+    let err = Network::load(&p, &expected(), Device::Cpu, Precision::F32).err().unwrap();
+    assert!(matches!(&err, CheckpointError::NegativeVariance { .. }), "{err}");
+}
+
+/// Issue 26, item 7: huge finite weights (3e38) overflow in the forward pass; the probe
+/// pass at load time refuses them, wherever in the network they are.
+#[test]
+fn weights_that_compute_non_finite_values_are_refused_by_the_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = exported(dir.path());
+    let (tensors, header) = read_tensors(&out);
+    let header = header.unwrap();
+    for name in ["stem.conv.weight", "value.fc1.weight", "policy.out.weight"] {
+        let mut huge = tensors.clone();
+        let t = huge.iter_mut().find(|t| t.0 == name).unwrap();
+        for c in t.2.chunks_exact_mut(4) {
+            c.copy_from_slice(&3e38f32.to_le_bytes());
+        }
+        let p = with_fresh_digest(dir.path(), "huge-weights.safetensors", &huge, &header);
+        let err = load_net(&p, &expected(), Device::Cpu).unwrap_err();
+        assert!(matches!(&err, CheckpointError::NonFiniteOutput { .. }), "{name}: {err}");
+        assert!(err.to_string().contains("huge-weights.safetensors"), "{err}");
+        let err = Network::load(&p, &expected(), Device::Cpu, Precision::F32).err().unwrap();
+        assert!(matches!(&err, CheckpointError::NonFiniteOutput { .. }), "{name}: {err}");
+    }
+}
+
+/// Issue 26, item 9: a safetensors file without `format` says so plainly.
+#[test]
+fn a_file_without_format_is_named_not_a_model_file_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = exported(dir.path());
+    let (tensors, _) = read_tensors(&out);
+    let plain = dir.path().join("plain.safetensors");
+    write_tensors(&plain, &tensors, &None);
+    let err = load_net(&plain, &expected(), Device::Cpu).unwrap_err();
+    assert!(
+        err.to_string().ends_with("not a koma model file: its metadata has no `format` (expected koma-model)"),
+        "{err}"
+    );
+    let other = dir.path().join("other.model");
+    let h = [("format".to_string(), "pt".to_string())].into_iter().collect();
+    write_tensors(&other, &tensors, &Some(h));
+    let err = load_net(&other, &expected(), Device::Cpu).unwrap_err();
+    assert!(
+        err.to_string().ends_with("not a koma model file: its metadata `format` is `pt` (expected koma-model)"),
+        "{err}"
+    );
+}
+
+/// The probe also runs the network as search will (fused, on its device, in its
+/// precision): a bias that f32 holds but f16 cannot (1e6 > 65504) loads for f32 and is
+/// refused for f16, naming the precision.
+#[test]
+fn weights_that_overflow_only_in_half_precision_are_refused_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = exported(dir.path());
+    let (mut tensors, header) = read_tensors(&out);
+    let bias = tensors.iter_mut().find(|t| t.0 == "value.fc2.bias").unwrap();
+    bias.2[0..4].copy_from_slice(&1e6f32.to_le_bytes());
+    let p = with_fresh_digest(dir.path(), "f16-overflow.safetensors", &tensors, &header.unwrap());
+    load_net(&p, &expected(), Device::Cpu).unwrap();
+    Network::load(&p, &expected(), Device::Cpu, Precision::F32).unwrap();
+    let err = Network::load(&p, &expected(), Device::Cpu, Precision::F16).err().unwrap();
+    assert!(matches!(&err, CheckpointError::NonFiniteOutput { output: "win/draw/loss values", .. }), "{err}");
+    assert!(err.to_string().contains("Half"), "{err}");
+}

@@ -48,6 +48,30 @@ fn parameter_names_are_the_checkpoint_format() {
     assert_eq!(shapes["value.fc2.weight"], vec![3, 16]);
 }
 
+/// The parameter table computed from the config (what loaders check a file against
+/// before building anything) is exactly the tensors `Net::new` creates, for every layer
+/// kind and option.
+#[test]
+fn the_parameter_table_without_a_network_is_the_networks() {
+    let shogi = shogi_shape();
+    let configs = [
+        (tiny_config(), tiny_shape()),
+        (NetConfig { blocks: 0, ..tiny_config() }, tiny_shape()),
+        (NetConfig { policy_channels: None, global_pooling_every: 1, ..tiny_config() }, shogi),
+        (NetConfig { reply_policy_head: true, material_head: true, ..tiny_config() }, shogi),
+        (NetConfig { blocks: 1, channels: 16, value_channels: 3, value_hidden: 7, ..NetConfig::default() }, shogi),
+        (tiny_config(), NetShape { input_planes: 3, board_height: 15, board_width: 15, policy_planes: 2 }),
+    ];
+    for (cfg, shape) in configs {
+        let net = Net::new(&cfg, shape, 1, Device::Cpu).unwrap();
+        let specs = koma_model::parameter_specs(&cfg, shape);
+        let table: Vec<(String, Vec<i64>)> =
+            specs.iter().map(|s| (s.name.clone(), s.shape.iter().map(|&d| d as i64).collect())).collect();
+        assert_eq!(table, net.parameter_shapes(), "{cfg:?}");
+        assert_eq!(koma_model::parameter_count(&specs), net.parameter_count() as u64);
+    }
+}
+
 fn weights(net: &Net) -> Vec<(String, Vec<f32>)> {
     let mut v: Vec<_> = net
         .var_store()

@@ -101,3 +101,47 @@ fn auto_takes_the_network_a_run_published() {
     let mut e = Engine::from_command(&mut command);
     loads_and_plays(&mut e, &[], &published);
 }
+
+/// Issue 26, item 2: the ~82 KB tiny model file with a header that declares 256 blocks x
+/// 4096 channels (valid ranges, 5.1 GB of weights). The engine used to build that network,
+/// panic in tch when the memory ran out and print the backtrace on stderr; now the loader
+/// refuses it from the file's size, the engine says so in an `info string error` and
+/// goes on, and stderr has no panic.
+#[test]
+fn a_model_file_declaring_a_huge_network_is_an_error_line_not_a_panic() {
+    use model::file::tensors::{decode, encode, metadata, HostTensor};
+    let dir = tempfile::tempdir().unwrap();
+    let file = export_tiny(dir.path(), "tiny.safetensors");
+    let bytes = std::fs::read(&file).unwrap();
+    let mut header = metadata(&bytes).unwrap();
+    let tensors: Vec<HostTensor> = decode(&bytes)
+        .unwrap()
+        .tensors()
+        .into_iter()
+        .map(|(name, v)| HostTensor { name, shape: v.shape().to_vec(), bytes: v.data().to_vec() })
+        .collect();
+    let net =
+        header["net"].replace("\"blocks\":1,", "\"blocks\":256,").replace("\"channels\":16,", "\"channels\":4096,");
+    assert!(net.contains("\"blocks\":256,") && net.contains("\"channels\":4096,"), "{net}");
+    header.insert("net".into(), net);
+    let huge = dir.path().join("huge.safetensors");
+    std::fs::write(&huge, encode(&tensors, header).unwrap()).unwrap();
+    assert!(std::fs::metadata(&huge).unwrap().len() < 100_000);
+
+    let stderr_path = dir.path().join("stderr.txt");
+    let stderr = std::fs::File::create(&stderr_path).unwrap();
+    let mut e = Engine::with_stderr(&mut Command::new(exe()), stderr.into());
+    let lines = e.handshake(&[("ModelFile", huge.to_str().unwrap())]);
+    let error = lines.iter().find(|l| l.starts_with("info string error")).unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(error.contains("huge.safetensors") && error.contains("more than the whole file holds"), "{error}");
+    // The engine goes on: another network loads and plays.
+    e.send(&format!("setoption name ModelFile value {}", file.display()));
+    e.send("isready");
+    let lines = e.until(120.0, "readyok");
+    assert!(lines.iter().any(|l| l.starts_with("info string network:")), "{lines:?}");
+    plays_a_legal_move(&mut e);
+    e.send("quit");
+    assert!(e.wait_exit(30.0).success());
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+}

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use rules::Variant;
 
+use super::meta::MODEL_FILE_FORMAT;
 use crate::inference::evaluator::EvalError;
 use crate::network::config::ConfigError;
 use crate::network::net::NetError;
@@ -26,7 +27,7 @@ pub enum CheckpointError {
     WeightsWithoutMetadata { path: PathBuf, meta: PathBuf },
     #[error("{path}: not valid checkpoint metadata: {cause}")]
     BadMetadata { path: PathBuf, cause: serde_json::Error },
-    #[error("{path}: not a koma model file (safetensors metadata `format` is {found:?})")]
+    #[error("{path}: not a koma model file: {} (expected {MODEL_FILE_FORMAT})", format_found(.found))]
     NotAModelFile { path: PathBuf, found: Option<String> },
     #[error("{path}: model file metadata `{key}` is missing or invalid")]
     BadModelFileMetadata { path: PathBuf, key: &'static str },
@@ -60,8 +61,20 @@ pub enum CheckpointError {
     TensorShape { path: PathBuf, name: String, expected: Vec<usize>, found: Vec<usize> },
     #[error("{path}: tensor `{name}` has dtype {found}, expected F32")]
     TensorDtype { path: PathBuf, name: String, found: String },
+    #[error(
+        "{path}: the metadata declares a network of {declared_bytes} bytes of weights ({parameters} \
+         scalars), more than the whole file holds ({file_bytes} bytes): it does not describe these weights"
+    )]
+    LargerThanFile { path: PathBuf, parameters: u64, declared_bytes: u64, file_bytes: u64 },
     #[error("{path}: tensor `{name}` holds {value} at index {index}: the weights are not finite (a diverged run?)")]
     NonFinite { path: PathBuf, name: String, index: usize, value: f32 },
+    #[error("{path}: batch norm variance `{name}` holds {value} at index {index}: variances are never negative")]
+    NegativeVariance { path: PathBuf, name: String, index: usize, value: f32 },
+    #[error(
+        "{path}: the network computes non-finite {output} for {input} ({on}): its weights overflow \
+         or are otherwise broken"
+    )]
+    NonFiniteOutput { path: PathBuf, output: &'static str, input: &'static str, on: String },
     #[error("{path}: refusing to overwrite the weights of checkpoint {meta}")]
     WouldOverwriteCheckpoint { path: PathBuf, meta: PathBuf },
     #[error("network: {0}")]
@@ -87,5 +100,13 @@ impl From<tch::TchError> for CheckpointError {
 impl From<EvalError> for CheckpointError {
     fn from(e: EvalError) -> Self {
         CheckpointError::Eval(e)
+    }
+}
+
+/// What a file's `format` says, for [`CheckpointError::NotAModelFile`].
+fn format_found(found: &Option<String>) -> String {
+    match found {
+        None => "its metadata has no `format`".into(),
+        Some(f) => format!("its metadata `format` is `{f}`"),
     }
 }

@@ -1,6 +1,8 @@
 //! The one way to load a network: a checkpoint pair (`<stem>.json` + `<stem>.safetensors`)
 //! or a model file written by `koma export`, found from any of their names, checked
-//! (format, checksum, variant, encoder version, shape, every tensor finite), and handed out
+//! (format, checksum, variant, encoder version, shape; the declared network against the
+//! file's size and tensor table before it is built; every tensor finite, every batch norm
+//! variance non-negative; a probe pass computing finite outputs), and handed out
 //! with the encoder its input planes were trained with: like lc0's weights files, the input
 //! format travels with the weights, so no caller rebuilds an encoder from metadata.
 
@@ -11,6 +13,7 @@ use rules::Variant;
 use tch::Device;
 
 use super::checkpoint::{read_checkpoint_meta, read_pair, CheckpointPaths};
+use super::checks::{check_declared_layout, probe_evaluator, probe_net};
 use super::error::CheckpointError;
 use super::meta::{read_model_file_meta, ModelMeta, MODEL_FILE_FORMAT};
 use super::tensors::{copy_into, parse, read_header_metadata, tensors_sha256};
@@ -155,11 +158,14 @@ fn load_parts(path: &Path, expected: &Expected) -> Result<(Net, Encoder, ModelMe
         }
     };
     let st = parse(&bytes, &weights_path)?;
+    // Before anything is allocated: the header must describe these weights.
+    check_declared_layout(&meta, &st, bytes.len() as u64, &weights_path)?;
     if digest.is_some_and(|d| d != tensors_sha256(&st)) {
         return Err(CheckpointError::ChecksumMismatch { path: weights_path });
     }
     let net = Net::new(&meta.net, meta.shape, 0, Device::Cpu)?;
     copy_into(&net, &st, &weights_path)?;
+    probe_net(&net, &encoder, &weights_path)?;
     Ok((net, encoder, meta))
 }
 
@@ -189,7 +195,8 @@ pub struct Network {
 
 impl Network {
     /// Loads the network at `path` (a checkpoint pair by any of its names, or a model
-    /// file) for inference on `device`.
+    /// file) for inference on `device`. The evaluator has run one batch when it is handed
+    /// out: the probe of the start position in its own precision, which must be finite.
     pub fn load(
         path: impl AsRef<Path>,
         expected: &Expected,
@@ -198,6 +205,7 @@ impl Network {
     ) -> Result<Network, CheckpointError> {
         let (net, encoder, meta) = load_parts(path.as_ref(), expected)?;
         let evaluator = TorchEvaluator::new(&net, device, precision)?;
+        probe_evaluator(&evaluator, &encoder, path.as_ref())?;
         Ok(Network { evaluator: Arc::new(evaluator), encoder, meta: Some(meta) })
     }
 

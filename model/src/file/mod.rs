@@ -1,10 +1,12 @@
 //! Networks on disk, read and written side by side: checkpoints ([`checkpoint`]), model
 //! files ([`export`] writes, [`meta`] holds their header both ways), the one way to load
-//! either ([`loader`]), freshly initialised checkpoints ([`init`]), the safetensors codec
+//! either ([`loader`]) with the checks a file passes before and after its network is
+//! built (`checks`), freshly initialised checkpoints ([`init`]), the safetensors codec
 //! ([`tensors`], also the trainer's optimiser state's) and the errors of all of them
 //! ([`error`]).
 
 pub mod checkpoint;
+mod checks;
 pub mod error;
 pub mod export;
 pub mod init;

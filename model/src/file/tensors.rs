@@ -148,8 +148,9 @@ pub(crate) fn read_header_metadata(path: &Path) -> Result<HashMap<String, String
     let mut len = [0u8; 8];
     file.read_exact(&mut len).map_err(|_| corrupt("shorter than a safetensors header".into()))?;
     let len = u64::from_le_bytes(len);
-    if len > MAX_HEADER_BYTES {
-        return Err(corrupt(format!("header length {len} is out of range")));
+    let file_bytes = file.metadata().map_err(io)?.len();
+    if len > MAX_HEADER_BYTES || len > file_bytes.saturating_sub(8) {
+        return Err(corrupt(format!("header length {len} is out of range (the file has {file_bytes} bytes)")));
     }
     let mut header = vec![0u8; len as usize];
     file.read_exact(&mut header).map_err(|_| corrupt("truncated header".into()))?;
@@ -162,8 +163,7 @@ pub(crate) fn read_header_metadata(path: &Path) -> Result<HashMap<String, String
 }
 
 /// Copies the tensors of `st` into `net`: exactly the net's names, each with its shape,
-/// F32, and every value finite (NaN or infinite weights from a diverged run are refused
-/// here, once, rather than played with).
+/// F32, and values that [`check_values`] accepts.
 pub(crate) fn copy_into(net: &Net, st: &SafeTensors<'_>, path: &Path) -> Result<(), CheckpointError> {
     let vars = net.var_store().variables();
     for name in st.names() {
@@ -186,14 +186,27 @@ pub(crate) fn copy_into(net: &Net, st: &SafeTensors<'_>, path: &Path) -> Result<
             let found = format!("{:?}", view.dtype());
             return Err(CheckpointError::TensorDtype { path: path.into(), name: name.clone(), found });
         };
-        if let Some(index) = data.iter().position(|x| !x.is_finite()) {
-            let value = data[index];
-            return Err(CheckpointError::NonFinite { path: path.into(), name: name.clone(), index, value });
-        }
+        check_values(name, &data, path)?;
         let shape: Vec<i64> = expected.iter().map(|&d| d as i64).collect();
         let src = Tensor::f_from_slice(&data)?.f_view(shape.as_slice())?;
         let mut dst = var.shallow_clone();
         tch::no_grad(|| dst.f_copy_(&src))?;
+    }
+    Ok(())
+}
+
+/// Refuses what no network file may hold: a NaN or an infinity (a diverged run), or a
+/// negative batch norm variance (which computes NaN), here, once, rather than played with.
+fn check_values(name: &str, data: &[f32], path: &Path) -> Result<(), CheckpointError> {
+    if let Some(index) = data.iter().position(|x| !x.is_finite()) {
+        let value = data[index];
+        return Err(CheckpointError::NonFinite { path: path.into(), name: name.into(), index, value });
+    }
+    if name.ends_with(".running_var") {
+        if let Some(index) = data.iter().position(|&x| x < 0.0) {
+            let value = data[index];
+            return Err(CheckpointError::NegativeVariance { path: path.into(), name: name.into(), index, value });
+        }
     }
     Ok(())
 }

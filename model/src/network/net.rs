@@ -1,6 +1,6 @@
 //! The residual network: tch modules built from an `nn::Path`, so that parameter names are
-//! stable. Those names are the checkpoint format; `data/FORMAT.md` lists them and a test
-//! pins them.
+//! stable. Those names are the checkpoint format; `data/FORMAT.md` lists them, a test
+//! pins them, and [`super::params::parameter_specs`] computes them without building.
 //!
 //! Parameter names (`{i}` = block index from 0; every `bn` has `weight`, `bias`,
 //! `running_mean`, `running_var`):

@@ -35,7 +35,12 @@ impl Engine {
 
     /// A prepared command (environment, working folder).
     pub fn from_command(command: &mut Command) -> Engine {
-        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        Engine::with_stderr(command, Stdio::null())
+    }
+
+    /// [`Engine::from_command`] with the engine's stderr going to `stderr`.
+    pub fn with_stderr(command: &mut Command, stderr: Stdio) -> Engine {
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr);
         // A binary copied a moment ago can be "busy" (ETXTBSY) while another test thread's
         // fork still holds the copy's write handle: try again briefly.
         let mut tries = 0;
