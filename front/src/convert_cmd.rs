@@ -155,20 +155,7 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
         _ => return Err(BadInput("say which format to write with --to".into()).into()),
     };
     let mut outputs = Outputs::new(InputFiles::new(inputs.iter().map(|i| i.path.as_path())));
-    let destination = match &args.output {
-        None => Destination::Stdout,
-        Some(dir) if many || dir.is_dir() => {
-            if dir.is_file() {
-                return Err(BadInput(format!("-o {}: several inputs need a directory", dir.display())).into());
-            }
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            Destination::Directory(dir.clone())
-        }
-        Some(file) if outputs.is_input(file) => {
-            return Err(BadInput(format!("-o {}: that is an input; write to another file", file.display())).into())
-        }
-        Some(file) => Destination::File(file.clone()),
-    };
+    let destination = Destination::of(args.output.as_deref(), many, &outputs)?;
     let encoding = encoding.unwrap_or_else(|| destination.default_encoding());
     let writer = Writer { to, encoding, csa_version };
 
@@ -198,6 +185,7 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
     eprintln!("files {}, games {}, moves {}, errors {}{written}", tally.files, tally.games, tally.moves, tally.errors);
     Ok(if tally.errors > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
+
 /// `1 file`, `2 files`.
 fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
@@ -210,6 +198,26 @@ enum Destination {
 }
 
 impl Destination {
+    /// Where `-o` says to write: a directory for several inputs (made if missing), a file
+    /// for one, which must not be that input.
+    fn of(output: Option<&Path>, many: bool, outputs: &Outputs) -> Result<Destination> {
+        Ok(match output {
+            None => Destination::Stdout,
+            Some(dir) if many || dir.is_dir() => {
+                if dir.is_file() {
+                    return Err(BadInput(format!("-o {}: several inputs need a directory", dir.display())).into());
+                }
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                Destination::Directory(dir.to_path_buf())
+            }
+            Some(file) if outputs.is_input(file) => {
+                let why = format!("-o {}: that is an input; write to another file", file.display());
+                return Err(BadInput(why).into());
+            }
+            Some(file) => Destination::File(file.to_path_buf()),
+        })
+    }
+
     /// The encoding KIF and KI2 text is written in unless `--encoding` says: the one
     /// Japanese programs expect of the file's extension (`.kifu`/`.ki2u` UTF-8,
     /// `.kif`/`.ki2` Shift_JIS; files written into a directory are named `.kif`/`.ki2`),
