@@ -3,6 +3,6 @@
 //! run), re-exported here so that both binaries agree on them.
 
 pub use front::{
-    bad, error_text, files_under, finish, network_command, parse_or_exit, BadInput, NetworkCommand, COMPANION,
-    NETWORK_COMMANDS,
+    bad, error_text, files_under, finish, network_command, parse_or_exit, BadInput, InputFiles, NetworkCommand,
+    COMPANION, NETWORK_COMMANDS,
 };

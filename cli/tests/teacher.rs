@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 mod common;
 
 use common::KOMA;
-use dataio::{list_chunks, read_chunk, GameResult, Sample};
+use dataio::{list_chunks, read_chunk, write_chunk, ChunkHeader, GameResult, Sample};
 use model::encoding::Encoder;
 use rules::records::hcpe::hcpe3;
 use rules::{Position, Variant};
@@ -179,5 +179,68 @@ fn convert_chunks_to_hcpe3_keeps_positions_policies_and_results() {
         };
         assert_eq!(winner, expected, "{}", s.sfen);
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A chunk of `results.len()` samples of the start position, one result each.
+fn write_start_chunk(path: &Path, results: &[Option<GameResult>]) {
+    let encoder = Encoder::new(Variant::Shogi);
+    let pos = Position::startpos(Variant::Shogi);
+    let label = encoder.move_index(&pos, pos.parse_usi("7g7f").unwrap()) as u32;
+    let samples: Vec<Sample> = results
+        .iter()
+        .map(|&result| Sample {
+            sfen: pos.to_sfen(),
+            repetitions: 0,
+            policy: vec![(label, 1.0)],
+            result,
+            root_wdl: [0.5, 0.25, 0.25],
+            plies_left: 10,
+            full_search: true,
+            aux: Default::default(),
+        })
+        .collect();
+    let header = ChunkHeader { count: samples.len() as u32, ..ChunkHeader::of(Variant::Shogi, &EncoderLabels) };
+    write_chunk(path, &header, &samples).unwrap();
+}
+
+/// Issue 26: a chunk that did not read emptied an existing hcpe3 file, and its error
+/// named the chunk twice; each line now names its chunk once, and what does not convert
+/// leaves the output as it was.
+#[test]
+fn convert_samples_names_each_chunk_once_and_writes_only_what_converted() {
+    let (dir, _) = scratch("convert-samples-errors");
+    let train = dir.join("train.hcpe3");
+    std::fs::write(&train, b"earlier data").unwrap();
+    let bad = dir.join("bad.chunk");
+    std::fs::write(&bad, b"junk").unwrap();
+    let o = Command::new(KOMA).arg("convert-samples").arg(&bad).arg("-o").arg(&train).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(std::fs::read(&train).unwrap(), b"earlier data", "{err}");
+    let named = format!("{}:", bad.display());
+    assert!(err.lines().all(|l| l.matches(&named).count() <= 1), "{err}");
+    assert!(err.contains(&format!("{named} not a koma sample chunk")), "{err}");
+    assert!(err.contains("not written"), "{err}");
+    // Samples without a result are named by chunk and index; the others are written.
+    let unknown = dir.join("unknown.chunk");
+    write_start_chunk(&unknown, &[None, Some(GameResult::Win), None]);
+    let o = Command::new(KOMA).arg("convert-samples").arg(&unknown).arg("-o").arg(&train).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("{}: sample #0 not converted (the first of 2", unknown.display())), "{err}");
+    assert!(err.contains("result is unknown"), "{err}");
+    assert!(err.contains(&format!("samples 1, errors 2 -> {}", train.display())), "{err}");
+    assert_eq!(hcpe3::from_bytes(&std::fs::read(&train).unwrap()).unwrap().len(), 1);
+    // An output that is one of the inputs is refused.
+    let named_like_output = dir.join("c.hcpe3");
+    write_start_chunk(&named_like_output, &[Some(GameResult::Draw)]);
+    let before = std::fs::read(&named_like_output).unwrap();
+    let o = Command::new(KOMA)
+        .args([Path::new("convert-samples"), &named_like_output, Path::new("-o"), &named_like_output])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&named_like_output).unwrap(), before);
     let _ = std::fs::remove_dir_all(&dir);
 }

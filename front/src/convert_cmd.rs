@@ -1,17 +1,22 @@
 //! `koma convert`: game records from one format to another, one file, many
-//! files or whole directories at once.
+//! files or whole directories at once. Inputs are record files (KIF, KI2, CSA, USI) or
+//! dlshogi's hcpe and hcpe3 files ([`crate::convert_input`]).
 //!
 //! A bad file does not stop the run: its error is printed as
 //! `file:line: message` and the next file is read. The last line on stderr
-//! is the summary `files N, games N, moves N, errors N`; the exit status is
-//! 2 when any file failed.
+//! is the summary `files N, games N, moves N, errors N` (then `-> N files written` when
+//! writing files); the exit status is 2 when any file failed. An output is written
+//! (atomically) only for an input that converted, never over an input, and never twice
+//! in one run ([`crate::convert_output`]).
 
-use crate::BadInput;
+use crate::convert_input::Source;
+use crate::convert_output::Outputs;
 use anyhow::{Context, Result};
 use clap::Args;
+use front::{BadInput, InputFiles};
 use rules::records::{
-    encode_record, read_games, write_csa_with, write_record, written_encoding, CsaVersion, Encoding, ErrorKind, Format,
-    Record, RecordError,
+    encode_record, write_csa_with, write_record, written_encoding, CsaVersion, Encoding, ErrorKind, Format, Record,
+    RecordError,
 };
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -19,13 +24,15 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct ConvertArgs {
-    /// Input format: kif, ki2, csa or usi. Guessed from each file's
-    /// extension when left out (.kif .kifu .ki2 .ki2u .csa .usi .sfen).
+    /// Input format: kif, ki2, csa, usi, hcpe or hcpe3 (dlshogi's training files, read
+    /// back as their games: positions, moves and results). Guessed from each file's
+    /// extension when left out (.kif .kifu .ki2 .ki2u .csa .usi .sfen .hcpe .hcpe3).
     #[arg(long)]
     from: Option<String>,
     /// Output format: kif, ki2, csa, usi or western; or hcpe (records to dlshogi's
-    /// training positions) or hcpe3 (koma sample chunks to dlshogi's game format), which
-    /// write all inputs into the one file -o. Guessed from the extension of -o when left out.
+    /// training positions), which writes all inputs into the one file -o (sample chunks
+    /// go to hcpe3 with `koma convert-samples`). Guessed from the extension of -o when
+    /// left out.
     #[arg(long)]
     to: Option<String>,
     /// Record files or directories (searched recursively for record
@@ -52,7 +59,7 @@ pub struct ConvertArgs {
 struct Input {
     path: PathBuf,
     relative: PathBuf,
-    format: Option<Format>,
+    format: Option<Source>,
 }
 
 #[derive(Default)]
@@ -61,15 +68,15 @@ struct Tally {
     games: usize,
     moves: usize,
     errors: usize,
+    /// Output files written.
+    written: usize,
 }
 
-fn parse_format(name: &str, readable: bool) -> Result<Format> {
-    let format = Format::from_name(name)
-        .ok_or_else(|| BadInput(format!("unknown format '{name}' (expected kif, ki2, csa, usi or western)")))?;
-    if readable && !format.readable() {
-        return Err(BadInput("western text can be written, not read".into()).into());
-    }
-    Ok(format)
+fn parse_format(name: &str) -> Result<Format> {
+    Format::from_name(name).ok_or_else(|| {
+        let name = rules::excerpt(name);
+        BadInput(format!("unknown format '{name}' (expected kif, ki2, csa, usi, western or hcpe)")).into()
+    })
 }
 
 fn extension(path: &Path) -> String {
@@ -77,7 +84,7 @@ fn extension(path: &Path) -> String {
 }
 
 /// Record files under `dir`, sorted, with their path below `dir`.
-fn walk(dir: &Path, root: &Path, from: Option<Format>, out: &mut Vec<Input>) -> Result<()> {
+fn walk(dir: &Path, root: &Path, from: Option<Source>, out: &mut Vec<Input>) -> Result<()> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading directory {}", dir.display()))?
         .map(|e| e.map(|e| e.path()))
@@ -88,7 +95,7 @@ fn walk(dir: &Path, root: &Path, from: Option<Format>, out: &mut Vec<Input>) -> 
             walk(&path, root, from, out)?;
             continue;
         }
-        let by_extension = Format::from_extension(&extension(&path)).filter(|f| f.readable());
+        let by_extension = Source::from_extension(&extension(&path));
         let wanted = match (from, by_extension) {
             (_, None) => false,
             (None, Some(_)) => true,
@@ -102,12 +109,29 @@ fn walk(dir: &Path, root: &Path, from: Option<Format>, out: &mut Vec<Input>) -> 
     Ok(())
 }
 
+/// The files under `paths` (directories walked), with the format each is read in.
+fn gather(paths: &[PathBuf], from: Option<Source>) -> Result<(Vec<Input>, bool)> {
+    let mut inputs = Vec::new();
+    let mut any_directory = false;
+    for path in paths {
+        if path.is_dir() {
+            any_directory = true;
+            walk(path, path, from, &mut inputs)?;
+        } else {
+            let relative = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
+            let format = Source::from_extension(&extension(path));
+            inputs.push(Input { path: path.clone(), relative, format });
+        }
+    }
+    Ok((inputs, any_directory))
+}
+
 pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
+    let from = args.from.as_deref().map(Source::from_name).transpose()?;
     let by_output = args.output.as_deref().map(extension);
     if let Some(to @ ("hcpe" | "hcpe3")) = args.to.as_deref().or(by_output.as_deref()) {
-        return crate::convert_hcpe::convert(to, &args.inputs, args.output.as_deref());
+        return crate::convert_hcpe::convert(to, from, &args.inputs, args.output.as_deref());
     }
-    let from = args.from.as_deref().map(|f| parse_format(f, true)).transpose()?;
     let encoding = match &args.encoding {
         Some(name) => Some(
             Encoding::from_name(name)
@@ -121,37 +145,17 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
         v => return Err(BadInput(format!("unknown CSA version '{v}' (expected 2.2 or 3.0)")).into()),
     };
 
-    let mut inputs = Vec::new();
-    let mut any_directory = false;
-    for path in &args.inputs {
-        if path.is_dir() {
-            any_directory = true;
-            walk(path, path, from, &mut inputs)?;
-        } else {
-            let relative = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
-            let format = Format::from_extension(&extension(path)).filter(|f| f.readable());
-            inputs.push(Input { path: path.clone(), relative, format });
-        }
-    }
+    let (inputs, any_directory) = gather(&args.inputs, from)?;
     let many = any_directory || inputs.len() > 1;
 
     let to = match (&args.to, &args.output) {
-        (Some(t), _) => parse_format(t, false)?,
+        (Some(t), _) => parse_format(t)?,
         (None, Some(out)) if !many => Format::from_extension(&extension(out))
             .ok_or_else(|| BadInput(format!("say --to: cannot tell a format from '{}'", out.display())))?,
         _ => return Err(BadInput("say which format to write with --to".into()).into()),
     };
-    let destination = match &args.output {
-        None => Destination::Stdout,
-        Some(dir) if many || dir.is_dir() => {
-            if dir.is_file() {
-                return Err(BadInput(format!("-o {}: several inputs need a directory", dir.display())).into());
-            }
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            Destination::Directory(dir.clone())
-        }
-        Some(file) => Destination::File(file.clone()),
-    };
+    let mut outputs = Outputs::new(InputFiles::new(inputs.iter().map(|i| i.path.as_path())));
+    let destination = Destination::of(args.output.as_deref(), many, &outputs)?;
     let encoding = encoding.unwrap_or_else(|| destination.default_encoding());
     let writer = Writer { to, encoding, csa_version };
 
@@ -161,32 +165,30 @@ pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
         let mut bytes = Vec::new();
         std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
         let input = Input { path: PathBuf::from("-"), relative: PathBuf::from("stdin"), format: Some(from) };
-        convert_one(&input, &bytes, from, &writer, &destination, &mut tally);
+        convert_one(&input, &bytes, from, &writer, &destination, &mut outputs, &mut tally);
     } else {
-        // Two inputs with one stem (game.kif, game.csa) must not write one
-        // output: the second keeps its old extension in the name.
-        let mut taken = std::collections::HashSet::new();
         for input in &inputs {
-            let mut input = input.clone();
-            if !taken.insert(input.relative.with_extension(writer.extension())) {
-                let mut name = input.relative.file_stem().unwrap_or_default().to_os_string();
-                name.push(format!("-{}", extension(&input.path)));
-                input.relative = input.relative.with_file_name(name);
-                taken.insert(input.relative.with_extension(writer.extension()));
-            }
-            let input = &input;
             let Some(format) = from.or(input.format) else {
                 report(&input.path, None, "cannot tell the format from the extension; say --from", &mut tally);
                 continue;
             };
             match std::fs::read(&input.path) {
-                Ok(bytes) => convert_one(input, &bytes, format, &writer, &destination, &mut tally),
+                Ok(bytes) => convert_one(input, &bytes, format, &writer, &destination, &mut outputs, &mut tally),
                 Err(e) => report(&input.path, None, &e.to_string(), &mut tally),
             }
         }
     }
-    eprintln!("files {}, games {}, moves {}, errors {}", tally.files, tally.games, tally.moves, tally.errors);
+    let written = match destination {
+        Destination::Stdout => String::new(),
+        _ => format!(" -> {} written", plural(tally.written, "file")),
+    };
+    eprintln!("files {}, games {}, moves {}, errors {}{written}", tally.files, tally.games, tally.moves, tally.errors);
     Ok(if tally.errors > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}
+
+/// `1 file`, `2 files`.
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 enum Destination {
@@ -196,6 +198,26 @@ enum Destination {
 }
 
 impl Destination {
+    /// Where `-o` says to write: a directory for several inputs (made if missing), a file
+    /// for one, which must not be that input.
+    fn of(output: Option<&Path>, many: bool, outputs: &Outputs) -> Result<Destination> {
+        Ok(match output {
+            None => Destination::Stdout,
+            Some(dir) if many || dir.is_dir() => {
+                if dir.is_file() {
+                    return Err(BadInput(format!("-o {}: several inputs need a directory", dir.display())).into());
+                }
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                Destination::Directory(dir.to_path_buf())
+            }
+            Some(file) if outputs.is_input(file) => {
+                let why = format!("-o {}: that is an input; write to another file", file.display());
+                return Err(BadInput(why).into());
+            }
+            Some(file) => Destination::File(file.to_path_buf()),
+        })
+    }
+
     /// The encoding KIF and KI2 text is written in unless `--encoding` says: the one
     /// Japanese programs expect of the file's extension (`.kifu`/`.ki2u` UTF-8,
     /// `.kif`/`.ki2` Shift_JIS; files written into a directory are named `.kif`/`.ki2`),
@@ -256,16 +278,16 @@ fn report(path: &Path, line: Option<usize>, message: &str, tally: &mut Tally) {
 fn convert_one(
     input: &Input,
     bytes: &[u8],
-    format: Format,
+    format: Source,
     writer: &Writer,
     destination: &Destination,
+    outputs: &mut Outputs,
     tally: &mut Tally,
 ) {
     tally.files += 1;
-    let promised = Format::encoding_of_extension(&extension(&input.path));
-    let games = match read_games(format, bytes, promised) {
+    let games = match format.read(bytes, &extension(&input.path)) {
         Ok(games) => games,
-        Err(e) => return report(&input.path, e.line, &e.message(), tally),
+        Err(e) => return report(&input.path, e.line, &e.message, tally),
     };
     let files = match writer.files(&games) {
         Ok(files) => files,
@@ -279,14 +301,19 @@ fn convert_one(
             return report(&input.path, e.line, &message, tally);
         }
     };
-    let written = match destination {
-        Destination::Stdout => {
+    let named = match destination {
+        Destination::Stdout => None,
+        Destination::File(path) => Some(path.clone()),
+        Destination::Directory(dir) => Some(dir.join(&input.relative).with_extension(writer.extension())),
+    };
+    let written = match named {
+        None => {
             let mut out = std::io::stdout().lock();
-            files.iter().try_for_each(|f| out.write_all(f))
+            files.iter().try_for_each(|f| out.write_all(f)).map_err(|e| e.to_string())
         }
-        Destination::File(path) => write_files(path, &files),
-        Destination::Directory(dir) => {
-            write_files(&dir.join(&input.relative).with_extension(writer.extension()), &files)
+        Some(path) => {
+            let paths = outputs.claim(&path, files.len(), &extension(&input.path).to_ascii_lowercase());
+            write_files(&paths, &files, outputs).map(|n| tally.written += n)
         }
     };
     if let Err(e) = written {
@@ -296,20 +323,19 @@ fn convert_one(
     tally.moves += games.iter().map(|g| g.moves.len()).sum::<usize>();
 }
 
-/// Writes one output file, or `name-1.ext`, `name-2.ext`... for several.
-fn write_files(path: &Path, files: &[Vec<u8>]) -> std::io::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
+/// Writes each of `files` to its path (atomically), none over an input; returns how
+/// many were written.
+fn write_files(paths: &[PathBuf], files: &[Vec<u8>], outputs: &Outputs) -> Result<usize, String> {
+    if let Some(input) = paths.iter().find(|p| outputs.is_input(p)) {
+        return Err(format!("{} is an input of this run; not replaced", input.display()));
     }
-    if let [only] = files {
-        return files::write_atomic(path, only);
+    for (path, bytes) in paths.iter().zip(files) {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        files::write_atomic(path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("game");
-    let ext = extension(path);
-    for (i, bytes) in files.iter().enumerate() {
-        files::write_atomic(&path.with_file_name(format!("{stem}-{}.{ext}", i + 1)), bytes)?;
-    }
-    Ok(())
+    Ok(paths.len())
 }
 
 #[cfg(test)]

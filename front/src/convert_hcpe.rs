@@ -1,16 +1,17 @@
-//! `koma convert --to hcpe`: game records (KIF, KI2, CSA, USI) to dlshogi's training
-//! positions, one entry per position before each recorded move: that move, the game's
-//! result, eval 0 (records carry no engine score). All inputs go into the one output file
-//! (`-o FILE`), written atomically. Sample chunks go to hcpe3 with `koma convert-samples`
-//! (a network command: reading chunks needs the encoder).
+//! `koma convert --to hcpe`: game records (KIF, KI2, CSA, USI, or hcpe and hcpe3 read
+//! back) to dlshogi's training positions, one entry per position before each recorded
+//! move: that move, the game's result, eval 0 (records carry no engine score;
+//! [`rules::records::hcpe::entries_of_record`]). All inputs go into the one output file
+//! (`-o FILE`), written atomically and only when some game gave a position, never over
+//! an input. Sample chunks go to hcpe3 with `koma convert-samples` (a network command:
+//! reading chunks needs the encoder).
 
 use std::path::{Path, PathBuf};
 
+use crate::convert_input::Source;
 use anyhow::{Context, Result};
-use front::{files_under, BadInput};
-use rules::records::hcpe::{self, Entry, GameResult as HcpeResult};
-use rules::records::{read_games, Format, Record};
-use rules::EndRules;
+use front::{files_under, BadInput, InputFiles};
+use rules::records::hcpe::{self, entries_of_record};
 
 /// Counts of a conversion to hcpe.
 #[derive(Default, Debug)]
@@ -21,27 +22,28 @@ pub struct HcpeTally {
     pub errors: usize,
 }
 
-/// Records under `inputs` to one hcpe file.
-pub fn records_to_hcpe(inputs: &[PathBuf], output: &Path) -> Result<HcpeTally> {
+/// Records under `inputs` (in the format `from`, else the one each extension tells) to
+/// one hcpe file, written when they give at least one entry.
+pub fn records_to_hcpe(inputs: &[PathBuf], from: Option<Source>, output: &Path) -> Result<HcpeTally> {
     let mut tally = HcpeTally::default();
     let mut entries = Vec::new();
-    for path in files_under(inputs, |ext| Format::from_extension(ext).is_some_and(|f| f.readable())) {
+    let wanted = |ext: &str| Source::from_extension(ext).is_some_and(|s| from.is_none_or(|f| f == s));
+    for path in files_under(inputs, wanted) {
         tally.files += 1;
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let format = Format::from_extension(ext).filter(|f| f.readable());
         let games = std::fs::read(&path).map_err(|e| e.to_string()).and_then(|bytes| {
-            let format = format.ok_or("cannot tell the format from the extension")?;
-            read_games(format, &bytes, Format::encoding_of_extension(ext)).map_err(|e| e.message())
+            let format = from.or(Source::from_extension(ext)).ok_or("cannot tell the format from the extension")?;
+            format.read(&bytes, ext).map_err(|e| e.message)
         });
         match games {
             Ok(games) => {
                 for g in &games {
-                    match record_entries(g) {
+                    match entries_of_record(g) {
                         Ok(e) => {
                             tally.games += 1;
                             entries.extend(e);
                         }
-                        Err(why) => report(&path, &why, &mut tally),
+                        Err(why) => report(&path, &why.message(), &mut tally),
                     }
                 }
             }
@@ -49,23 +51,13 @@ pub fn records_to_hcpe(inputs: &[PathBuf], output: &Path) -> Result<HcpeTally> {
         }
     }
     tally.entries = entries.len();
-    hcpe::save(output, &entries).with_context(|| format!("writing {}", output.display()))?;
+    if entries.is_empty() {
+        tally.errors += 1;
+        eprintln!("no position to write: {} not written", output.display());
+    } else {
+        hcpe::save(output, &entries).with_context(|| format!("writing {}", output.display()))?;
+    }
     Ok(tally)
-}
-
-/// The hcpe entries of one record.
-pub fn record_entries(record: &Record) -> Result<Vec<Entry>, String> {
-    let final_pos = record.final_position().map_err(|e| e.message())?;
-    let winner = match &record.end {
-        Some(end) => end.winner,
-        None => final_pos.outcome(&EndRules::default()).and_then(|o| o.winner),
-    };
-    let result = HcpeResult::from_winner(winner);
-    let mut out = Vec::with_capacity(record.moves.len());
-    record
-        .replay(|pos, _, m| out.push(Entry { position: pos.clone(), best_move: m.mv, eval: 0, result }))
-        .map_err(|e| e.message())?;
-    Ok(out)
 }
 
 fn report(path: &Path, why: &str, tally: &mut HcpeTally) {
@@ -74,7 +66,12 @@ fn report(path: &Path, why: &str, tally: &mut HcpeTally) {
 }
 
 /// Runs `koma convert --to hcpe|hcpe3`.
-pub fn convert(to: &str, inputs: &[PathBuf], output: Option<&Path>) -> Result<std::process::ExitCode> {
+pub fn convert(
+    to: &str,
+    from: Option<Source>,
+    inputs: &[PathBuf],
+    output: Option<&Path>,
+) -> Result<std::process::ExitCode> {
     if to == "hcpe3" {
         return Err(BadInput(
             "hcpe3 is written from sample chunks: `koma convert-samples CHUNKS... -o FILE.hcpe3`".into(),
@@ -85,7 +82,11 @@ pub fn convert(to: &str, inputs: &[PathBuf], output: Option<&Path>) -> Result<st
     if inputs.is_empty() {
         return Err(BadInput(format!("--to {to} reads files or folders, not standard input")).into());
     }
-    let tally = records_to_hcpe(inputs, output)?;
+    let read = files_under(inputs, |ext| Source::from_extension(ext).is_some());
+    if InputFiles::new(read.iter().map(PathBuf::as_path)).contains(output) {
+        return Err(BadInput(format!("-o {}: that is an input; write to another file", output.display())).into());
+    }
+    let tally = records_to_hcpe(inputs, from, output)?;
     eprintln!(
         "files {}, games {}, entries {}, errors {} -> {}",
         tally.files,

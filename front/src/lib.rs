@@ -161,6 +161,25 @@ pub fn files_under(inputs: &[std::path::PathBuf], wanted: impl Fn(&str) -> bool)
     files::files_under(inputs, |p| wanted(p.extension().and_then(|x| x.to_str()).unwrap_or("")))
 }
 
+/// The files a command reads, by their canonical paths: an output that is one of them
+/// would replace what is being read (`koma convert g.csa --to hcpe -o g.csa`).
+#[derive(Default)]
+pub struct InputFiles(std::collections::HashSet<std::path::PathBuf>);
+
+impl InputFiles {
+    /// The files `paths` name (those that cannot be resolved, which cannot be read
+    /// either, are left out).
+    pub fn new<'a>(paths: impl IntoIterator<Item = &'a std::path::Path>) -> InputFiles {
+        InputFiles(paths.into_iter().filter_map(|p| p.canonicalize().ok()).collect())
+    }
+
+    /// Whether writing `output` would replace one of the inputs (through any spelling
+    /// of its path or a link).
+    pub fn contains(&self, output: &std::path::Path) -> bool {
+        output.canonicalize().is_ok_and(|p| self.0.contains(&p))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +205,19 @@ mod tests {
     fn causes_that_add_something_are_all_printed() {
         let e: anyhow::Result<()> = Err(std::io::Error::other("disk full")).context("writing state.json");
         assert_eq!(error_text(&e.unwrap_err()), "writing state.json: disk full");
+    }
+
+    #[test]
+    fn an_output_is_an_input_through_any_spelling_of_its_path() {
+        let dir = std::env::temp_dir().join(format!("koma-front-inputs-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let game = dir.join("g.csa");
+        std::fs::write(&game, "PI\n+\n").unwrap();
+        let inputs = InputFiles::new([game.as_path(), dir.join("missing.csa").as_path()]);
+        assert!(inputs.contains(&dir.join("sub/../g.csa")));
+        assert!(!inputs.contains(&dir.join("g.hcpe")), "a file that does not exist is no input");
+        assert!(!inputs.contains(&dir.join("missing.csa")));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

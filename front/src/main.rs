@@ -9,10 +9,12 @@
 
 mod convert_cmd;
 mod convert_hcpe;
+mod convert_input;
+mod convert_output;
 mod rules_cmds;
 
 use clap::{Arg, CommandFactory, Parser, Subcommand};
-use front::{finish, network_command, BadInput, COMPANION, NETWORK_COMMANDS};
+use front::{finish, network_command, COMPANION, NETWORK_COMMANDS};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,7 +34,8 @@ enum Command {
     Moves(rules_cmds::MovesArgs),
     /// Play move lists read from stdin and print how each game stands.
     Outcome(rules_cmds::OutcomeArgs),
-    /// Convert game records between KIF, KI2, CSA, USI and Western text.
+    /// Convert game records between KIF, KI2, CSA, USI and Western text, and to and from
+    /// dlshogi's hcpe (hcpe3 read).
     Convert(convert_cmd::ConvertArgs),
 }
 

@@ -111,7 +111,7 @@ impl Handicap {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown handicap '{0}' (expected one of: lance, right-lance, bishop, rook, rook-lance, 2-piece, 4-piece, 6-piece, 8-piece, 10-piece, three-pawns, naked-king)")]
+#[error("unknown handicap '{}' (expected one of: lance, right-lance, bishop, rook, rook-lance, 2-piece, 4-piece, 6-piece, 8-piece, 10-piece, three-pawns, naked-king)", crate::excerpt(.0))]
 pub struct UnknownHandicap(pub String);
 
 impl FromStr for Handicap {

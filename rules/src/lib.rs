@@ -11,6 +11,7 @@
 
 mod bitboard;
 mod decimal;
+mod excerpt;
 mod handicap;
 mod material;
 mod movegen;
@@ -28,6 +29,7 @@ mod variant;
 mod xboard;
 mod zobrist;
 
+pub use excerpt::{excerpt, Excerpt, EXCERPT_CHARS};
 pub use handicap::{Handicap, UnknownHandicap};
 pub use material::{material_balance, material_win_probability, piece_value, MATERIAL_SCALE};
 pub use moves::{Move, UsiMove, UsiMoveError};

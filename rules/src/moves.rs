@@ -93,9 +93,9 @@ pub enum UsiMove {
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum UsiMoveError {
-    #[error("'{0}' is not a USI move")]
+    #[error("'{}' is not a USI move", crate::excerpt(.0))]
     Syntax(String),
-    #[error("'{0}': square off the board")]
+    #[error("'{}': square off the board", crate::excerpt(.0))]
     OffBoard(String),
 }
 

@@ -28,7 +28,7 @@ impl Notation {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown notation '{0}' (expected usi or xboard)")]
+#[error("unknown notation '{}' (expected usi or xboard)", crate::excerpt(.0))]
 pub struct UnknownNotation(pub String);
 
 impl FromStr for Notation {
@@ -81,9 +81,9 @@ pub enum PositionCommandError {
     Empty,
     #[error(transparent)]
     Sfen(#[from] SfenError),
-    #[error("expected 'moves' after the position, found '{0}'")]
+    #[error("expected 'moves' after the position, found '{}'", crate::excerpt(.0))]
     ExpectedMoves(String),
-    #[error("move {ply} ({mv}): {source}")]
+    #[error("move {ply} ({}): {source}", crate::excerpt(.mv))]
     Move { ply: usize, mv: String, source: MoveError },
 }
 

@@ -5,6 +5,7 @@
 //! longer codes in brackets (`[GB]`, `+[LN]`), upper case for sente.
 
 use crate::decimal::{decimal_at_most, digit_run};
+use crate::excerpt::excerpt;
 use crate::position::Position;
 use crate::types::{Color, Kind, Piece, Square, KIND_SLOTS};
 use crate::variant::{PromotionRule, RoyalRule, Variant};
@@ -20,9 +21,9 @@ pub const MAX_MOVE_NUMBER: u32 = 1_000_000_000;
 pub enum SfenError {
     #[error("SFEN has {0} fields; expected board, side, hand and move number")]
     FieldCount(usize),
-    #[error("unknown piece '{0}'")]
+    #[error("unknown piece '{}'", excerpt(.0))]
     UnknownPiece(String),
-    #[error("piece '{0}' cannot be promoted")]
+    #[error("piece '{}' cannot be promoted", excerpt(.0))]
     CannotPromote(String),
     #[error("rank {rank} has {found} squares; the board has {expected} files")]
     RankLength { rank: usize, found: usize, expected: usize },
@@ -38,21 +39,21 @@ pub enum SfenError {
     DeadPiece { piece: Piece, square: Square },
     #[error("two unpromoted {} pawns on file {file} (nifu)", .color.name())]
     DoublePawn { color: Color, file: u8 },
-    #[error("side to move must be 'b' or 'w', not '{0}'")]
+    #[error("side to move must be 'b' or 'w', not '{}'", excerpt(.0))]
     BadSide(String),
-    #[error("bad hand field '{0}'")]
+    #[error("bad hand field '{}'", excerpt(.0))]
     BadHand(String),
-    #[error("{0} cannot be held in hand")]
+    #[error("{} cannot be held in hand", excerpt(.0))]
     NotDroppable(String),
-    #[error("this variant has no drops, but the hand field is '{0}'")]
+    #[error("this variant has no drops, but the hand field is '{}'", excerpt(.0))]
     HandWithoutDrops(String),
-    #[error("bad move number '{0}' (expected digits)")]
+    #[error("bad move number '{}' (expected digits)", excerpt(.0))]
     BadMoveNumber(String),
-    #[error("move number {text} is out of range (1 to {max})")]
+    #[error("move number {} is out of range (1 to {max})", excerpt(.text))]
     MoveNumberOutOfRange { text: String, max: u32 },
-    #[error("rank {rank}: '{run}' is not a number of empty squares (1 to {files}, no leading zero)")]
+    #[error("rank {rank}: '{}' is not a number of empty squares (1 to {files}, no leading zero)", excerpt(.run))]
     EmptyRun { rank: usize, run: String, files: usize },
-    #[error("{count}{piece} in hand: a count in hand is 1 to {max}")]
+    #[error("{}{piece} in hand: a count in hand is 1 to {max}", excerpt(.count))]
     HandCount { count: String, piece: char, max: usize },
     #[error("the board has {found} squares; a {size}x{size} board has {expected}", expected = .size * .size)]
     BoardSize { found: usize, size: usize },

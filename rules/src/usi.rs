@@ -10,7 +10,7 @@ use crate::types::{Kind, Piece, Square};
 pub enum MoveError {
     #[error(transparent)]
     Syntax(#[from] UsiMoveError),
-    #[error("illegal move {mv}: {why}")]
+    #[error("illegal move {}: {why}", crate::excerpt(.mv))]
     Illegal { mv: String, why: &'static str },
     /// XBoard text that is malformed or illegal here.
     #[error(transparent)]

@@ -56,7 +56,7 @@ impl fmt::Display for Variant {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown variant '{0}' (expected shogi, sho or dai)")]
+#[error("unknown variant '{}' (expected shogi, sho or dai)", crate::excerpt(.0))]
 pub struct UnknownVariant(pub String);
 
 impl FromStr for Variant {

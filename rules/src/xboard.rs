@@ -28,11 +28,11 @@ use std::fmt::Write;
 /// Why XBoard text is not a legal move of a position.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum XboardError {
-    #[error("'{0}' is not an XBoard move")]
+    #[error("'{}' is not an XBoard move", crate::excerpt(.0))]
     Syntax(String),
-    #[error("'{0}': square off the board")]
+    #[error("'{}': square off the board", crate::excerpt(.0))]
     OffBoard(String),
-    #[error("illegal move {mv}: {why}")]
+    #[error("illegal move {}: {why}", crate::excerpt(.mv))]
     Illegal { mv: String, why: &'static str },
 }
 

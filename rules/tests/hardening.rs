@@ -140,3 +140,29 @@ fn kif_summaries_end_the_game_and_round_trip() {
     let e = read_kif(&KIF.replace("   2 ", "まで1手で先手の勝ち\n   2 ")).unwrap_err();
     assert_eq!((e.kind, e.line, e.ply), (ErrorKind::Syntax, Some(5), Some(2)), "{e}");
 }
+
+/// Issue 26: an error about one token of an 8 MB line printed the whole token. Every
+/// error that quotes input text now quotes at most [`rules::EXCERPT_CHARS`] characters
+/// of it, and says how long it was.
+#[test]
+fn errors_quote_long_input_cut_short() {
+    let long = "x".repeat(1 << 20);
+    let too_much = "x".repeat(rules::EXCERPT_CHARS + 1);
+    let mut pos = Position::startpos(Variant::Shogi);
+    let messages = [
+        pos.play_usi(&long).unwrap_err().to_string(),
+        pos.parse_xboard(&long).unwrap_err().to_string(),
+        sfen(&format!("{long} b - 1")).unwrap_err().to_string(),
+        sfen(&format!("k8/9/9/9/9/9/9/9/8K b {long} 1")).unwrap_err().to_string(),
+        sfen(&format!("k8/9/9/9/9/9/9/9/8K b - {long}")).unwrap_err().to_string(),
+        rules::parse_position_command(Variant::Shogi, &format!("startpos {long}")).unwrap_err().to_string(),
+        long.parse::<Variant>().unwrap_err().to_string(),
+        rules::records::read_usi(&format!("startpos moves 7g7f {long}")).unwrap_err().to_string(),
+        rules::records::read_usi(&format!("sfen {long} b - 1")).unwrap_err().to_string(),
+        rules::records::read_csa(&format!("V2.2\nPI\n+\n+{long}\n")).unwrap_err().to_string(),
+        rules::records::read_kif(&format!("手合割：平手\n   1 {long}\n")).unwrap_err().to_string(),
+    ];
+    for m in messages {
+        assert!(m.len() < 400 && !m.contains(&too_much), "{} bytes: {}", m.len(), &m[..m.len().min(400)]);
+    }
+}

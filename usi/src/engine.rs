@@ -88,8 +88,9 @@ pub enum ModelFileError {
     )]
     NoneFound { looked: String },
     #[error(
-        "ModelFile '{spec}' {}: {why}; set ModelFile to a model file (koma export), a checkpoint \
+        "ModelFile '{}' {}: {why}; set ModelFile to a model file (koma export), a checkpoint \
          (<stem>.json with its .safetensors) or to {UNIFORM}",
+        rules::Excerpt::with_max(spec, crate::ECHO_CHARS),
         if matches!(**why, CheckpointError::NotFound { .. }) { "not found" } else { "unusable" }
     )]
     Unusable { spec: String, why: Box<CheckpointError> },
@@ -100,7 +101,7 @@ pub enum ModelFileError {
 pub enum EngineError {
     #[error(transparent)]
     Option(#[from] OptionError),
-    #[error("option {0} not changed while searching (send stop first)")]
+    #[error("option {} not changed while searching (send stop first)", rules::excerpt(.0))]
     SetWhileSearching(String),
     #[error("a search is already running (send stop first)")]
     AlreadySearching,

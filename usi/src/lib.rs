@@ -20,6 +20,12 @@ pub mod usi;
 pub mod xboard;
 
 use std::io::Write;
+
+/// Characters of a command line that an answer quotes before cutting it short (an
+/// `Error (...)` of XBoard, a bad USI `position`): a SFEN and a few moves fit; a
+/// megabyte line does not come back whole. Single tokens are cut to
+/// [`rules::EXCERPT_CHARS`].
+pub const ECHO_CHARS: usize = 200;
 use std::sync::{Arc, Mutex};
 
 /// A line-oriented output shared by the protocol thread and the search thread; every

@@ -140,13 +140,13 @@ fn store<T>(slot: &mut T, value: T, effect: Effect) -> Effect {
 /// Why an option was not set.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum OptionError {
-    #[error("unknown option '{0}'")]
+    #[error("unknown option '{}'", rules::excerpt(.0))]
     Unknown(String),
-    #[error("option {name}: '{value}' is not an integer")]
+    #[error("option {name}: '{}' is not an integer", rules::excerpt(.value))]
     NotInteger { name: &'static str, value: String },
     #[error("option {name}: {value} is outside {min}..{max}")]
     OutOfRange { name: &'static str, value: i64, min: i64, max: i64 },
-    #[error("option {name}: '{value}' is not true or false")]
+    #[error("option {name}: '{}' is not true or false", rules::excerpt(.value))]
     NotBoolean { name: &'static str, value: String },
     #[error("option UCI_Variant: {0}")]
     Variant(#[from] rules::UnknownVariant),

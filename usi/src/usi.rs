@@ -63,7 +63,7 @@ pub struct Usi {
 
 /// A `position` command that names no position (kept until the next one).
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("position {text}: {source}")]
+#[error("position {}: {source}", rules::Excerpt::with_max(.text, crate::ECHO_CHARS))]
 pub struct BadPosition {
     text: String,
     source: rules::PositionCommandError,
@@ -147,7 +147,7 @@ impl Usi {
                 return false;
             }
             "debug" | "register" => {}
-            other => self.error(format!("unknown command '{other}'")),
+            other => self.error(format!("unknown command '{}'", rules::excerpt(other))),
         }
         true
     }

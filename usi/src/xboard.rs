@@ -72,6 +72,12 @@ fn parse_variant(name: &str) -> Option<Variant> {
     }
 }
 
+/// A command (or its argument) as an answer quotes it: whole unless it is longer than
+/// [`crate::ECHO_CHARS`] characters.
+fn echo(text: &str) -> rules::Excerpt<'_> {
+    rules::Excerpt::with_max(text, crate::ECHO_CHARS)
+}
+
 fn result_text(o: &rules::Outcome) -> String {
     let r = match o.winner {
         Some(Color::Sente) => "1-0",
@@ -105,8 +111,9 @@ impl Xboard {
         self.game.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// `Error (kind): command`, the command cut short ([`crate::ECHO_CHARS`]).
     fn error(&self, kind: &str, cmd: &str) {
-        self.out.line(&format!("Error ({kind}): {cmd}"));
+        self.out.line(&format!("Error ({kind}): {}", echo(cmd)));
     }
 
     /// Reads commands until `quit` or the end of the input. A line that is not UTF-8
@@ -175,7 +182,7 @@ impl Xboard {
                 Some(v) => {
                     self.abort_search();
                     if let Err(e) = self.core.set_option("UCI_Variant", v.name()) {
-                        self.out.line(&format!("Error ({e}): variant {rest}"));
+                        self.out.line(&format!("Error ({e}): variant {}", echo(rest)));
                     }
                     self.reset(Position::startpos(v));
                     self.load_network();
@@ -241,7 +248,7 @@ impl Xboard {
                 }
                 g.over = false;
             }
-            "ping" => self.out.line(&format!("pong {rest}")),
+            "ping" => self.out.line(&format!("pong {}", echo(rest))),
             "post" => self.post.store(true, std::sync::atomic::Ordering::SeqCst),
             "nopost" => self.post.store(false, std::sync::atomic::Ordering::SeqCst),
             "memory" => self.option("USI_Hash", rest, line),
@@ -268,7 +275,7 @@ impl Xboard {
             self.abort_search();
         }
         if let Err(e) = self.core.set_option(name, value) {
-            self.out.line(&format!("Error ({e}): {line}"));
+            self.out.line(&format!("Error ({e}): {}", echo(line)));
         }
     }
 
@@ -335,7 +342,7 @@ impl Xboard {
             }
             Err(e) => {
                 drop(g);
-                self.out.line(&format!("Illegal move ({e}): {text}"));
+                self.out.line(&format!("Illegal move ({e}): {}", echo(text)));
             }
         }
     }
@@ -444,7 +451,7 @@ fn seconds_to_ms(text: &str) -> Option<u64> {
 /// XBoard's error line for a line that is not text.
 fn bad_line_error(line: &Line) -> String {
     match line {
-        Line::Text(t) => format!("Error (unknown command): {t}"),
+        Line::Text(t) => format!("Error (unknown command): {}", echo(t)),
         Line::NotUtf8 { text } => format!("Error (not valid UTF-8): {}", text.chars().take(80).collect::<String>()),
         Line::TooLong { bytes } => format!("Error (line of {bytes} bytes is too long): (not shown)"),
     }

@@ -104,6 +104,31 @@ fn xboard_invalid_utf8_lines_are_errors_and_the_engine_goes_on() {
     }
 }
 
+/// Issue 26: an error about a long line quoted all of it back (`unknown command 'x...'`,
+/// a bad `position`, XBoard's `Error (...): line`): now each quotes it cut short.
+#[test]
+fn errors_quote_long_commands_cut_short() {
+    let long = "x".repeat(200_000);
+    let short = |l: &str| l.len() < 400 && !l.contains(&"x".repeat(201));
+    let mut e = Engine::start(&[]);
+    e.handshake(&[("ModelFile", "<uniform>")]);
+    for command in [long.clone(), format!("position startpos moves 7g7f {long}"), format!("position {long}")] {
+        e.send(&command);
+        let error = e.expect(5.0, is_error);
+        assert!(short(&error) && error.contains("... (200000 bytes)"), "{} bytes: {}", error.len(), &error[..80]);
+    }
+    e.ask(&format!("setoption name {long} value 1"), 5.0, |l| is_error(l) && short(l));
+    e.send("quit");
+    let mut x = Engine::start(&["--xboard"]);
+    for command in [long.clone(), format!("variant {long}"), format!("usermove {long}"), format!("option {long}=1")] {
+        x.send(&command);
+        let error = x.expect(5.0, |l| l.starts_with("Error") || l.starts_with("Illegal move"));
+        assert!(short(&error), "{} bytes: {}", error.len(), &error[..80]);
+    }
+    x.ask("ping 7", 5.0, |l| l == "pong 7");
+    x.send("quit");
+}
+
 #[test]
 fn go_depth_ends_by_itself() {
     let mut e = Engine::start(&[]);

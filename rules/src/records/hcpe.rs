@@ -28,10 +28,12 @@
 //! assert_eq!(hcpe::from_bytes(&bytes).unwrap(), vec![entry]);
 //! ```
 
+mod games;
 mod hcp;
 pub mod hcpe3;
 mod move16;
 
+pub use games::{end_of, entries_of_record, record_of_game, records_of_entries};
 pub use hcp::{decode_position, encode_position, square_index, square_of_index, HcpError, HCP_BYTES};
 pub use move16::{decode_legal_move, decode_move, encode_move, Move16Error};
 

@@ -244,7 +244,9 @@ fn parse_hand(n: usize, line: &str, value: &str) -> Result<[u8; crate::types::KI
         return Ok(hand);
     }
     for item in value.split(['　', ' ']).filter(|s| !s.is_empty()) {
-        let bad = || RecordError::at_line(ErrorKind::Syntax, n, line, format!("bad pieces in hand '{item}'"));
+        let bad = || {
+            RecordError::at_line(ErrorKind::Syntax, n, line, format!("bad pieces in hand '{}'", crate::excerpt(item)))
+        };
         let (kind, promoted, used) = parse_piece_name(item).ok_or_else(bad)?;
         if promoted || kind == Kind::King {
             return Err(bad());

@@ -39,7 +39,7 @@ pub use usi::{read_usi, read_usi_games, write_usi};
 pub use western::{parse_western, western, write_western};
 
 use crate::decimal::decimal_at_most;
-use crate::{Color, Handicap, Move, Piece, Position, SfenError, Square, Variant};
+use crate::{excerpt, Color, Excerpt, Handicap, Move, Piece, Position, SfenError, Square, Variant};
 use std::fmt;
 use std::time::Duration;
 
@@ -304,6 +304,9 @@ impl Record {
     }
 }
 
+/// Characters of a [`RecordError`]'s detail shown in its message.
+const DETAIL_CHARS: usize = 200;
+
 /// What kind of problem a [`RecordError`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -390,11 +393,12 @@ impl RecordError {
             s.push_str(&format!(" at move {ply}"));
         }
         if !self.text.is_empty() {
-            let shown: String = self.text.chars().take(60).collect();
-            s.push_str(&format!(" '{shown}'"));
+            s.push_str(&format!(" '{}'", excerpt(&self.text)));
         }
+        // The detail quotes the text itself at times (a token of the line); the
+        // excerpts in it are short, and this bounds the whole.
         if !self.detail.is_empty() {
-            s.push_str(&format!(": {}", self.detail));
+            s.push_str(&format!(": {}", Excerpt::with_max(&self.detail, DETAIL_CHARS)));
         }
         s
     }
@@ -521,7 +525,7 @@ pub fn encode_record(format: Format, text: &str, encoding: Encoding) -> Result<V
 
 /// A single move's text that does not fit its position.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("'{text}': {why}")]
+#[error("'{}': {why}", excerpt(.text))]
 pub struct NotationError {
     pub text: String,
     pub why: String,

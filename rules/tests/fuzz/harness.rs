@@ -2,25 +2,24 @@
 //! the ones the reader accepted, byte and line mutations of valid inputs,
 //! and random games to take valid inputs from.
 
+use crate::support::fuzz_budget::{self, Watchdog};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 use rules::{Position, Variant};
 use std::cell::Cell;
 use std::fmt::Debug;
 
-/// Inputs per surface in a release build; `KOMA_FUZZ_SCALE` multiplies
-/// them (a longer local run), and a debug build (overflow checks on, ten
-/// times slower) runs an eighth.
+/// Inputs per surface: `release_cases`, or as `KOMA_FUZZ_CASES`/`KOMA_FUZZ_SCALE` say
+/// ([`crate::support::fuzz_budget::cases`]).
 pub fn cases(release_cases: u32) -> u32 {
-    let scale: f64 = std::env::var("KOMA_FUZZ_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
-    let debug = if cfg!(debug_assertions) { 8.0 } else { 1.0 };
-    ((release_cases as f64 * scale / debug) as u32).max(1)
+    fuzz_budget::cases(release_cases.into()).min(u32::MAX.into()) as u32
 }
 
 /// Runs `check` on `cases` inputs drawn from `strategy`; `check` returns
 /// whether the reader accepted the input. A panic inside a reader is a
-/// failure too (proptest catches it and shrinks the input). Prints the
-/// counts for the surface, then fails with the smallest failing input.
+/// failure too (proptest catches it and shrinks the input), and so is an input
+/// slower than [`fuzz_budget::slow`] (one that hangs aborts the run: [`Watchdog`]).
+/// Prints the counts for the surface, then fails with the smallest failing input.
 pub fn fuzz<S>(surface: &str, cases: u32, strategy: S, check: impl Fn(S::Value) -> Result<bool, TestCaseError>)
 where
     S: Strategy,
@@ -33,9 +32,13 @@ where
         ..Config::default()
     };
     let (tried, accepted) = (Cell::new(0u64), Cell::new(0u64));
+    let watchdog = Watchdog::new(surface);
     let result = TestRunner::new(config).run(&strategy, |input| {
         tried.set(tried.get() + 1);
-        if check(input)? {
+        let shown = format!("{input:?}");
+        let (verdict, took) = watchdog.case(|| shown, || check(input));
+        prop_assert!(took < fuzz_budget::slow(), "{surface}: one input took {took:?}");
+        if verdict? {
             accepted.set(accepted.get() + 1);
         }
         Ok(())

@@ -2,6 +2,8 @@
 //! `koma` front's cshogi tests (front/tests/records_cshogi.rs).
 #![allow(dead_code)]
 
+pub mod fuzz_budget;
+
 use std::path::PathBuf;
 use std::process::Command;
 

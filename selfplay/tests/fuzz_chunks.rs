@@ -1,10 +1,17 @@
 //! Sample chunks at the door (issue 19): chunks that pass the checksum but hold garbage
-//! are refused, and random or mutated chunks never panic the reader nor come back
-//! silently changed. The fuzz loops are bounded (a count and a time cap) and print how
-//! many inputs they tried.
+//! are refused, and random or mutated chunks never panic the reader, hang, nor come back
+//! silently changed. The fuzz loops are bounded (a count and a time cap; the long mode
+//! `KOMA_FUZZ_CASES=<n>` runs n inputs a loop, see the shared `fuzz_budget`) and print
+//! how many inputs they tried (`cargo test --release -p koma-selfplay --test fuzz_chunks
+//! -- --nocapture`).
+
+#[path = "../../rules/tests/support/fuzz_budget.rs"]
+mod fuzz_budget;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+use fuzz_budget::{cases, more, time_cap, Watchdog};
 
 use dataio::{decode_chunk, encode_chunk, encode_records, wrap_payload, ChunkHeader, GameResult, Sample, SampleError};
 use model::encoding::{Encoder, ENCODER_VERSION};
@@ -106,15 +113,18 @@ fn issue_reproducers_intact_chunks_with_garbage_are_refused() {
 fn fuzz_random_bytes_are_refused() {
     let mut rng = Rng::new(0x5eed_0001);
     let good = encode_chunk(&header(Variant::Shogi, 4), &game_samples(Variant::Shogi, 4)).unwrap();
-    let (start, mut tried) = (Instant::now(), 0u64);
-    while tried < 20_000 && start.elapsed() < Duration::from_secs(5) {
+    let (start, mut tried, watchdog) = (Instant::now(), 0u64, Watchdog::new("chunk random bytes"));
+    let (n, cap) = (cases(20_000), time_cap(Duration::from_secs(5)));
+    while more(tried, n, start, cap) {
         let len = rng.below(200);
         let mut bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         if rng.bernoulli(0.5) {
             let keep = rng.below(good.len().min(60) + 1);
             bytes.splice(0..0, good[..keep].iter().copied());
         }
-        assert!(decode(&bytes).is_err(), "random bytes accepted: {bytes:?}");
+        let (read, took) = watchdog.case(|| format!("{bytes:?}"), || decode(&bytes));
+        assert!(read.is_err(), "random bytes accepted: {bytes:?}");
+        assert!(took < fuzz_budget::slow(), "{took:?} for {bytes:?}");
         tried += 1;
     }
     println!("chunk fuzz: {tried} random inputs, all refused");
@@ -127,18 +137,21 @@ fn fuzz_mutated_headers_never_change_samples() {
     let mut rng = Rng::new(0x5eed_0002);
     let mut tried = 0u64;
     let mut accepted = 0u64;
+    let watchdog = Watchdog::new("chunk headers");
     for variant in [Variant::Shogi, Variant::Sho, Variant::Dai] {
         let samples = game_samples(variant, 5);
         let good = encode_chunk(&header(variant, 5), &samples).unwrap();
         let original = decode(&good).unwrap();
-        for _ in 0..3000 {
+        for _ in 0..cases(3000) {
             let mut bytes = good.clone();
             for _ in 0..1 + rng.below(3) {
                 let at = 8 + rng.below(40);
                 bytes[at] = if rng.bernoulli(0.5) { rng.next_u64() as u8 } else { bytes[at] ^ (1 << rng.below(8)) };
             }
             tried += 1;
-            if let Ok(c) = decode(&bytes) {
+            let (read, took) = watchdog.case(|| format!("{bytes:?}"), || decode(&bytes));
+            assert!(took < fuzz_budget::slow(), "{took:?} for {bytes:?}");
+            if let Ok(c) = read {
                 accepted += 1;
                 assert_eq!(c.samples, original.samples);
                 assert_eq!((c.header.variant, c.header.count), (variant, 5));
@@ -155,6 +168,7 @@ fn fuzz_mutated_headers_never_change_samples() {
 fn fuzz_mutated_payloads_are_refused_or_read_exactly() {
     let mut rng = Rng::new(0x5eed_0003);
     let (start, mut tried, mut accepted) = (Instant::now(), 0u64, 0u64);
+    let (n, cap, watchdog) = (cases(20_000), time_cap(Duration::from_secs(10)), Watchdog::new("chunk payloads"));
     let variants = [Variant::Shogi, Variant::Sho, Variant::Dai];
     let bases: Vec<(Variant, Vec<Sample>, Vec<u8>)> = variants
         .iter()
@@ -164,13 +178,15 @@ fn fuzz_mutated_payloads_are_refused_or_read_exactly() {
             (v, s, raw)
         })
         .collect();
-    while tried < 20_000 && start.elapsed() < Duration::from_secs(10) {
+    while more(tried, n, start, cap) {
         let (variant, _, base) = &bases[rng.below(bases.len())];
         let mut raw = base.clone();
         mutate(&mut raw, &mut rng);
         let h = header(*variant, 4);
         tried += 1;
-        if let Ok(c) = decode(&wrap_payload(&h, &raw)) {
+        let (read, took) = watchdog.case(|| format!("{raw:?}"), || decode(&wrap_payload(&h, &raw)));
+        assert!(took < fuzz_budget::slow(), "{took:?} for {raw:?}");
+        if let Ok(c) = read {
             accepted += 1;
             let again = encode_records(h.policy_size, &c.samples).unwrap();
             assert_eq!(again, raw, "a mutated payload was read as something else");

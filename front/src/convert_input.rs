@@ -1,0 +1,80 @@
+//! What `koma convert` reads: game records (KIF, KI2, CSA, USI) and dlshogi's hcpe and
+//! hcpe3 files, named by `--from` or told by a file's extension, read into
+//! [`Record`]s. hcpe and hcpe3 read back as the games they hold
+//! ([`rules::records::hcpe::records_of_entries`], [`rules::records::hcpe::record_of_game`]:
+//! positions, moves and results, no names, times or evals).
+
+use anyhow::Result;
+use front::BadInput;
+use rules::records::hcpe::{self, hcpe3, HcpeError};
+use rules::records::{read_games, Format, Record, RecordError};
+
+/// An input file's format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A record text format (every [`Format`] but Western).
+    Text(Format),
+    Hcpe,
+    Hcpe3,
+}
+
+/// Why an input gave no games: the 1-based line at fault, if one is, and the message.
+pub struct ReadError {
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl From<RecordError> for ReadError {
+    fn from(e: RecordError) -> ReadError {
+        ReadError { line: e.line, message: e.message() }
+    }
+}
+
+impl From<HcpeError> for ReadError {
+    fn from(e: HcpeError) -> ReadError {
+        ReadError { line: None, message: e.to_string() }
+    }
+}
+
+impl Source {
+    /// The format `--from NAME` names.
+    pub fn from_name(name: &str) -> Result<Source> {
+        match name.to_ascii_lowercase().as_str() {
+            "hcpe" => Ok(Source::Hcpe),
+            "hcpe3" => Ok(Source::Hcpe3),
+            _ => match Format::from_name(name) {
+                Some(f) if f.readable() => Ok(Source::Text(f)),
+                Some(_) => Err(BadInput("western text can be written, not read".into()).into()),
+                None => Err(BadInput(format!(
+                    "unknown format '{}' (expected kif, ki2, csa, usi, hcpe or hcpe3)",
+                    rules::excerpt(name)
+                ))
+                .into()),
+            },
+        }
+    }
+
+    /// The format a file extension tells (.kif .kifu .ki2 .ki2u .csa .usi .sfen .hcpe
+    /// .hcpe3), if it is one that can be read.
+    pub fn from_extension(ext: &str) -> Option<Source> {
+        match ext.to_ascii_lowercase().as_str() {
+            "hcpe" => Some(Source::Hcpe),
+            "hcpe3" => Some(Source::Hcpe3),
+            _ => Format::from_extension(ext).filter(|f| f.readable()).map(Source::Text),
+        }
+    }
+
+    /// Every game of a file's bytes; `ext` is the file's extension (`.kifu`/`.ki2u`
+    /// promise UTF-8).
+    pub fn read(self, bytes: &[u8], ext: &str) -> Result<Vec<Record>, ReadError> {
+        let games = match self {
+            Source::Text(format) => return Ok(read_games(format, bytes, Format::encoding_of_extension(ext))?),
+            Source::Hcpe => hcpe::records_of_entries(&hcpe::from_bytes(bytes)?),
+            Source::Hcpe3 => hcpe3::from_bytes(bytes)?.iter().map(hcpe::record_of_game).collect(),
+        };
+        if games.is_empty() {
+            return Err(ReadError { line: None, message: "no game in the file (it is empty)".into() });
+        }
+        Ok(games)
+    }
+}
