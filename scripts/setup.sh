@@ -2,7 +2,8 @@
 # Idempotent set-up of the Python side of koma:
 #   <repo>/.venv with the pinned torch wheel (libtorch for tch, via LIBTORCH_USE_PYTORCH=1)
 #   plus the small Python packages the tests use (tensorboard reads our event files,
-#   safetensors opens our exported model files, moto_server is the S3 of the run-store tests).
+#   safetensors opens our exported model files, onnxruntime runs our ONNX exports, moto_server
+#   is the S3 of the run-store tests).
 #
 # The default Linux torch wheel from PyPI carries the CUDA libraries (~4.7 GB): the same
 # build then runs on a GPU when one is present and on the CPU otherwise. That wheel is
@@ -25,7 +26,9 @@ set -euo pipefail
 # Keep in step with the tch crate version (tch 0.26 expects torch 2.13.0 exactly).
 TORCH_VERSION="2.13.0"
 # moto[server]: an S3-compatible server on 127.0.0.1 for the run-store tests (moto_server).
-PY_EXTRA=(tensorboard safetensors "moto[server]")
+# onnxruntime: model/tests/onnx_export.rs runs `koma export --format onnx` files in it
+# (pinned; 1.32.0 has a manylinux_2_28 wheel for CPython 3.11 on x86_64).
+PY_EXTRA=(tensorboard safetensors "moto[server]" "onnxruntime==1.32.0")
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"

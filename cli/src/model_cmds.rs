@@ -108,30 +108,53 @@ pub fn analyse(args: AnalyseArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `koma export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// koma's model file: one self-describing safetensors file that every koma loader takes.
+    Model,
+    /// An ONNX model (opset 17) for onnxruntime, TensorRT or DirectML: input `planes`,
+    /// outputs `policy_logits` and `wdl` (data/FORMAT.md, "ONNX files"). koma does not load it.
+    Onnx,
+}
+
 #[derive(Args)]
 pub struct ExportArgs {
     /// Checkpoint (`<stem>`, `<stem>.json` or `<stem>.safetensors`) or model file.
     checkpoint: PathBuf,
-    /// The model file to write (safetensors; name it `model-<variant>.safetensors` to put it
-    /// next to `koma-usi` for `ModelFile=auto`).
+    /// The file to write: with `--format model`, a model file (safetensors; name it
+    /// `model-<variant>.safetensors` to put it next to `koma-usi` for `ModelFile=auto`);
+    /// with `--format onnx`, an ONNX model (`.onnx` by convention).
     #[arg(short, long)]
     out: PathBuf,
+    /// What to write.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Model)]
+    format: ExportFormat,
 }
 
-/// `koma export`: one self-describing file (see data/FORMAT.md, "Model files").
+/// `koma export`: one self-describing file (see data/FORMAT.md, "Model files" and "ONNX
+/// files").
 pub fn export(args: ExportArgs) -> Result<ExitCode> {
-    let exported = model::export_model(&args.checkpoint, &args.out)?;
-    let meta = &exported.meta;
+    let (path, bytes, meta, digest, what) = match args.format {
+        ExportFormat::Model => {
+            let e = model::export_model(&args.checkpoint, &args.out)?;
+            (e.path, e.bytes, e.meta, e.tensors_sha256, "model file".to_string())
+        }
+        ExportFormat::Onnx => {
+            let e = model::export_onnx(&args.checkpoint, &args.out)?;
+            (e.path, e.bytes, e.meta, e.tensors_sha256, format!("ONNX model, opset {}", model::ONNX_OPSET))
+        }
+    };
     println!(
-        "wrote {} ({} bytes): {} network, step {}, {} blocks x {} channels, {} parameters, tensors sha256 {}",
-        exported.path.display(),
-        exported.bytes,
+        "wrote {} ({} bytes, {what}): {} network, step {}, {} blocks x {} channels, {} parameters, tensors sha256 {}",
+        path.display(),
+        bytes,
         meta.variant,
         meta.step,
         meta.net.blocks,
         meta.net.channels,
         meta.parameters,
-        exported.tensors_sha256
+        digest
     );
     Ok(ExitCode::SUCCESS)
 }

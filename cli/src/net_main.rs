@@ -37,7 +37,7 @@ enum NetCommand {
     Arena(arena_cmd::ArenaArgs),
     /// The ladder of reference players: its rungs, and a player's place on it.
     Ladder(ladder_cmd::LadderArgs),
-    /// Write a checkpoint as one self-describing model file (for koma-usi, sharing)
+    /// Write a checkpoint as one self-describing model file (for koma-usi, sharing) or an ONNX model
     Export(model_cmds::ExportArgs),
     /// Play self-play games and write training sample chunks.
     Selfplay(selfplay_cmd::SelfplayArgs),

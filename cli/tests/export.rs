@@ -2,7 +2,8 @@
 //! a damaged one is refused cleanly, and `koma export` writes one file that every loader
 //! takes (`koma eval`, `koma evaluate`, `koma learn --init`, `koma train --init`,
 //! `koma arena koma:FILE`) and
-//! that Python's `safetensors` package opens.
+//! that Python's `safetensors` package opens; `--format onnx` writes the same network as
+//! an ONNX model (model/tests/onnx_export.rs runs those in onnxruntime).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -241,6 +242,36 @@ fn export_refuses_what_it_cannot_load() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("refusing to overwrite"), "{}", text(&out.stderr));
     eval_wdl(&ckpt);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `tensors sha256 ...` at the end of `koma export`'s line.
+fn printed_digest(out: &Output) -> String {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).trim().rsplit(' ').next().unwrap().to_string()
+}
+
+#[test]
+fn export_writes_onnx_on_request() {
+    let (dir, cfg) = setup("onnx");
+    let ckpt = init(&cfg, &dir.join("c"), 1);
+    let onnx = dir.join("net.onnx");
+    let out = koma(&[&"export", &"--format", &"onnx", &ckpt, &"-o", &onnx]);
+    assert!(text(&out.stdout).contains("ONNX model, opset 17"), "{}", text(&out.stdout));
+    let onnx_digest = printed_digest(&out);
+    let bytes = std::fs::read(&onnx).unwrap();
+    assert!(bytes.windows(9).any(|w| w == b"koma-onnx"), "the metadata names the format");
+    // The same network as a model file (the default format) of the same checkpoint.
+    let model = dir.join("net.safetensors");
+    assert_eq!(printed_digest(&koma(&[&"export", &ckpt, &"-o", &model])), onnx_digest);
+    eval_wdl(&model);
+    // Unknown formats: bad input, the formats listed, nothing written.
+    let out = koma(&[&"export", &"--format", &"tflite", &ckpt, &"-o", &dir.join("x")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("[possible values: model, onnx]"), "{}", text(&out.stderr));
+    assert!(!dir.join("x").exists());
+    let help = text(&koma(&[&"export", &"--help"]).stdout);
+    assert!(help.contains("--format") && help.contains("onnx"), "{help}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

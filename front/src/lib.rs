@@ -63,7 +63,7 @@ pub const NETWORK_COMMANDS: &[NetworkCommand] = &[
     NetworkCommand {
         name: "export",
         aliases: &[],
-        about: "Write a checkpoint as one self-describing model file (for koma-usi, sharing)",
+        about: "Write a checkpoint as one self-describing model file (for koma-usi, sharing) or an ONNX model",
     },
     NetworkCommand { name: "selfplay", aliases: &[], about: "Play self-play games and write training sample chunks" },
     NetworkCommand { name: "bench", aliases: &[], about: "Benchmarks (network evaluations, self-play)" },

@@ -14,7 +14,8 @@
 //! - [`file`](mod@file): checkpoints (safetensors weights + JSON metadata, written atomically with
 //!   `files::write_atomic`), model files (one self-describing file for sharing a network),
 //!   [`Network`], the one way to load either with typed errors (the evaluator, the encoder
-//!   its input planes need, and the file's metadata, together), and the safetensors codec
+//!   its input planes need, and the file's metadata, together), ONNX export for other
+//!   programs ([`export_onnx`]), and the safetensors codec
 //!   ([`file::tensors`]) that the trainer's optimiser state uses too.
 //! - [`threads`]: the one policy for libtorch's CPU threads.
 
@@ -33,6 +34,10 @@ pub use file::export::{export_model, write_model_file, ExportedModel};
 pub use file::init::{init_checkpoint, InitError};
 pub use file::loader::{load_net, locate_model, read_model_meta, Expected, ModelSource, Network};
 pub use file::meta::{ModelMeta, MODEL_FILE_FORMAT, MODEL_FILE_FORMAT_VERSION};
+pub use file::onnx::{
+    export_onnx, write_onnx_file, ExportedOnnx, ONNX_BATCH_DIM, ONNX_FORMAT, ONNX_FORMAT_VERSION, ONNX_INPUT,
+    ONNX_IR_VERSION, ONNX_OPSET, ONNX_POLICY_OUTPUT, ONNX_WDL_OUTPUT,
+};
 pub use file::tensors::{tensor_digest, tensors_sha256};
 pub use inference::batcher::{BatchError, Batcher, BatcherConfig, BatcherHandle, BatcherStats, EvalSlot};
 pub use inference::bench::{bench_forward, BenchError, BenchOptions, BenchRow};

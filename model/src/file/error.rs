@@ -77,6 +77,11 @@ pub enum CheckpointError {
     NonFiniteOutput { path: PathBuf, output: &'static str, input: &'static str, on: String },
     #[error("{path}: refusing to overwrite the weights of checkpoint {meta}")]
     WouldOverwriteCheckpoint { path: PathBuf, meta: PathBuf },
+    #[error(
+        "{path}: the network takes {bytes} bytes, more than an ONNX file holds ({limit} bytes: protobuf's \
+         limit; ONNX external data files are not written)"
+    )]
+    OnnxTooLarge { path: PathBuf, bytes: u64, limit: u64 },
     #[error("network: {0}")]
     Net(NetError),
     #[error("torch: {0}")]

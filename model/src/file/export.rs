@@ -31,12 +31,18 @@ pub struct ExportedModel {
 /// weights of a checkpoint pair.
 pub fn export_model(source: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportedModel, CheckpointError> {
     let out = out.as_ref();
+    refuse_checkpoint_weights(out)?;
+    let (net, meta) = load_net(source, &Expected::any(), Device::Cpu)?;
+    write_model_file(&net, &meta, out)
+}
+
+/// Refuses an output path that is the weights file of a checkpoint pair (both files exist).
+pub(crate) fn refuse_checkpoint_weights(out: &Path) -> Result<(), CheckpointError> {
     let pair = CheckpointPaths::new(out);
     if pair.weights == out && pair.meta.is_file() && out.is_file() {
         return Err(CheckpointError::WouldOverwriteCheckpoint { path: out.into(), meta: pair.meta });
     }
-    let (net, meta) = load_net(source, &Expected::any(), Device::Cpu)?;
-    write_model_file(&net, &meta, out)
+    Ok(())
 }
 
 /// Writes `net` with `meta` as a model file at `out`, atomically.

@@ -1,5 +1,6 @@
 //! Networks on disk, read and written side by side: checkpoints ([`checkpoint`]), model
-//! files ([`export`] writes, [`meta`] holds their header both ways), the one way to load
+//! files ([`export`] writes, [`meta`] holds their header both ways), ONNX models for other
+//! programs ([`onnx`], written only), the one way to load
 //! either ([`loader`]) with the checks a file passes before and after its network is
 //! built (`checks`), freshly initialised checkpoints ([`init`]), the safetensors codec
 //! ([`tensors`], also the trainer's optimiser state's) and the errors of all of them
@@ -12,4 +13,5 @@ pub mod export;
 pub mod init;
 pub mod loader;
 pub mod meta;
+pub mod onnx;
 pub mod tensors;
