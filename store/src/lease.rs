@@ -243,6 +243,10 @@ impl Lease {
 /// What the renewal thread and the holder share.
 #[derive(Debug)]
 struct Shared {
+    /// The store's URL and the lease's key, for messages (without waiting for a renewal
+    /// in flight, which holds `lease`).
+    url: String,
+    key: String,
     lease: Mutex<Lease>,
     /// Set when a renewal found another holder: the message of [`LeaseError::Lost`].
     lost: Mutex<Option<String>>,
@@ -261,6 +265,8 @@ impl KeptLease {
     /// Keeps `lease`, renewing it every `every` from a thread of its own.
     pub fn keep(lease: Lease, every: Duration) -> KeptLease {
         let shared = Arc::new(Shared {
+            url: lease.store.url().into(),
+            key: lease.key.clone(),
             lease: Mutex::new(lease),
             lost: Mutex::new(None),
             stop: Mutex::new(false),
@@ -278,12 +284,12 @@ impl KeptLease {
         self.shared.lease.lock().unwrap_or_else(|e| e.into_inner()).record.clone()
     }
 
-    /// Fails once a renewal has found that another process holds the lease.
+    /// Fails once a renewal has found that another process holds the lease. Never waits
+    /// for the store.
     pub fn check(&self) -> Result<(), LeaseError> {
         let lost = self.shared.lost.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let lease = self.shared.lease.lock().unwrap_or_else(|e| e.into_inner());
         match lost {
-            Some(by) => Err(LeaseError::Lost { url: lease.store.url().into(), key: lease.key.clone(), by }),
+            Some(by) => Err(LeaseError::Lost { url: self.shared.url.clone(), key: self.shared.key.clone(), by }),
             None => Ok(()),
         }
     }
