@@ -20,6 +20,9 @@
 //! cleanly frees the run at once; one that dies frees it after at most [`LEASE_TTL`] (at
 //! once on the same host); a store that cannot be reached for longer than that lets
 //! another learner take the run over, and the first one stops at its next renewal.
+//! Hosts are told apart by name: two containers that share a host name but not a process
+//! table could see each other's live lease as the lease of a process gone; the holder then
+//! finds it taken over at its next renewal and stops before writing.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
