@@ -10,8 +10,9 @@
 //! errors are warnings (shown with `--quiet`). A write error of the lease, a checkpoint,
 //! the state or the published model stops the run with that error (exit status 1).
 //!
-//! This module is the loop; [`startup`] takes the lease and opens or resumes the run, [`logging`] writes
-//! TensorBoard and the summary, [`eval_schedule`] starts and records the evaluations.
+//! This module is the loop; [`startup`] takes the lease and opens or resumes the run,
+//! [`logging`] writes TensorBoard and the summary, [`eval_schedule`] starts and records the
+//! evaluations.
 
 mod eval_schedule;
 mod logging;
