@@ -32,6 +32,10 @@ pub struct LearnerArgs {
     /// Seconds between listings of new sample chunks.
     #[arg(long, default_value_t = 2.0)]
     poll_seconds: f64,
+    /// Seconds to wait for the run while another learner holds it (its lease is given back
+    /// when it stops, or expires 60 s after its last renewal); 0 refuses at once.
+    #[arg(long, default_value_t = 0.0)]
+    lease_wait: f64,
     /// No progress display.
     #[arg(long)]
     quiet: bool,
@@ -40,6 +44,9 @@ pub struct LearnerArgs {
 pub fn learner(args: LearnerArgs) -> anyhow::Result<ExitCode> {
     if !(args.poll_seconds > 0.0 && args.poll_seconds.is_finite()) {
         return Err(BadInput("--poll-seconds must be positive".into()).into());
+    }
+    if !(args.lease_wait >= 0.0 && args.lease_wait <= 86_400.0) {
+        return Err(BadInput("--lease-wait must be between 0 and 86400 seconds".into()).into());
     }
     let cfg = match &args.config {
         Some(p) => Some(trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?),
@@ -56,6 +63,7 @@ pub fn learner(args: LearnerArgs) -> anyhow::Result<ExitCode> {
         progress: !args.quiet,
         poll: Duration::from_secs_f64(args.poll_seconds),
         stop: stop.clone(),
+        lease_wait: Duration::from_secs_f64(args.lease_wait),
     };
     eprintln!("koma learner: run {} (Ctrl-C or SIGTERM saves and stops)", files.describe());
     let mut role = trainer::LearnerRole::open(files, cfg, opts).map_err(config_error)?;

@@ -139,7 +139,7 @@ fn check_ladder(text: &str) -> Result<bool, String> {
 }
 
 fn run(surface: &str, seed: u64, seeds: &[(String, String)], check: impl Fn(&str) -> Result<bool, String>) {
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng::new(fuzz_budget::seed(seed));
     let watchdog = Watchdog::new(surface);
     let (n, cap, start) = (cases(3000), time_cap(Duration::from_secs(10)), Instant::now());
     let (mut tried, mut accepted) = (0u64, 0u64);

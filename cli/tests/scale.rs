@@ -259,6 +259,35 @@ fn kill_9_of_worker_and_learner_then_restart_loses_and_double_counts_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Two `koma learner`s on one run (issue 26): the second is refused at once, naming the
+/// first, and exits with an error; one started with `--lease-wait` waits and takes the run
+/// over when the first stops (a Kubernetes rolling restart), and `latest.json` never goes
+/// back.
+#[test]
+fn a_second_learner_is_refused_and_one_that_waits_takes_over() {
+    let (dir, cfg) = setup("lease");
+    let run = dir.join("run");
+    let r = run.to_str().unwrap();
+    let first = learner(r, &cfg, &[], &[]);
+    wait_until("the first learner's step 0", 300, || run.join("models/latest.json").exists());
+    let (status, _, stderr) = learner(r, &cfg, &[], &[]).wait(120);
+    assert!(!status.success(), "the second learner must fail: {stderr}");
+    assert!(status.code().is_some(), "an exit, not a signal: {status:?}");
+    assert!(stderr.contains("another learner holds this run") && stderr.contains("expires in"), "{stderr}");
+    let waiting = learner(r, &cfg, &["--lease-wait", "300"], &[]);
+    waiting.wait_for_log("waiting for the run's lease");
+    first.signal("-TERM");
+    let (status, _, stderr) = first.wait(120);
+    assert!(status.success(), "{stderr}");
+    waiting.wait_for_log("resuming run");
+    waiting.signal("-TERM");
+    let (status, stdout, stderr) = waiting.wait(120);
+    assert!(status.success(), "{stderr}");
+    assert!(stdout.contains("interrupted") && stdout.contains("games n/a"), "{stdout}");
+    assert_eq!(json(&run.join("models/latest.json")).unwrap()["step"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// After a kill: every file the learner or a worker would read is whole, and the state
 /// names a complete checkpoint. Returns the step a restarted learner continues from: the
 /// newest complete checkpoint (metadata and learner state written), which is the state's

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! config.toml                          the run's config (the learner writes it; workers read it)
+//! learner.lease                        who the run's one learner is, until when (store::lease)
 //! state.json                           the learner's commit record (written last)
 //! checkpoints/ckpt-<step>.json / .safetensors / .optim.safetensors / .learner
 //! models/ckpt-<step>.json / .safetensors   published networks
@@ -18,6 +19,8 @@ use serde::{Deserialize, Serialize};
 
 pub const CONFIG: &str = "config.toml";
 pub const STATE: &str = "state.json";
+/// The lease of the run's one learner (`store::lease`).
+pub const LEARNER_LEASE: &str = "learner.lease";
 pub const CHECKPOINTS: &str = "checkpoints";
 pub const MODELS: &str = "models";
 pub const LATEST_MODEL: &str = "models/latest.json";
@@ -110,6 +113,8 @@ pub enum PointerError {
     Syntax { path: String, message: String },
     #[error("{LATEST_MODEL}: `{model}` is not a model of this run")]
     Foreign { model: String },
+    #[error("{LATEST_MODEL}: says step {step} but names `{model}`, the model of step {model_step}")]
+    StepMismatch { step: u64, model: String, model_step: u64 },
 }
 
 impl ModelPointer {
@@ -123,8 +128,12 @@ impl ModelPointer {
     pub fn parse(bytes: &[u8], path: &str) -> Result<ModelPointer, PointerError> {
         let p: ModelPointer = serde_json::from_slice(bytes)
             .map_err(|e| PointerError::Syntax { path: path.to_string(), message: e.to_string() })?;
-        if stem_step(&p.model, MODELS) != Some(p.step) {
-            return Err(PointerError::Foreign { model: p.model });
+        match stem_step(&p.model, MODELS) {
+            None => return Err(PointerError::Foreign { model: p.model }),
+            Some(model_step) if model_step != p.step => {
+                return Err(PointerError::StepMismatch { step: p.step, model: p.model, model_step })
+            }
+            Some(_) => {}
         }
         Ok(p)
     }
@@ -186,7 +195,11 @@ mod tests {
         let foreign = br#"{"step": 12, "model": "../other/models/ckpt-00000012"}"#;
         let e = ModelPointer::parse(foreign, "x").unwrap_err();
         assert_eq!(e.to_string(), "models/latest.json: `../other/models/ckpt-00000012` is not a model of this run");
-        assert!(ModelPointer::parse(br#"{"step": 12, "model": "models/ckpt-00000011"}"#, "x").is_err());
+        let e = ModelPointer::parse(br#"{"step": 12, "model": "models/ckpt-00000011"}"#, "x").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "models/latest.json: says step 12 but names `models/ckpt-00000011`, the model of step 11"
+        );
         assert!(ModelPointer::parse(b"{}", "r/models/latest.json")
             .unwrap_err()
             .to_string()

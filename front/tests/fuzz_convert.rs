@@ -131,7 +131,7 @@ fn check(dir: &Path, input: &Path, to: &str) -> Result<usize, String> {
 fn fuzz_convert_runs() {
     let dir = scratch("koma-fuzz-convert");
     let seeds = seeds();
-    let mut rng = 0x00C0_4E27_0000_0001u64;
+    let mut rng = fuzz_budget::seed(0x00C0_4E27_0000_0001);
     let (n, cap, start) = (cases(300), time_cap(Duration::from_secs(10)), Instant::now());
     let (mut tried, mut converted) = (0u64, 0u64);
     while more(tried, n, start, cap) {

@@ -18,7 +18,9 @@
 //! Keys are `/`-separated paths relative to the run (`samples/w1-....chunk`). Every
 //! [`RunStore::put`] replaces an object whole: readers see the old object or the new one,
 //! never part of one (a local folder writes a temporary file and renames it). Nothing here
-//! relies on conditional writes or on the order of a listing.
+//! relies on the order of a listing. [`RunStore::put_if`] writes conditionally
+//! ([`conditional`]), which the learner's [`lease`] and the published-model pointer use.
+//! A `memory://` store can be made to fail on purpose ([`faults`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,7 +34,15 @@ use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path as ObjectPath;
 use object_store::prefix::PrefixStore;
-use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, PutPayload, RetryConfig};
+use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, PutMode, PutPayload, RetryConfig};
+
+pub mod conditional;
+pub mod faults;
+pub mod lease;
+
+pub use conditional::Versioned;
+use conditional::{put_local_if, read_local, Version};
+use faults::{Access, Faults};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -69,6 +79,8 @@ pub struct RunStore {
     store: Arc<dyn ObjectStore>,
     url: String,
     local_root: Option<PathBuf>,
+    /// The fault switch of a `memory://` store.
+    faults: Option<Arc<Faults>>,
 }
 
 /// The runtime that drives `object_store`'s futures for the blocking API.
@@ -84,11 +96,14 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// `memory://name` stores of this process, so that roles in one process share a run.
-fn memory_store(name: &str) -> Arc<dyn ObjectStore> {
-    static STORES: OnceLock<Mutex<HashMap<String, Arc<InMemory>>>> = OnceLock::new();
+/// `memory://name` stores of this process (with their fault switches), so that roles in
+/// one process share a run.
+fn memory_store(name: &str) -> (Arc<dyn ObjectStore>, Arc<Faults>) {
+    type Stores = HashMap<String, (Arc<InMemory>, Arc<Faults>)>;
+    static STORES: OnceLock<Mutex<Stores>> = OnceLock::new();
     let mut map = STORES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    map.entry(name.to_string()).or_insert_with(|| Arc::new(InMemory::new())).clone()
+    let (store, faults) = map.entry(name.to_string()).or_default().clone();
+    (store, faults)
 }
 
 /// Quick failure instead of minutes of retries: a worker spools chunks locally and tries
@@ -131,9 +146,12 @@ impl RunStore {
     /// Opens the store named by `url` (see the crate documentation for the forms).
     pub fn open(url: &str) -> Result<RunStore, StoreError> {
         let bad = |reason: String| StoreError::BadUrl { url: url.to_string(), reason };
+        let mut faults = None;
         let (store, local_root): (Arc<dyn ObjectStore>, Option<PathBuf>) =
             if let Some(name) = url.strip_prefix("memory://") {
-                (memory_store(name), None)
+                let (store, switch) = memory_store(name);
+                faults = Some(switch);
+                (store, None)
             } else if url.starts_with("s3://") {
                 let (bucket, prefix) = split_bucket(url, "s3");
                 let s3 = AmazonS3Builder::from_env()
@@ -166,7 +184,21 @@ impl RunStore {
                 let fs = LocalFileSystem::new_with_prefix(&root).map_err(|e| bad(e.to_string()))?;
                 (Arc::new(fs), Some(root))
             };
-        Ok(RunStore { store, url: url.to_string(), local_root })
+        Ok(RunStore { store, url: url.to_string(), local_root, faults })
+    }
+
+    /// The fault switch of a `memory://` store (`None` for every other store).
+    pub fn faults(&self) -> Option<&Faults> {
+        self.faults.as_deref()
+    }
+
+    /// Fails the request when a fault is injected.
+    fn admit(&self, access: Access, op: &'static str, key: &str) -> Result<(), StoreError> {
+        let Some(f) = &self.faults else { return Ok(()) };
+        f.admit(access).map_err(|e| {
+            let cause = object_store::Error::Generic { store: "memory", source: Box::new(e) };
+            self.backend(op, key)(cause)
+        })
     }
 
     pub fn url(&self) -> &str {
@@ -199,6 +231,7 @@ impl RunStore {
     /// Writes `bytes` as `key` in one request, replacing any object of that name.
     pub fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
         let path = self.path(key)?;
+        self.admit(Access::Write, "put", key)?;
         if let Some(local) = self.local_path(key) {
             // Durable as well as atomic: fsync before the rename (a power cut keeps a run).
             return write_local(&local, &bytes);
@@ -210,6 +243,7 @@ impl RunStore {
     /// The object `key`, or `None` if there is none.
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let path = self.path(key)?;
+        self.admit(Access::Read, "get", key)?;
         let result = runtime().block_on(async {
             let r = self.store.get(&path).await?;
             r.bytes().await
@@ -225,6 +259,7 @@ impl RunStore {
     /// by key. Names starting with `.` (temporary files of a local folder) are left out.
     pub fn list(&self, prefix: &str) -> Result<Vec<Entry>, StoreError> {
         let p = self.path(prefix.trim_end_matches('/'))?;
+        self.admit(Access::Read, "list", prefix)?;
         let metas: Vec<object_store::ObjectMeta> =
             runtime().block_on(self.store.list(Some(&p)).try_collect()).map_err(self.backend("list", prefix))?;
         let mut out: Vec<Entry> = metas
@@ -243,6 +278,7 @@ impl RunStore {
     /// Deletes `key`; a missing object is not an error.
     pub fn delete(&self, key: &str) -> Result<(), StoreError> {
         let path = self.path(key)?;
+        self.admit(Access::Write, "delete", key)?;
         match runtime().block_on(self.store.delete(&path)) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.backend("delete", key)(e)),
@@ -252,7 +288,77 @@ impl RunStore {
     /// Copies `from` to `to` inside the store (server-side where the store can).
     pub fn copy(&self, from: &str, to: &str) -> Result<(), StoreError> {
         let (f, t) = (self.path(from)?, self.path(to)?);
+        self.admit(Access::Write, "copy", to)?;
         runtime().block_on(self.store.copy(&f, &t)).map_err(self.backend("copy", from))
+    }
+
+    /// The object `key` with its version, for a conditional [`RunStore::put_if`]; `None` if
+    /// there is none.
+    pub fn get_versioned(&self, key: &str) -> Result<Option<Versioned>, StoreError> {
+        let path = self.path(key)?;
+        self.admit(Access::Read, "get", key)?;
+        if let Some(local) = self.local_path(key) {
+            let bytes = read_local(&local).map_err(|cause| StoreError::Io { path: local, cause })?;
+            return Ok(bytes.map(Versioned::local));
+        }
+        let result = runtime().block_on(async {
+            let r = self.store.get(&path).await?;
+            let meta = r.meta.clone();
+            Ok::<_, object_store::Error>((r.bytes().await?, meta))
+        });
+        match result {
+            Ok((b, meta)) => Ok(Some(Versioned::new(b.to_vec(), meta.e_tag, meta.version))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.backend("get", key)(e)),
+        }
+    }
+
+    /// Writes `bytes` as `key` only while the object still is `expected` (as
+    /// [`RunStore::get_versioned`] read it), or, with `expected` `None`, only while there is
+    /// no such object. The version written, or `None` (nothing written) when the object
+    /// changed in between.
+    pub fn put_if(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        expected: Option<&Versioned>,
+    ) -> Result<Option<Versioned>, StoreError> {
+        let path = self.path(key)?;
+        self.admit(Access::Write, "put", key)?;
+        if let Some(local) = self.local_path(key) {
+            let expected = expected.map(|v| v.bytes.as_slice());
+            return put_local_if(&local, &bytes, expected).map_err(|cause| StoreError::Io { path: local, cause });
+        }
+        let mode = match expected.map(|v| &v.version) {
+            None => PutMode::Create,
+            Some(Version::Tag(v)) => PutMode::Update(v.clone()),
+            Some(Version::Bytes) => return self.put_if_same_bytes(key, bytes, expected),
+        };
+        let payload = PutPayload::from(bytes.clone());
+        match runtime().block_on(self.store.put_opts(&path, payload, mode.into())) {
+            Ok(r) => Ok(Some(Versioned::new(bytes, r.e_tag, r.version))),
+            Err(
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. }
+                | object_store::Error::NotFound { .. },
+            ) => Ok(None),
+            Err(object_store::Error::NotImplemented) => self.put_if_same_bytes(key, bytes, expected),
+            Err(e) => Err(self.backend("put", key)(e)),
+        }
+    }
+
+    /// A store without conditional writes: read, compare the bytes, write.
+    fn put_if_same_bytes(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        expected: Option<&Versioned>,
+    ) -> Result<Option<Versioned>, StoreError> {
+        if self.get(key)?.as_deref() != expected.map(|v| v.bytes.as_slice()) {
+            return Ok(None);
+        }
+        self.put(key, bytes.clone())?;
+        Ok(Some(Versioned::local(bytes)))
     }
 
     /// Uploads the local file `path` as `key`; nothing to do when `path` already is that

@@ -93,6 +93,18 @@ fn s3_round_trip_against_a_local_server() {
     assert_eq!(s.get("models/x").unwrap().unwrap(), b"two");
     s.delete("models/x").unwrap();
     assert_eq!(s.get("models/x").unwrap(), None);
+    // Conditional writes (the learner's lease, models/latest.json) use the server's
+    // preconditions: a second create and a stale version are refused.
+    let v = s.put_if("learner.lease", b"one".to_vec(), None).unwrap().expect("created");
+    assert!(s.put_if("learner.lease", b"again".to_vec(), None).unwrap().is_none());
+    let read = s.get_versioned("learner.lease").unwrap().unwrap();
+    s.put_if("learner.lease", b"two".to_vec(), Some(&read)).unwrap().expect("replaced");
+    assert!(s.put_if("learner.lease", b"stale".to_vec(), Some(&v)).unwrap().is_none());
+    assert_eq!(s.get("learner.lease").unwrap().unwrap(), b"two");
+    s.delete("learner.lease").unwrap();
+    let lease = store::lease::Lease::acquire(&s, "learner.lease", Duration::from_secs(60)).unwrap();
+    let e = store::lease::Lease::acquire(&s, "learner.lease", Duration::from_secs(60)).unwrap_err();
+    assert!(e.to_string().contains(&lease.record().owner), "{e}");
     // The prefix keeps runs of one bucket apart.
     let other = RunStore::open("s3://koma-test/runs/r2").unwrap();
     assert!(other.list("samples").unwrap().is_empty());

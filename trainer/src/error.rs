@@ -77,6 +77,18 @@ pub enum TrainError {
     ModelPointer(#[from] dataio::run_layout::PointerError),
     #[error("{run}: {key} is missing")]
     NetworkFileMissing { run: String, key: String },
+    /// `models/latest.json` changed under every attempt to replace it.
+    #[error("{run}: models/latest.json kept changing while step {step} was published (is another learner running?)")]
+    PublishContended { run: String, step: u64 },
+    /// Another learner holds the run, or took it over from this one.
+    #[error(transparent)]
+    Lease(#[from] store::lease::LeaseError),
+    /// `koma learn` read games but no position to train on.
+    #[error(
+        "no positions to train on in {inputs:?}: {games} game(s) read with {positions} position(s){}",
+        if *positions > 0 { " (all held out for validation)" } else { ", none with a move to learn from" }
+    )]
+    NoPositions { inputs: Vec<PathBuf>, games: usize, positions: usize },
     #[error("worker id `{id}`: use letters, digits, `_`, `.` and `-` (at most 64, not first)")]
     BadWorkerId { id: String },
 }
@@ -99,6 +111,7 @@ impl TrainError {
                 | TrainError::EvalSetup(_)
                 | TrainError::RecordsNeedShogi { .. }
                 | TrainError::NoGames { .. }
+                | TrainError::NoPositions { .. }
                 | TrainError::StateJson { .. }
                 | TrainError::StateVersion { .. }
                 | TrainError::StateOutsideRun { .. }

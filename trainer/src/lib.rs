@@ -14,7 +14,7 @@
 //! - [`eval`]: evaluation games through the arena's harness against built-in players,
 //!   ladder rungs (engines), or an earlier checkpoint: W/D/L, Elo, ladder Elo;
 //!   [`opponents`]: the opponents given as text.
-//! - [`tb`]: TensorBoard scalars (`tensorboard-rs`).
+//! - [`tb`]: TensorBoard scalars (event files written by [`tb::Tb`]).
 //! - [`elo_plot`]: the run's rating on the baseline ladder over its steps (`elo.png`,
 //!   `elo.svg`, from `eval.jsonl`).
 //! - [`roles`]: the learner and self-play worker roles over a run store (`koma learner`,

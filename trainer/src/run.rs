@@ -66,6 +66,7 @@ pub fn train(opts: &TrainOptions, stop: Arc<AtomicBool>) -> Result<TrainSummary,
         progress: opts.progress,
         poll: std::time::Duration::from_secs(2),
         stop: stop.clone(),
+        lease_wait: std::time::Duration::ZERO,
     };
     let mut role = LearnerRole::open(files, Some(cfg), learner_opts)?;
     for (i, d) in devices.iter().enumerate() {

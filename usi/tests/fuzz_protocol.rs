@@ -344,7 +344,7 @@ fn check_xboard_output(lines: &[String]) -> Result<(), String> {
 
 fn fuzz(protocol: &str, seed: u64, default_cases: u64) {
     let xboard = protocol == "xboard";
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng::new(fuzz_budget::seed(seed));
     let watchdog = Watchdog::new(&format!("{protocol} streams"));
     let (n, cap, start) = (cases(default_cases), time_cap(Duration::from_secs(10)), Instant::now());
     let (mut tried, mut lines_out, mut moves) = (0u64, 0usize, 0usize);

@@ -32,6 +32,14 @@ pub fn cases(default: u64) -> u64 {
     ((default as f64 * scale / debug) as u64).max(1)
 }
 
+/// The seed of a fuzz loop whose fixed seed is `base`: `KOMA_FUZZ_SEED` (0 by default;
+/// `scripts/fuzz.sh` sets a new one each round) mixed into it, so that every round of
+/// the long mode tries other inputs and a failure names the seed that repeats it.
+pub fn seed(base: u64) -> u64 {
+    let extra: u64 = std::env::var("KOMA_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    base ^ extra.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 /// The time a fuzz loop may run before it stops early: `default`, none in the long mode.
 pub fn time_cap(default: Duration) -> Duration {
     if std::env::var_os("KOMA_FUZZ_CASES").is_some() {

@@ -2,7 +2,7 @@
 //!
 //! A run lives in a [`store::RunStore`] (a local folder, S3, GCS). The learner
 //! ([`learner::LearnerRole`], `koma learner`) owns the run's state and checkpoints and
-//! publishes networks; self-play workers ([`worker::run_worker`], `koma worker`) read the
+//! publishes networks, one learner per run (it holds the run's [`store::lease`]); self-play workers ([`worker::run_worker`], `koma worker`) read the
 //! newest network and write sample chunks. They meet only in the store, so any number of
 //! workers can start and stop at any time. `koma train` (the crate's `run` module) runs the
 //! learner with self-play threads in one process.

@@ -65,14 +65,48 @@ pub fn save_learner_checkpoint(files: &RunFiles, learner: &Learner, state: &RunS
     Ok(())
 }
 
+/// What [`publish_model`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Published {
+    /// `models/latest.json` names the step now (it may have already).
+    Step(u64),
+    /// `models/latest.json` names this newer step, and keeps it: a published step never
+    /// goes back (the workers would return to an older network).
+    Newer(u64),
+}
+
+/// Attempts at replacing `models/latest.json` while others keep changing it.
+const PUBLISH_ATTEMPTS: usize = 5;
+
 /// Publishes checkpoint `step`'s network as `models/ckpt-<step>` and then points
-/// `models/latest.json` at it.
-pub fn publish_model(files: &RunFiles, step: u64) -> Result<(), TrainError> {
+/// `models/latest.json` at it, unless the pointer names a newer step. The pointer is
+/// replaced with a conditional write of the version read, so that of two publishers the
+/// older step never wins; a damaged pointer is replaced.
+pub fn publish_model(files: &RunFiles, step: u64) -> Result<Published, TrainError> {
     let (from, to) = (checkpoint_stem(step), model_stem(step));
-    for ext in ["safetensors", "json"] {
-        files.store.copy(&format!("{from}.{ext}"), &format!("{to}.{ext}"))?;
+    let mut copied = false;
+    for _ in 0..PUBLISH_ATTEMPTS {
+        let current = files.store.get_versioned(layout::LATEST_MODEL)?;
+        if let Some(v) = &current {
+            match ModelPointer::parse(&v.bytes, layout::LATEST_MODEL) {
+                Ok(p) if p.step > step => return Ok(Published::Newer(p.step)),
+                Ok(p) if p.step == step => return Ok(Published::Step(step)),
+                Ok(_) => {}
+                Err(e) => log::warn!("koma: {}: replacing a damaged pointer ({e})", files.describe()),
+            }
+        }
+        if !copied {
+            for ext in ["safetensors", "json"] {
+                files.store.copy(&format!("{from}.{ext}"), &format!("{to}.{ext}"))?;
+            }
+            copied = true;
+        }
+        let pointer = ModelPointer { step, model: to.clone() }.to_json();
+        if files.store.put_if(layout::LATEST_MODEL, pointer, current.as_ref())?.is_some() {
+            return Ok(Published::Step(step));
+        }
     }
-    Ok(files.store.put(layout::LATEST_MODEL, ModelPointer { step, model: to }.to_json())?)
+    Err(TrainError::PublishContended { run: files.describe(), step })
 }
 
 /// Deletes all but the newest `keep` checkpoints and models (never `protect`, the

@@ -152,9 +152,20 @@ fn checkpoint_state(files: &RunFiles, step: u64) -> Result<RunState, TrainError>
 /// checkpoints it did not record: checkpoints without `state.json` are resumed only from
 /// one that carries its learner state (its counters), and refused otherwise.
 pub fn resume_point(files: &RunFiles, resume: bool) -> Result<Option<RunState>, TrainError> {
-    let state = read_state(files)?;
     let found = list_checkpoints(files)?;
     let run = files.describe();
+    let state = match read_state(files) {
+        // A damaged copy: the checkpoint's own learner state is as good (it is what
+        // state.json copies), so a resume goes on from there.
+        Err(TrainError::StateJson { what, source }) if resume && !found.complete.is_empty() => {
+            log::warn!(
+                "koma: {what} is damaged ({source}); continuing from the newest complete checkpoint (step {})",
+                found.complete[0]
+            );
+            return checkpoint_state(files, found.complete[0]).map(Some);
+        }
+        other => other?,
+    };
     let no_state =
         |newest: &str, fix: String| TrainError::NoStateJson { run: run.clone(), newest: newest.to_string(), fix };
     let newest_any = found.newest.clone().unwrap_or_else(|| CHECKPOINTS.to_string());
@@ -243,6 +254,20 @@ mod tests {
             RunState { step: 4, checkpoint: "checkpoints/ckpt-00000004".into(), ..RunState::fresh("shogi", 1, 2) };
         write_state(&files, &old).unwrap();
         assert_eq!(resume_point(&files, true).unwrap().unwrap().step, 8);
+    }
+
+    #[test]
+    fn a_damaged_state_json_resumes_from_the_newest_complete_checkpoint() {
+        let files = run("damaged");
+        files.store.put(layout::STATE, b"{\"format_version\": 1, \"step".to_vec()).unwrap();
+        // Without a checkpoint that carries its learner state: refused, naming the file.
+        let e = resume_point(&files, true).unwrap_err();
+        assert!(e.to_string().contains("state.json"), "{e}");
+        checkpoint(&files, 4, true);
+        checkpoint(&files, 8, true);
+        assert_eq!(resume_point(&files, true).unwrap().unwrap().step, 8);
+        // A new run is never started over it.
+        assert!(resume_point(&files, false).is_err());
     }
 
     #[test]

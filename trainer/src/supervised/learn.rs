@@ -70,6 +70,11 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     let seed = if tcfg.seed != 0 { tcfg.seed } else { 1 };
     let mut rng = Rng::new(seed);
     let (train, val) = hold_out(&games, opts.validation, &mut rng);
+    if train.is_empty() {
+        // A game without moves (an hcpe3 game of its start position only) has no sample.
+        let positions = val.len();
+        return Err(TrainError::NoPositions { inputs: opts.records.clone(), games: games.len(), positions });
+    }
     let device = parse_device(if tcfg.device.is_empty() { &cfg.base.selfplay.device } else { &tcfg.device })?;
     model::set_torch_threads(cfg.base.selfplay.torch_threads, model::CpuShare::HalfOfSmall);
     let shape = encoder.net_shape();
@@ -222,6 +227,10 @@ impl Session<'_> {
             _ => self.save()?,
         };
         self.tb.flush();
+        // TensorBoard is a by-product: its write error is reported, the training kept.
+        if let Some(e) = self.tb.take_error() {
+            log::warn!("koma learn: warning: {e}");
+        }
         Ok((self.trainer, v, final_ckpt))
     }
 

@@ -105,7 +105,7 @@ impl EvalSchedule {
         let report = &o.report;
         let log = files.path(layout::EVAL_LOG);
         if let Err(e) = report.write(tb, &log, elapsed) {
-            display.println(&format!("koma train: writing {}: {e}", log.display()));
+            display.warn(&format!("koma: warning: writing {}: {e}", log.display()));
         }
         display.println(&report.line());
         match crate::elo_plot::plot_run(files.dir()) {

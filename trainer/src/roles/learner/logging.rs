@@ -22,7 +22,10 @@ pub(super) struct TrainLog {
     acc_n: u64,
     /// Log intervals whose every step was skipped (f16 overflow).
     skipped: u64,
-    last_loss: f64,
+    /// The loss of the last statistics read; `None` before the first.
+    last_loss: Option<f64>,
+    /// Games that the workers' reports (`workers/*.json`) count, once one was read.
+    worker_games: Option<u64>,
     train_seconds: f64,
     last_log: (Instant, u64),
     last_workers: Instant,
@@ -49,7 +52,8 @@ impl TrainLog {
             acc: StepStats::default(),
             acc_n: 0,
             skipped: 0,
-            last_loss: f64::NAN,
+            last_loss: None,
+            worker_games: None,
             train_seconds: 0.0,
             last_log: (now, step),
             last_workers: now - Duration::from_secs(3600),
@@ -68,7 +72,7 @@ impl TrainLog {
             Some(st) => {
                 self.acc.add(&st);
                 self.acc_n += 1;
-                self.last_loss = st.loss;
+                self.last_loss = Some(st.loss);
             }
             None => {}
         }
@@ -79,16 +83,44 @@ impl TrainLog {
         wait_seconds / (wait_seconds + self.train_seconds).max(1e-9)
     }
 
-    /// The status line's text after the step count.
-    pub fn status(&self, state: &RunState, in_window: usize, elapsed: f64, what: &str) -> String {
+    /// The status line's text after the step count. `local_games` is `None` for a
+    /// learner without self-play in its process (nor in earlier sessions).
+    pub fn status(
+        &self,
+        state: &RunState,
+        local_games: Option<u64>,
+        in_window: usize,
+        elapsed: f64,
+        what: &str,
+    ) -> String {
+        let loss = self.last_loss.map_or("-".to_string(), |l| format!("{l:.3}"));
         format!(
-            "{} games, {} samples ({in_window} in window) | {} trained | loss {:.3} | {:.1} min | {what}",
-            state.games,
+            "{}, {} samples ({in_window} in window) | {} trained | loss {loss} | {:.1} min | {what}",
+            games_text(local_games, self.worker_games),
             state.samples_generated,
             state.samples_trained,
-            self.last_loss,
             elapsed / 60.0
         )
+    }
+
+    /// Games the workers report, once a report was read.
+    pub fn worker_games(&self) -> Option<u64> {
+        self.worker_games
+    }
+
+    /// Reads the workers' reports now (for the summary at the end).
+    pub fn read_worker_games(&mut self, files: &RunFiles) {
+        let reports = worker_reports(files);
+        if !reports.is_empty() {
+            self.worker_games = Some(reports.iter().map(|r| r.games).sum());
+        }
+    }
+
+    /// Reports, once, a write error that ended the TensorBoard file (training goes on).
+    pub fn report_tb_error(&mut self, display: &Display) {
+        if let Some(e) = self.tb.take_error() {
+            display.warn(&format!("koma: warning: {e}"));
+        }
     }
 
     /// The learner's, self-play's and the workers' scalars.
@@ -141,11 +173,13 @@ impl TrainLog {
             return;
         }
         self.last_workers = Instant::now();
-        for e in files.store.list(layout::WORKERS).unwrap_or_default() {
-            let Ok(Some(bytes)) = files.store.get(&e.key) else { continue };
-            let Ok(r) = serde_json::from_slice::<WorkerReport>(&bytes) else { continue };
+        let reports = worker_reports(files);
+        for r in &reports {
             self.tb.scalar(&format!("workers/{}/games_per_hour", r.worker_id), r.games_per_hour, step);
             self.tb.scalar(&format!("workers/{}/evaluations_per_second", r.worker_id), r.evaluations_per_second, step);
+        }
+        if !reports.is_empty() {
+            self.worker_games = Some(reports.iter().map(|r| r.games).sum());
         }
         self.push(files, display);
     }
@@ -177,13 +211,39 @@ impl TrainLog {
     }
 }
 
+/// The workers' reports (`workers/*.json`) that can be read; unreadable ones are skipped
+/// (they are advisory).
+fn worker_reports(files: &RunFiles) -> Vec<WorkerReport> {
+    let keys = files.store.list(layout::WORKERS).unwrap_or_default();
+    keys.iter()
+        .filter_map(|e| files.store.get(&e.key).ok().flatten())
+        .filter_map(|bytes| serde_json::from_slice::<WorkerReport>(&bytes).ok())
+        .collect()
+}
+
+/// The games behind a run's samples: self-play's in the learner's process (`local`,
+/// `None` when it has none), and the workers' as their reports count them (`None` before
+/// a report was read). Chunks carry no game count, so a learner fed by workers that
+/// have not reported yet says `games n/a`.
+pub fn games_text(local: Option<u64>, workers: Option<u64>) -> String {
+    match (local, workers) {
+        (None, None) => "games n/a".into(),
+        (Some(l), None) => format!("{l} games"),
+        (None, Some(w)) => format!("{w} games by workers"),
+        (Some(l), Some(w)) => format!("{} games ({w} by workers)", l + w),
+    }
+}
+
 /// The end of a run.
 #[derive(Clone, Debug, Default)]
 pub struct TrainSummary {
     pub run_dir: PathBuf,
     pub stop_reason: String,
     pub step: u64,
-    pub games: u64,
+    /// Self-play games of the learner's process, all sessions (`None`: it had none).
+    pub games: Option<u64>,
+    /// Games the workers' reports count (`None`: no report read).
+    pub worker_games: Option<u64>,
     pub samples_generated: u64,
     pub samples_trained: u64,
     pub elapsed_seconds: f64,
@@ -197,11 +257,11 @@ impl std::fmt::Display for TrainSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "koma train: {} after {:.1} min: step {}, {} games, {} samples generated, {} trained, loader wait {:.1}%",
+            "koma train: {} after {:.1} min: step {}, {}, {} samples generated, {} trained, loader wait {:.1}%",
             self.stop_reason,
             self.elapsed_seconds / 60.0,
             self.step,
-            self.games,
+            games_text(self.games, self.worker_games),
             self.samples_generated,
             self.samples_trained,
             100.0 * self.loader_wait_fraction
@@ -210,5 +270,27 @@ impl std::fmt::Display for TrainSummary {
             write!(f, "; vs {o} @{s}: {:.2} (+{} ={} -{})", r.score(), r.wins, r.draws, r.losses)?;
         }
         write!(f, "; checkpoint {}", self.run_dir.join(&self.checkpoint).display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Before the first statistics the status says `loss -` (not `NaN`, which reads as a
+    /// diverged run); a learner fed by workers says `games n/a` until a report counts them.
+    #[test]
+    fn the_status_line_before_the_first_statistics_and_without_local_games() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = TrainLog::new(Tb::new(dir.path()).unwrap(), 0);
+        let state = RunState { samples_generated: 40, ..RunState::fresh("shogi", 1, 2) };
+        let line = log.status(&state, None, 40, 60.0, "training");
+        assert!(line.starts_with("games n/a, 40 samples") && line.contains("| loss - |"), "{line}");
+        log.add_stats(Some(StepStats { loss: 2.5, ..Default::default() }));
+        log.worker_games = Some(7);
+        let line = log.status(&state, None, 40, 60.0, "training");
+        assert!(line.starts_with("7 games by workers, ") && line.contains("| loss 2.500 |"), "{line}");
+        assert!(log.status(&state, Some(3), 40, 60.0, "x").starts_with("10 games (7 by workers), "));
+        assert_eq!(games_text(Some(3), None), "3 games");
     }
 }

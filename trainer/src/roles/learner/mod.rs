@@ -4,8 +4,15 @@
 //! evaluation in the background. `koma learner` runs it alone; `koma train` adds
 //! self-play threads in the same process ([`LearnerRole::add_local_worker`]).
 //!
-//! This module is the loop; [`startup`] opens or resumes the run, [`logging`] writes
-//! TensorBoard and the summary, [`eval_schedule`] starts and records the evaluations.
+//! A learner holds the run's lease (`store::lease`) from its start to its end, renews it
+//! before every write of its state and stops, writing nothing more, if it finds the lease
+//! taken over. TensorBoard files and the evaluation log are by-products: their write
+//! errors are warnings (shown with `--quiet`). A write error of the lease, a checkpoint,
+//! the state or the published model stops the run with that error (exit status 1).
+//!
+//! This module is the loop; [`startup`] takes the lease and opens or resumes the run,
+//! [`logging`] writes TensorBoard and the summary, [`eval_schedule`] starts and records the
+//! evaluations.
 
 mod eval_schedule;
 mod logging;
@@ -32,12 +39,13 @@ use crate::replay::{Loader, Replay};
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
 use crate::roles::intake::take_in;
-use crate::roles::network::{evaluator_of, prune, publish_model, save_learner_checkpoint};
+use crate::roles::network::{evaluator_of, prune, publish_model, save_learner_checkpoint, Published};
 use crate::roles::selfplay::{ChunkSink, LocalFeed, SelfplayThread};
 use crate::roles::state::{resume_point, write_state, RunState};
 use crate::roles::uploader::Uploader;
 use crate::tb::{tags, Tb};
 use dataio::run_layout::{self as layout, checkpoint_stem};
+use store::lease::KeptLease;
 
 /// How the learner runs.
 #[derive(Clone, Debug)]
@@ -55,6 +63,9 @@ pub struct LearnerOptions {
     pub poll: Duration,
     /// Set by SIGINT/SIGTERM: also ends the start-up (refilling a large replay window).
     pub stop: Arc<AtomicBool>,
+    /// How long to wait for the run's lease while another learner holds it (zero:
+    /// refuse at once). One learner per run: see `store::lease` for the timing.
+    pub lease_wait: Duration,
 }
 
 /// Self-play in the learner's process (`koma train`).
@@ -66,6 +77,8 @@ struct LocalWorker {
 
 pub struct LearnerRole {
     files: RunFiles,
+    /// This learner's hold on the run: renewed before every write of its state.
+    lease: KeptLease,
     cfg: TrainFileConfig,
     tcfg: TrainConfig,
     state: RunState,
@@ -87,13 +100,16 @@ pub struct LearnerRole {
 }
 
 impl LearnerRole {
-    /// Opens the run: a new one (writes `cfg` into it, saves and publishes step 0) or the
-    /// newest complete checkpoint of an existing one. `cfg` `None` reads the run's config.
+    /// Takes the run's lease (refused while another learner holds it), then opens the run:
+    /// a new one (writes `cfg` into it, saves and publishes step 0) or the newest complete
+    /// checkpoint of an existing one. `cfg` `None` reads the run's config.
     pub fn open(
         files: RunFiles,
         cfg: Option<TrainFileConfig>,
         opts: LearnerOptions,
     ) -> Result<LearnerRole, TrainError> {
+        let display = Display::new(opts.progress);
+        let lease = startup::take_lease(&files, opts.lease_wait, &opts.stop, &display)?;
         let prior = resume_point(&files, opts.resume)?;
         let given = cfg.is_some();
         let cfg = match cfg {
@@ -108,7 +124,6 @@ impl LearnerRole {
             files.store.put(layout::CONFIG, cfg.text.clone().into_bytes())?;
         }
         let device = startup::learner_device(&cfg)?;
-        let display = Display::new(opts.progress);
         let trainer = startup::build_trainer(&files, &cfg, &tcfg, &state, opts.init.as_deref(), device, &display)?;
         let (plan, warnings) =
             TrainingEval::new(&cfg.eval, &cfg.base.search, cfg.base.variant, &files.path("engines"))?;
@@ -135,6 +150,7 @@ impl LearnerRole {
             session_seed: startup::session_seed(&state),
             fresh,
             files,
+            lease,
             cfg,
             tcfg,
             state,
@@ -263,8 +279,14 @@ impl LearnerRole {
 
     fn show_status(&self, what: &str) {
         let what = if self.evals.busy() { format!("{what}, evaluating") } else { what.to_string() };
-        let line = self.log.status(&self.state, self.in_window(), self.elapsed(), &what);
+        let line = self.log.status(&self.state, self.local_games(), self.in_window(), self.elapsed(), &what);
         self.display.show(self.trainer.step, &line);
+    }
+
+    /// Games of self-play in this process, all sessions; `None` for a learner that never
+    /// had any (its samples come from workers, whose chunks carry no game count).
+    fn local_games(&self) -> Option<u64> {
+        (!self.local.is_empty() || self.state.games > 0).then_some(self.state.games)
     }
 
     /// Training may go on: the window is full enough and the ratio leaves room.
@@ -284,6 +306,9 @@ impl LearnerRole {
             if let Some(reason) = self.stop_reason(stop) {
                 return Ok(reason);
             }
+            // A learner whose run was taken over stops before it writes anything more.
+            self.lease.check()?;
+            self.log.report_tb_error(&self.display);
             self.take_feed();
             self.take_from_store(false)?;
             self.collect_evaluation()?;
@@ -355,8 +380,16 @@ impl LearnerRole {
         self.state.step = step;
         self.state.checkpoint = checkpoint_stem(step);
         self.state.elapsed_seconds = self.elapsed();
+        self.lease.renew_now()?;
         save_learner_checkpoint(&self.files, &self.trainer, &self.state)?;
-        publish_model(&self.files, step)?;
+        if let Published::Newer(newer) = publish_model(&self.files, step)? {
+            self.display.warn(&format!(
+                "koma: warning: {}/{} names step {newer}, newer than this learner's {step}: left as it is \
+                 (a published step never goes back)",
+                self.files.describe(),
+                layout::LATEST_MODEL
+            ));
+        }
         write_state(&self.files, &self.state)?;
         prune(&self.files, self.tcfg.keep_checkpoints, self.state.eval_checkpoint.as_deref())?;
         self.last_ckpt_step = Some(step);
@@ -393,6 +426,7 @@ impl LearnerRole {
         self.log.push(&self.files, &self.display);
         self.state.eval_checkpoint = Some(outcome.checkpoint.clone());
         self.state.last_eval_step = Some(outcome.report.step);
+        self.lease.renew_now()?;
         write_state(&self.files, &self.state)
     }
 
@@ -401,6 +435,7 @@ impl LearnerRole {
     /// samples, saves no weights (the last checkpoint holds the last good ones) and returns
     /// the error.
     pub fn finish(mut self, outcome: Result<String, TrainError>) -> Result<TrainSummary, TrainError> {
+        let had_local = !self.local.is_empty();
         let last_eval = self.evals.finish();
         let loader_wait_fraction = self.log.loader_wait_fraction(self.loader_wait_seconds());
         for w in std::mem::take(&mut self.local) {
@@ -413,19 +448,25 @@ impl LearnerRole {
             Ok(reason) => reason,
             Err(e) => {
                 self.log.tb.flush();
-                self.log.push(&self.files, &self.display);
+                // A learner whose run was taken over writes nothing more to it.
+                if !matches!(e, TrainError::Lease(_)) {
+                    self.log.push(&self.files, &self.display);
+                }
                 self.display.finish();
                 return Err(e);
             }
         };
         self.save_last()?;
+        self.log.read_worker_games(&self.files);
+        self.log.report_tb_error(&self.display);
         self.log.close(&self.files, &self.display);
         self.display.finish();
         Ok(TrainSummary {
             run_dir: self.files.dir().to_path_buf(),
             stop_reason,
             step: self.trainer.step,
-            games: self.state.games,
+            games: (had_local || self.state.games > 0).then_some(self.state.games),
+            worker_games: self.log.worker_games(),
             samples_generated: self.state.samples_generated,
             samples_trained: self.state.samples_trained,
             elapsed_seconds: self.state.elapsed_seconds,
@@ -444,6 +485,7 @@ impl LearnerRole {
             self.checkpoint()
         } else {
             self.state.elapsed_seconds = self.elapsed();
+            self.lease.renew_now()?;
             write_state(&self.files, &self.state)
         }
     }

@@ -1,12 +1,12 @@
-//! The learner's start-up: the config it runs with, the state it starts from (a new run
-//! or the newest complete checkpoint), its device, the network with its optimiser state,
+//! The learner's start-up: the run's lease (one learner per run), the config it runs
+//! with, the state it starts from (a new run or the newest complete checkpoint), its device, the network with its optimiser state,
 //! the replay window (of the size for the samples generated so far), and on a resume
 //! the window refilled from the chunks the state took in.
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use model::encoding::Encoder;
 use model::tch::Device;
@@ -22,9 +22,46 @@ use crate::roles::intake::refill_window;
 use crate::roles::network::{load_network, pull_network};
 use crate::roles::state::RunState;
 use dataio::run_layout as layout;
+use store::lease::{KeptLease, Lease, LeaseError, LEASE_TTL, RENEW_EVERY};
 
 fn clock_seed() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1
+}
+
+/// Takes the run's lease (`learner.lease`), waiting up to `wait` (or until `stop`) while
+/// another learner holds it; then keeps it renewed until it is dropped.
+pub(super) fn take_lease(
+    files: &RunFiles,
+    wait: Duration,
+    stop: &AtomicBool,
+    display: &Display,
+) -> Result<KeptLease, TrainError> {
+    let until = Instant::now() + wait;
+    let mut told = false;
+    loop {
+        match Lease::acquire(&files.store, layout::LEARNER_LEASE, LEASE_TTL) {
+            Ok(lease) => {
+                if let Some(old) = &lease.taken_over {
+                    display.warn(&format!(
+                        "koma: taking over {} from learner {} (pid {} on {}): its lease had expired or its process is gone",
+                        files.describe(),
+                        old.owner,
+                        old.pid,
+                        old.host
+                    ));
+                }
+                return Ok(KeptLease::keep(lease, RENEW_EVERY));
+            }
+            Err(e @ LeaseError::Held { .. }) if Instant::now() < until && !stop.load(Ordering::SeqCst) => {
+                if !told {
+                    display.warn(&format!("koma: waiting for the run's lease: {e}"));
+                    told = true;
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 /// The `[train]` table with the command line's limits, checked like the file's.
