@@ -25,9 +25,13 @@ use crate::sample::{AuxTargets, GameResult, Sample};
 pub const CHUNK_MAGIC: [u8; 8] = *b"KOMASMPL";
 /// Version of the chunk layout written by this code. Version 2 added the unknown result
 /// (flags bit 1), version 3 the auxiliary targets ([`crate::AuxTargets`]: flags bits 2
-/// and 3, the future WDL, the final material and the reply policy before the policy);
-/// readers also read versions 1 and 2 (no auxiliary targets) and refuse others.
-pub const CHUNK_FORMAT_VERSION: u32 = 3;
+/// and 3, the future WDL, the final material and the reply policy before the policy),
+/// version 4 extends the CRC-32 over the header (before, a changed variant byte read as a
+/// chunk of another variant with the same samples); readers also read versions 1 to 3
+/// (1 and 2: no auxiliary targets; 1 to 3: the CRC covers the payload only) and refuse others.
+pub const CHUNK_FORMAT_VERSION: u32 = 4;
+/// Bytes of the header before its CRC field, covered by the CRC from version 4 on.
+const CRC_COVERED_HEADER: usize = 44;
 /// The oldest chunk layout readers still read.
 pub const OLDEST_CHUNK_FORMAT_VERSION: u32 = 1;
 /// Size of the uncompressed header in bytes.
@@ -221,7 +225,6 @@ pub fn wrap_payload(header_in: &ChunkHeader, raw: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::ZlibEncoder::new(Vec::with_capacity(raw.len() / 3), flate2::Compression::new(6));
     enc.write_all(raw).expect("writing to a Vec");
     let payload = enc.finish().expect("writing to a Vec");
-    let crc = crc32fast::hash(&payload);
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(&CHUNK_MAGIC);
     out.extend_from_slice(&CHUNK_FORMAT_VERSION.to_le_bytes());
@@ -232,6 +235,7 @@ pub fn wrap_payload(header_in: &ChunkHeader, raw: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&header_in.count.to_le_bytes());
     out.extend_from_slice(&(raw.len() as u64).to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    let crc = chunk_crc(CHUNK_FORMAT_VERSION, &out, &payload);
     out.extend_from_slice(&crc.to_le_bytes());
     debug_assert_eq!(out.len(), HEADER_LEN);
     out.extend_from_slice(&payload);
@@ -279,6 +283,17 @@ pub struct RawHeader {
     pub payload_len: u64,
     /// CRC-32 of the compressed payload.
     pub crc: u32,
+}
+
+/// The CRC-32 of a chunk of layout `version`: over the header's first 44 bytes and the
+/// compressed payload from version 4 on, over the payload alone before.
+fn chunk_crc(version: u32, header: &[u8], payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    if version >= 4 {
+        h.update(&header[..CRC_COVERED_HEADER]);
+    }
+    h.update(payload);
+    h.finalize()
 }
 
 /// Parses the header only (the first [`HEADER_LEN`] bytes of a chunk).
@@ -340,7 +355,7 @@ pub fn decode_chunk(bytes: &[u8], path: &Path, labels: &dyn PolicyLabels) -> Res
         });
     }
     let payload = &bytes[HEADER_LEN..];
-    let computed = crc32fast::hash(payload);
+    let computed = chunk_crc(format_version, &bytes[..CRC_COVERED_HEADER], payload);
     if computed != crc {
         return Err(SampleError::ChecksumMismatch { path: p(), stored: crc, computed });
     }
@@ -572,8 +587,33 @@ mod tests {
     fn encode_chunk_version(header: &ChunkHeader, samples: &[Sample], version: u32) -> Vec<u8> {
         let raw = encode_records_version(header.policy_size, samples, version).unwrap();
         let mut bytes = wrap_payload(&ChunkHeader { count: samples.len() as u32, ..*header }, &raw);
-        bytes[8..12].copy_from_slice(&version.to_le_bytes());
+        set_version(&mut bytes, version);
         bytes
+    }
+
+    /// Relabels chunk `bytes` as layout `version`, with that version's CRC.
+    fn set_version(bytes: &mut [u8], version: u32) {
+        bytes[8..12].copy_from_slice(&version.to_le_bytes());
+        let crc = chunk_crc(version, &bytes[..CRC_COVERED_HEADER], &bytes[HEADER_LEN..]);
+        bytes[CRC_COVERED_HEADER..HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    /// A version 4 chunk's CRC covers its header: a changed variant or count is refused.
+    #[test]
+    fn a_changed_header_fails_the_checksum() {
+        let header = ChunkHeader { variant: Variant::Shogi, encoder_version: 1, policy_size: 2187, count: 2 };
+        let bytes = encode_chunk(&header, &[sample(0), sample(1)]).unwrap();
+        for (at, value) in [(12, 1u8), (24, 1)] {
+            let mut bad = bytes.clone();
+            bad[at] = value;
+            let e = decode_chunk(&bad, Path::new("h.chunk"));
+            assert!(matches!(e, Err(SampleError::ChecksumMismatch { .. })), "byte {at}: {e:?}");
+        }
+        // Version 3 did not cover it: the same change read as a sho chunk.
+        let mut v3 = bytes.clone();
+        set_version(&mut v3, 3);
+        v3[12] = 1;
+        assert_eq!(decode_header(&v3, Path::new("h.chunk")).unwrap().header.variant, Variant::Sho);
     }
 
     fn sample(i: u32) -> Sample {
@@ -671,7 +711,7 @@ mod tests {
         let flags_at = 2 + samples[0].sfen.len() + 2;
         raw[flags_at] |= FLAG_FUTURE_WDL;
         let mut bytes = wrap_payload(&ChunkHeader { count: 1, ..header }, &raw);
-        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+        set_version(&mut bytes, 2);
         let e = decode_chunk(&bytes, p).unwrap_err();
         assert!(e.to_string().contains("sample #0: bad flags byte 5"), "{e}");
     }
