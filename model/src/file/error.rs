@@ -8,7 +8,6 @@ use std::path::PathBuf;
 
 use rules::Variant;
 
-use super::meta::MODEL_FILE_FORMAT;
 use crate::inference::evaluator::EvalError;
 use crate::network::config::ConfigError;
 use crate::network::net::NetError;
@@ -27,8 +26,9 @@ pub enum CheckpointError {
     WeightsWithoutMetadata { path: PathBuf, meta: PathBuf },
     #[error("{path}: not valid checkpoint metadata: {cause}")]
     BadMetadata { path: PathBuf, cause: serde_json::Error },
-    #[error("{path}: not a koma model file: {} (expected {MODEL_FILE_FORMAT})", format_found(.found))]
-    NotAModelFile { path: PathBuf, found: Option<String> },
+    #[error("{path}: not a koma model file: {} (expected {expected})", format_found(.found))]
+    /// `expected`: `MODEL_FILE_FORMAT` (passed in: this module does not import the format's).
+    NotAModelFile { path: PathBuf, found: Option<String>, expected: &'static str },
     #[error("{path}: model file metadata `{key}` is missing or invalid")]
     BadModelFileMetadata { path: PathBuf, key: &'static str },
     #[error("{path}: format version {found} is not supported (this build reads version {supported})")]

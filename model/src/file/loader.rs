@@ -86,7 +86,11 @@ pub fn locate_model(path: impl AsRef<Path>) -> Result<ModelSource, CheckpointErr
                 Some("koma-checkpoint") => {
                     Err(CheckpointError::WeightsWithoutMetadata { path: path.into(), meta: paths.meta })
                 }
-                _ => Err(CheckpointError::NotAModelFile { path: path.into(), found: format }),
+                _ => Err(CheckpointError::NotAModelFile {
+                    path: path.into(),
+                    found: format,
+                    expected: MODEL_FILE_FORMAT,
+                }),
             }
         }
         Some("safetensors") => Err(not_found(path.display().to_string())),
@@ -94,7 +98,7 @@ pub fn locate_model(path: impl AsRef<Path>) -> Result<ModelSource, CheckpointErr
         _ if paths.weights.is_file() => locate_model(&paths.weights),
         _ if path.is_file() => match read_header_metadata(path)?.remove("format") {
             Some(f) if f == MODEL_FILE_FORMAT => Ok(ModelSource::ModelFile(path.into())),
-            found => Err(CheckpointError::NotAModelFile { path: path.into(), found }),
+            found => Err(CheckpointError::NotAModelFile { path: path.into(), found, expected: MODEL_FILE_FORMAT }),
         },
         _ => Err(not_found(format!("{} and {}", paths.meta.display(), paths.weights.display()))),
     }

@@ -92,7 +92,11 @@ pub(crate) fn read_model_file_meta(
 ) -> Result<(ModelMeta, String), CheckpointError> {
     let format = header.get("format");
     if format.map(String::as_str) != Some(MODEL_FILE_FORMAT) {
-        return Err(CheckpointError::NotAModelFile { path: path.into(), found: format.cloned() });
+        return Err(CheckpointError::NotAModelFile {
+            path: path.into(),
+            found: format.cloned(),
+            expected: MODEL_FILE_FORMAT,
+        });
     }
     let get = |key: &'static str| {
         header.get(key).ok_or_else(|| CheckpointError::BadModelFileMetadata { path: path.into(), key })
