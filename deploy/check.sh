@@ -33,8 +33,8 @@ if command -v kubectl >/dev/null; then
 fi
 
 step "slurm"
-for f in deploy/slurm/*.sbatch; do bash -n "$f"; done
-if command -v shellcheck >/dev/null; then shellcheck deploy/slurm/*.sbatch; fi
+for f in deploy/slurm/*.sbatch deploy/slurm/local-cluster.sh; do bash -n "$f"; done
+if command -v shellcheck >/dev/null; then shellcheck deploy/slurm/*.sbatch deploy/slurm/local-cluster.sh; fi
 
 step "koma flags"
 help="$("$KOMA" learner --help; "$KOMA" worker --help)"

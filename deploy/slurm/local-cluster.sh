@@ -64,7 +64,7 @@ EOF
 stop_daemons() {
     scancel --quiet --user=root 2>/dev/null || true
     for pid in "$DIR/slurmd.pid" "$DIR/slurmctld.pid"; do
-        [[ -f $pid ]] && kill "$(cat "$pid")" 2>/dev/null || true
+        if [[ -f $pid ]]; then kill "$(cat "$pid")" 2>/dev/null || true; fi
     done
 }
 trap stop_daemons EXIT

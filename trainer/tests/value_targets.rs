@@ -135,7 +135,7 @@ fn material_prior_favours_the_side_with_more_material() {
     let enc = Encoder::new(Variant::Shogi);
     let mix = ValueTargets { q_mix: 0.25, material_mix: 0.5, ..ValueTargets::RESULT };
     let batch = encode_batch(&enc, &samples, mix);
-    let win = (1.0 / (1.0 + (-20.0f64 / trainer::replay::MATERIAL_SCALE).exp())) as f32;
+    let win = (1.0 / (1.0 + (-20.0f64 / rules::MATERIAL_SCALE).exp())) as f32;
     // (1 - 0.25 - 0.5) x draw + 0.25 x root + 0.5 x (win, 0, loss) of the side to move.
     let expect = |w: f32| [0.25 * 0.0 + 0.05 + 0.5 * w, 0.25 + 0.15, 0.05 + 0.5 * (1.0 - w)];
     for (i, w) in [(0, win), (1, 1.0 - win)] {
@@ -165,7 +165,7 @@ fn quiescence_counts_a_hanging_piece_as_lost() {
         let value = ValueTargets { material_mix: 1.0, material_search: search, ..ValueTargets::RESULT };
         encode_batch(&enc, &[hanging.clone(), quiet.clone()], value).wdl
     };
-    let win = |balance: f64| (1.0 / (1.0 + (-balance / trainer::replay::MATERIAL_SCALE).exp())) as f32;
+    let win = |balance: f64| (1.0 / (1.0 + (-balance / rules::MATERIAL_SCALE).exp())) as f32;
     let (stat, quiescent) = (target(MaterialSearch::Static), target(MaterialSearch::Quiescence));
     // Gote's view: -9 as the pieces stand (today's target), +11 after the capture.
     assert_eq!(stat[..3], [win(-9.0), 0.0, 1.0 - win(-9.0)]);
