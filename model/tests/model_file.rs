@@ -292,27 +292,45 @@ fn a_negative_batch_norm_variance_is_refused() {
     assert!(matches!(&err, CheckpointError::NegativeVariance { .. }), "{err}");
 }
 
-/// Issue 26, item 7: huge finite weights (3e38) overflow in the forward pass; the probe
-/// pass at load time refuses them, wherever in the network they are.
+/// Issue 26, item 7: huge finite weights (3e38) overflow in the forward pass. A value
+/// beyond `MAX_WEIGHT_MAGNITUDE` is refused before the network is built, wherever it is.
 #[test]
-fn weights_that_compute_non_finite_values_are_refused_by_the_probe() {
+fn implausibly_large_weights_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (_, out) = exported(dir.path());
     let (tensors, header) = read_tensors(&out);
     let header = header.unwrap();
-    for name in ["stem.conv.weight", "value.fc1.weight", "policy.out.weight"] {
+    for name in ["stem.conv.weight", "value.fc1.weight", "policy.out.weight", "blocks.1.bn1.bias"] {
         let mut huge = tensors.clone();
         let t = huge.iter_mut().find(|t| t.0 == name).unwrap();
-        for c in t.2.chunks_exact_mut(4) {
-            c.copy_from_slice(&3e38f32.to_le_bytes());
-        }
+        t.2[..4].copy_from_slice(&3e38f32.to_le_bytes());
         let p = with_fresh_digest(dir.path(), "huge-weights.safetensors", &huge, &header);
         let err = load_net(&p, &expected(), Device::Cpu).unwrap_err();
-        assert!(matches!(&err, CheckpointError::NonFiniteOutput { .. }), "{name}: {err}");
-        assert!(err.to_string().contains("huge-weights.safetensors"), "{err}");
-        let err = Network::load(&p, &expected(), Device::Cpu, Precision::F32).err().unwrap();
-        assert!(matches!(&err, CheckpointError::NonFiniteOutput { .. }), "{name}: {err}");
+        assert!(matches!(&err, CheckpointError::ImplausibleWeight { .. }), "{name}: {err}");
+        assert!(err.to_string().contains("huge-weights.safetensors") && err.to_string().contains(name), "{err}");
     }
+}
+
+/// Weights each within the bound that still overflow together (every convolution's
+/// weights 1e7: the activations grow by about 1e9 a layer): the probe pass at load time
+/// refuses the network.
+#[test]
+fn weights_that_compute_non_finite_values_are_refused_by_the_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = exported(dir.path());
+    let (mut tensors, header) = read_tensors(&out);
+    let header = header.unwrap();
+    for t in tensors.iter_mut().filter(|t| t.0.contains("conv") && t.0.ends_with(".weight")) {
+        for c in t.2.chunks_exact_mut(4) {
+            c.copy_from_slice(&1e7f32.to_le_bytes());
+        }
+    }
+    let p = with_fresh_digest(dir.path(), "overflowing.safetensors", &tensors, &header);
+    let err = load_net(&p, &expected(), Device::Cpu).unwrap_err();
+    assert!(matches!(&err, CheckpointError::NonFiniteOutput { .. }), "{err}");
+    assert!(err.to_string().contains("overflowing.safetensors"), "{err}");
+    let err = Network::load(&p, &expected(), Device::Cpu, Precision::F32).err().unwrap();
+    assert!(matches!(&err, CheckpointError::NonFiniteOutput { .. }), "{err}");
 }
 
 /// Issue 26, item 9: a safetensors file without `format` says so plainly.

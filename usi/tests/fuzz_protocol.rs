@@ -342,6 +342,14 @@ fn check_xboard_output(lines: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The time a stream may take: [`fuzz_budget::slow`] for the commands, and as much again
+/// for each search the stream waits for (`#wait` after a `go`), which may legitimately run
+/// its whole limit on a busy machine.
+fn stream_budget(bytes: &[u8]) -> Duration {
+    let waits = String::from_utf8_lossy(bytes).lines().filter(|l| l.trim() == WAIT).count() as u32;
+    fuzz_budget::slow() * (1 + waits)
+}
+
 fn fuzz(protocol: &str, seed: u64, default_cases: u64) {
     let xboard = protocol == "xboard";
     let mut rng = Rng::new(fuzz_budget::seed(seed));
@@ -370,7 +378,7 @@ fn fuzz(protocol: &str, seed: u64, default_cases: u64) {
         let verdict = match (checked, too_long) {
             (Err(why), _) => Err(why),
             (_, Some(l)) => Err(format!("a line of {} bytes: {}", l.len(), rules::excerpt(l))),
-            _ if took > fuzz_budget::slow() => Err(format!("the stream took {took:?}")),
+            _ if took > stream_budget(&bytes) => Err(format!("the stream took {took:?}")),
             _ => Ok(()),
         };
         if let Err(why) = verdict {

@@ -68,6 +68,11 @@ pub enum CheckpointError {
     LargerThanFile { path: PathBuf, parameters: u64, declared_bytes: u64, file_bytes: u64 },
     #[error("{path}: tensor `{name}` holds {value} at index {index}: the weights are not finite (a diverged run?)")]
     NonFinite { path: PathBuf, name: String, index: usize, value: f32 },
+    #[error(
+        "{path}: tensor `{name}` holds {value} at index {index}: beyond {limit:e}, no trained network's weight; \
+         such weights overflow to infinity on some positions"
+    )]
+    ImplausibleWeight { path: PathBuf, name: String, index: usize, value: f32, limit: f32 },
     #[error("{path}: batch norm variance `{name}` holds {value} at index {index}: variances are never negative")]
     NegativeVariance { path: PathBuf, name: String, index: usize, value: f32 },
     #[error(

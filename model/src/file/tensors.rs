@@ -195,12 +195,23 @@ pub(crate) fn copy_into(net: &Net, st: &SafeTensors<'_>, path: &Path) -> Result<
     Ok(())
 }
 
-/// Refuses what no network file may hold: a NaN or an infinity (a diverged run), or a
-/// negative batch norm variance (which computes NaN), here, once, rather than played with.
+/// The largest magnitude a stored value may have. Trained networks' weights, biases and
+/// batch norm statistics stay many orders below it; a finite value near f32's limit (3e38)
+/// passes the load-time probe on its two inputs and still overflows on other positions
+/// (the model-file fuzz test's long mode found one such bias).
+pub const MAX_WEIGHT_MAGNITUDE: f32 = 1e8;
+
+/// Refuses what no network file may hold: a NaN or an infinity (a diverged run), a value
+/// beyond [`MAX_WEIGHT_MAGNITUDE`], or a negative batch norm variance (which computes
+/// NaN), here, once, rather than played with.
 fn check_values(name: &str, data: &[f32], path: &Path) -> Result<(), CheckpointError> {
     if let Some(index) = data.iter().position(|x| !x.is_finite()) {
         let value = data[index];
         return Err(CheckpointError::NonFinite { path: path.into(), name: name.into(), index, value });
+    }
+    if let Some(index) = data.iter().position(|x| x.abs() > MAX_WEIGHT_MAGNITUDE) {
+        let (value, limit) = (data[index], MAX_WEIGHT_MAGNITUDE);
+        return Err(CheckpointError::ImplausibleWeight { path: path.into(), name: name.into(), index, value, limit });
     }
     if name.ends_with(".running_var") {
         if let Some(index) = data.iter().position(|&x| x < 0.0) {
