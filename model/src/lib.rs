@@ -30,13 +30,13 @@ pub use file::checkpoint::{
     read_checkpoint_meta, save_checkpoint, CheckpointInfo, CheckpointMeta, CheckpointPaths, CHECKPOINT_FORMAT_VERSION,
 };
 pub use file::error::CheckpointError;
-pub use file::export::{export_model, write_model_file, ExportedModel};
+pub use file::export::{export_model, write_model_file, Exported};
 pub use file::init::{init_checkpoint, InitError};
 pub use file::loader::{load_net, locate_model, read_model_meta, Expected, ModelSource, Network};
 pub use file::meta::{ModelMeta, MODEL_FILE_FORMAT, MODEL_FILE_FORMAT_VERSION};
 pub use file::onnx::{
-    export_onnx, write_onnx_file, ExportedOnnx, ONNX_BATCH_DIM, ONNX_FORMAT, ONNX_FORMAT_VERSION, ONNX_INPUT,
-    ONNX_IR_VERSION, ONNX_OPSET, ONNX_POLICY_OUTPUT, ONNX_WDL_OUTPUT,
+    export_onnx, write_onnx_file, ONNX_BATCH_DIM, ONNX_FORMAT, ONNX_FORMAT_VERSION, ONNX_INPUT, ONNX_IR_VERSION,
+    ONNX_OPSET, ONNX_POLICY_OUTPUT, ONNX_WDL_OUTPUT,
 };
 pub use file::tensors::{tensor_digest, tensors_sha256};
 pub use inference::batcher::{BatchError, Batcher, BatcherConfig, BatcherHandle, BatcherStats, EvalSlot};

@@ -16,9 +16,9 @@ use super::tensors::{host_tensors, host_tensors_sha256, serialize};
 use crate::network::net::Net;
 use files::write_atomic;
 
-/// What [`export_model`] wrote.
+/// What an export wrote ([`export_model`], [`crate::export_onnx`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExportedModel {
+pub struct Exported {
     pub path: PathBuf,
     pub bytes: u64,
     /// The tensor digest recorded in the header (see [`crate::tensors_sha256`]).
@@ -29,11 +29,20 @@ pub struct ExportedModel {
 /// Loads the network at `source` (a checkpoint or a model file; every load-time check
 /// applies) and writes it to `out` as a model file, atomically. Refuses to overwrite the
 /// weights of a checkpoint pair.
-pub fn export_model(source: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportedModel, CheckpointError> {
-    let out = out.as_ref();
+pub fn export_model(source: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<Exported, CheckpointError> {
+    export_with(source.as_ref(), out.as_ref(), write_model_file)
+}
+
+/// Loads the network at `source` and hands it to `write` for `out`, after refusing an
+/// `out` that is a checkpoint's weights file: the one path of every export format.
+pub(crate) fn export_with(
+    source: &Path,
+    out: &Path,
+    write: impl FnOnce(&Net, &ModelMeta, &Path) -> Result<Exported, CheckpointError>,
+) -> Result<Exported, CheckpointError> {
     refuse_checkpoint_weights(out)?;
     let (net, meta) = load_net(source, &Expected::any(), Device::Cpu)?;
-    write_model_file(&net, &meta, out)
+    write(&net, &meta, out)
 }
 
 /// Refuses an output path that is the weights file of a checkpoint pair (both files exist).
@@ -46,7 +55,7 @@ pub(crate) fn refuse_checkpoint_weights(out: &Path) -> Result<(), CheckpointErro
 }
 
 /// Writes `net` with `meta` as a model file at `out`, atomically.
-pub fn write_model_file(net: &Net, meta: &ModelMeta, out: &Path) -> Result<ExportedModel, CheckpointError> {
+pub fn write_model_file(net: &Net, meta: &ModelMeta, out: &Path) -> Result<Exported, CheckpointError> {
     let (tensors, parameters) = host_tensors(net)?;
     let digest = host_tensors_sha256(&tensors);
     let meta = ModelMeta {
@@ -58,5 +67,5 @@ pub fn write_model_file(net: &Net, meta: &ModelMeta, out: &Path) -> Result<Expor
     };
     let bytes = serialize(&tensors, model_file_header(&meta, &digest), out)?;
     write_atomic(out, &bytes).map_err(|cause| CheckpointError::Io { path: out.into(), cause })?;
-    Ok(ExportedModel { path: out.into(), bytes: bytes.len() as u64, tensors_sha256: digest, meta })
+    Ok(Exported { path: out.into(), bytes: bytes.len() as u64, tensors_sha256: digest, meta })
 }

@@ -66,9 +66,14 @@ pub(crate) fn parse_variant(name: &str, path: &Path) -> Result<Variant, Checkpoi
 
 /// The `__metadata__` of a model file holding `meta` and tensors of digest `digest`.
 pub(crate) fn model_file_header(meta: &ModelMeta, digest: &str) -> HashMap<String, String> {
+    let format = [("format", MODEL_FILE_FORMAT.to_string()), ("format_version", MODEL_FILE_FORMAT_VERSION.to_string())];
+    format.into_iter().chain(meta_entries(meta, digest)).map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// `meta` and the tensor digest as the key-value pairs every exported file carries (the
+/// model file's header, an ONNX model's `metadata_props`), after its own format keys.
+pub(crate) fn meta_entries(meta: &ModelMeta, digest: &str) -> [(&'static str, String); 9] {
     [
-        ("format", MODEL_FILE_FORMAT.to_string()),
-        ("format_version", MODEL_FILE_FORMAT_VERSION.to_string()),
         ("variant", meta.variant.name().to_string()),
         ("encoder_version", meta.encoder_version.to_string()),
         ("net", serde_json::to_string(&meta.net).expect("net config serialises")),
@@ -79,9 +84,6 @@ pub(crate) fn model_file_header(meta: &ModelMeta, digest: &str) -> HashMap<Strin
         ("producer", meta.producer.clone()),
         ("tensors_sha256", digest.to_string()),
     ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
 }
 
 /// The metadata and tensor digest recorded in a model file's header (`header` is its

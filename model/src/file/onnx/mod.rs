@@ -9,15 +9,13 @@
 mod graph;
 mod proto;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use prost::Message;
-use tch::Device;
 
 use super::error::CheckpointError;
-use super::export::refuse_checkpoint_weights;
-use super::loader::{load_net, Expected};
-use super::meta::ModelMeta;
+use super::export::{export_with, Exported};
+use super::meta::{meta_entries, ModelMeta};
 use super::tensors::{host_tensors, host_tensors_sha256};
 use crate::encoding::Encoder;
 use crate::network::net::Net;
@@ -48,32 +46,18 @@ pub const ONNX_FORMAT_VERSION: u32 = 1;
 /// which lift that limit, are not written).
 const MAX_ONNX_BYTES: u64 = (1 << 31) - 1;
 
-/// What [`export_onnx`] wrote.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExportedOnnx {
-    pub path: PathBuf,
-    pub bytes: u64,
-    /// The tensor digest of the koma network it was made from (the one a model file of it
-    /// records, see [`crate::tensors_sha256`]).
-    pub tensors_sha256: String,
-    pub meta: ModelMeta,
-}
-
 /// Loads the network at `source` (a checkpoint or a model file; every load-time check
 /// applies) and writes it to `out` as an ONNX model, atomically. Refuses to overwrite the
 /// weights of a checkpoint pair.
-pub fn export_onnx(source: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportedOnnx, CheckpointError> {
-    let out = out.as_ref();
-    refuse_checkpoint_weights(out)?;
-    let (net, meta) = load_net(source, &Expected::any(), Device::Cpu)?;
-    write_onnx_file(&net, &meta, out)
+pub fn export_onnx(source: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<Exported, CheckpointError> {
+    export_with(source.as_ref(), out.as_ref(), write_onnx_file)
 }
 
 /// Writes `net` (playing `meta.variant`) as an ONNX model at `out`, atomically.
-pub fn write_onnx_file(net: &Net, meta: &ModelMeta, out: &Path) -> Result<ExportedOnnx, CheckpointError> {
+pub fn write_onnx_file(net: &Net, meta: &ModelMeta, out: &Path) -> Result<Exported, CheckpointError> {
     let (bytes, digest, meta) = onnx_model(net, meta, out)?;
     files::write_atomic(out, &bytes).map_err(|cause| CheckpointError::Io { path: out.into(), cause })?;
-    Ok(ExportedOnnx { path: out.into(), bytes: bytes.len() as u64, tensors_sha256: digest, meta })
+    Ok(Exported { path: out.into(), bytes: bytes.len() as u64, tensors_sha256: digest, meta })
 }
 
 /// The ONNX model's bytes, the tensor digest and the metadata it records (`out` names
@@ -135,23 +119,16 @@ fn metadata_props(meta: &ModelMeta, encoder: &Encoder, digest: &str) -> Vec<Stri
     let names = |v: Vec<String>| serde_json::to_string(&v).expect("strings serialise");
     let input_planes = names(encoder.input_plane_info().iter().map(|p| p.to_string()).collect());
     let policy_planes = names(encoder.policy_plane_info().iter().map(|p| p.to_string()).collect());
-    [
-        ("format", ONNX_FORMAT.to_string()),
-        ("format_version", ONNX_FORMAT_VERSION.to_string()),
-        ("variant", meta.variant.name().to_string()),
-        ("encoder_version", meta.encoder_version.to_string()),
-        ("net", serde_json::to_string(&meta.net).expect("net config serialises")),
-        ("shape", serde_json::to_string(&meta.shape).expect("shape serialises")),
-        ("step", meta.step.to_string()),
-        ("parameters", meta.parameters.to_string()),
-        ("created_unix_ms", meta.created_unix_ms.to_string()),
-        ("producer", meta.producer.clone()),
-        ("tensors_sha256", digest.to_string()),
+    let format = [("format", ONNX_FORMAT.to_string()), ("format_version", ONNX_FORMAT_VERSION.to_string())];
+    let layout = [
         ("input_planes", input_planes),
         ("policy_planes", policy_planes),
         ("wdl", "win, draw, loss probabilities (softmax) for the side to move".to_string()),
-    ]
-    .into_iter()
-    .map(|(key, value)| StringStringEntryProto { key: key.into(), value })
-    .collect()
+    ];
+    format
+        .into_iter()
+        .chain(meta_entries(meta, digest))
+        .chain(layout)
+        .map(|(key, value)| StringStringEntryProto { key: key.into(), value })
+        .collect()
 }
