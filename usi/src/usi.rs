@@ -5,17 +5,20 @@
 //! out-of-order commands, and lines that are not UTF-8, get `info string error: ...` and
 //! are otherwise ignored; a `go` is always answered with a `bestmove` (`resign` when there
 //! is no usable position or network), by itself unless it is `go infinite` or `go ponder`
-//! (see [`crate::go`]).
+//! (see [`crate::go`]). A `go mate` is answered with one `checkmate` line: the mating
+//! moves, `nomate`, `timeout` (time ran out, or `stop`), or `notimplemented` (a variant
+//! other than standard shogi).
 
 use std::io::BufRead;
 
 use rules::{Color, Move, Position};
 
-use crate::engine::{immediate, Core, Immediate};
-use crate::go::{parse_go, GoCommand, DEFAULT_MOVETIME_MS};
+use crate::engine::{immediate, Core, Immediate, MateOutcome};
+use crate::go::{parse_go, GoCommand, MateTime, DEFAULT_MOVETIME_MS};
 use crate::input::{read_line, Line};
 use crate::options::{Effect, Options};
 use crate::Out;
+use search::mate::{MateReport, MateVerdict};
 use search::time::{self, Clock};
 use search::{Info, Limits, Score, SearchOutcome};
 
@@ -179,10 +182,8 @@ impl Usi {
         for e in &go.errors {
             self.error(e);
         }
-        if go.mate {
-            self.error("go mate is not supported");
-            self.out.line("checkmate notimplemented");
-            return;
+        if let Some(time) = go.mate {
+            return self.go_mate(time, origin);
         }
         let pos = match &self.pos {
             Ok(p) => p.clone(),
@@ -212,6 +213,81 @@ impl Usi {
             self.error(e.to_string());
             self.out.line("bestmove resign");
         }
+    }
+}
+
+impl Usi {
+    /// `go mate`: the tsume solver on the search thread, answered with a `checkmate` line.
+    fn go_mate(&mut self, time: MateTime, origin: std::time::Instant) {
+        let pos = match &self.pos {
+            Ok(p) => p.clone(),
+            Err(e) => {
+                self.error(format!("no valid position ({e})"));
+                return self.out.line("checkmate nomate");
+            }
+        };
+        let deadline = match time {
+            MateTime::Millis(ms) => Some(origin + std::time::Duration::from_millis(ms)),
+            MateTime::Infinite => None,
+        };
+        let out = self.out.clone();
+        let on_done = Box::new(move |outcome: MateOutcome| {
+            for line in mate_lines(&outcome) {
+                out.line(&line);
+            }
+        });
+        if let Err(e) = self.core.start_mate(pos, deadline, on_done) {
+            self.error(e.to_string());
+            self.out.line("checkmate timeout");
+        }
+    }
+}
+
+/// The lines that answer a `go mate`: an `info` line with time and nodes (and where a
+/// shorter mate was found after the first, an `info string` with the first), then the
+/// `checkmate` line.
+pub fn mate_lines(outcome: &MateOutcome) -> Vec<String> {
+    match outcome {
+        MateOutcome::Report(r) => {
+            let mut lines = vec![mate_info(r)];
+            if let MateVerdict::Mate(line) = &r.verdict {
+                if line.len() < r.first_plies {
+                    lines.push(format!(
+                        "info string first mate: {} plies after {} ms, {} nodes; shortened to {} plies",
+                        r.first_plies,
+                        r.first_elapsed.as_millis(),
+                        r.first_nodes,
+                        line.len()
+                    ));
+                }
+            }
+            lines.push(checkmate_text(&r.verdict));
+            lines
+        }
+        MateOutcome::Refused(why) => {
+            vec![format!("info string error: go mate: {why}"), "checkmate notimplemented".into()]
+        }
+        MateOutcome::Panicked(why) => {
+            vec![format!("info string error: go mate failed: {why}"), "checkmate timeout".into()]
+        }
+    }
+}
+
+fn mate_info(r: &MateReport) -> String {
+    let ms = r.elapsed.as_millis() as u64;
+    let nps = (r.nodes as f64 / r.elapsed.as_secs_f64().max(1e-6)) as u64;
+    format!("info time {ms} nodes {} nps {nps}", r.nodes)
+}
+
+/// The USI answer to a tsume problem.
+pub fn checkmate_text(verdict: &MateVerdict) -> String {
+    match verdict {
+        MateVerdict::Mate(line) => {
+            let moves: Vec<String> = line.iter().map(|m| m.to_usi()).collect();
+            format!("checkmate {}", moves.join(" "))
+        }
+        MateVerdict::NoMate => "checkmate nomate".into(),
+        MateVerdict::Unknown(_) => "checkmate timeout".into(),
     }
 }
 
