@@ -15,14 +15,18 @@ and its `checkmate ...` answer is checked with cshogi:
 
 Times, by the reference's buckets (median and maximum): the engine's own `info time`
 (wall clock of the answer: proof, mating line and shortening), the wall clock until its
-first mate (its `info string first mate: ...` where a shorter one followed, else the
-answer's), and the CPU time the engine process spent on the answer (utime + stime from
+first mate (its `info string first mate: ... after <ms> ms`; for no-mates the answer's),
+and the CPU time the engine process spent on the answer (utime + stime from
 /proc, 10 ms resolution; on a loaded machine the wall clock runs ahead of it).
+
+With `--cshogi`, cshogi's DfPn (the reference's labeller, same node limit as the set's
+header says) is timed on every position too (its CPU time, in this process), for
+comparison.
 
 Usage (repository root, after `cargo build --release -p koma-usi`):
 
     .venv/bin/python scripts/ref/check_tsume.py [--engine target/release/koma-usi]
-        [--set data/tsume/reference.tsv] [--ms 60000] [--out results.tsv]
+        [--set data/tsume/reference.tsv] [--ms 60000] [--out results.tsv] [--cshogi]
 
 Prints a summary and a Markdown table (docs/tsume.md); exits 1 when a check fails.
 """
@@ -104,9 +108,20 @@ class Engine:
         self.proc.wait(timeout=30)
 
 
+def cshogi_seconds(sfen, nodes=1_000_000):
+    """CPU seconds of cshogi's DfPn on the position (the reference's labelling search)."""
+    dfpn = cshogi.DfPn(nodes=nodes)
+    board = cshogi.Board(sfen)
+    start = time.process_time()
+    dfpn.search(board)
+    return time.process_time() - start
+
+
 def table(results):
-    out = ["| bucket | positions | first mate: median | max | answer: median | max | answer CPU: median | max |",
-           "|---|---|---|---|---|---|---|---|"]
+    with_cshogi = "cshogi" in results[0]
+    out = ["| bucket | positions | first mate: median | max | answer: median | max | answer CPU: median | max |"
+           + (" cshogi DfPn CPU: median | max |" if with_cshogi else ""),
+           "|---|---|---|---|---|---|---|---|" + ("---|---|" if with_cshogi else "")]
     by = collections.OrderedDict()
     for r in results:
         by.setdefault(r["tag"], []).append(r)
@@ -115,9 +130,13 @@ def table(results):
         firsts = [r["first_ms"] / 1000 for r in rs]
         walls = [r["ms"] / 1000 for r in rs]
         cpus = [r["cpu"] for r in rs]
-        out.append(f"| {tag} | {len(rs)} | {statistics.median(firsts):.3f} s | {max(firsts):.3f} s | "
-                   f"{statistics.median(walls):.3f} s | {max(walls):.3f} s | "
-                   f"{statistics.median(cpus):.2f} s | {max(cpus):.2f} s |")
+        row = (f"| {tag} | {len(rs)} | {statistics.median(firsts):.3f} s | {max(firsts):.3f} s | "
+               f"{statistics.median(walls):.3f} s | {max(walls):.3f} s | "
+               f"{statistics.median(cpus):.2f} s | {max(cpus):.2f} s |")
+        if with_cshogi:
+            cs = [r["cshogi"] for r in rs]
+            row += f" {statistics.median(cs):.2f} s | {max(cs):.2f} s |"
+        out.append(row)
     return "\n".join(out)
 
 
@@ -127,6 +146,7 @@ def main():
     ap.add_argument("--set", default="data/tsume/reference.tsv")
     ap.add_argument("--ms", type=int, default=60000, help="go mate time per position")
     ap.add_argument("--out", help="write per-position results here (TSV)")
+    ap.add_argument("--cshogi", action="store_true", help="time cshogi's DfPn on every position too")
     args = ap.parse_args()
     rows = read_set(args.set)
     engine = Engine(args.engine)
@@ -152,6 +172,8 @@ def main():
             failures.append(f"{row['sfen']}: {problem}")
         results.append({**row, "answer": answer, "ms": ms, "first_ms": first_ms, "cpu": cpu, "nodes": nodes,
                         "ok": problem is None})
+        if args.cshogi:
+            results[-1]["cshogi"] = cshogi_seconds(row["sfen"])
         print(f"{i + 1}/{len(rows)} {row['tag']} {ms} ms {'ok' if problem is None else 'FAIL ' + problem}",
               file=sys.stderr)
     engine.close()

@@ -62,6 +62,9 @@ pub struct Usi {
     core: Core,
     out: Out,
     pos: Result<Position, BadPosition>,
+    /// A `position` whose side to move has no king: a tsume problem as GUIs send them,
+    /// which only `go mate` takes.
+    tsume: Option<Position>,
 }
 
 /// A `position` command that names no position (kept until the next one).
@@ -76,7 +79,7 @@ impl Usi {
     pub fn new(out: Out) -> Usi {
         let core = Core::new();
         let pos = Ok(Position::startpos(core.variant()));
-        Usi { core, out, pos }
+        Usi { core, out, pos, tsume: None }
     }
 
     fn error(&self, msg: impl AsRef<str>) {
@@ -129,14 +132,7 @@ impl Usi {
             }
             "setoption" => self.setoption(args),
             "usinewgame" => self.core.new_game(),
-            "position" => {
-                let text = args.join(" ");
-                self.pos = rules::parse_position_command(self.core.variant(), &text)
-                    .map_err(|source| BadPosition { text, source });
-                if let Err(e) = &self.pos {
-                    self.error(e.to_string());
-                }
-            }
+            "position" => self.position(args),
             "go" => self.go(args),
             "stop" => self.core.stop(),
             "ponderhit" => {
@@ -153,6 +149,24 @@ impl Usi {
             other => self.error(format!("unknown command '{other}'")),
         }
         true
+    }
+
+    fn position(&mut self, args: &[&str]) {
+        let text = args.join(" ");
+        let variant = self.core.variant();
+        self.pos = rules::parse_position_command(variant, &text).map_err(|source| BadPosition { text, source });
+        self.tsume = None;
+        let Err(e) = &self.pos else { return };
+        // A tsume problem usually leaves out the attacker's king (the tsume parser allows
+        // only the SFEN's side to move to lack it).
+        let missing_king = matches!(&e.source, rules::PositionCommandError::Sfen(rules::SfenError::MissingKing(_)));
+        match rules::parse_tsume_position_command(variant, &e.text) {
+            Ok(p) if missing_king => {
+                self.out.line("info string the side to move has no king: a tsume problem, for go mate only");
+                self.tsume = Some(p);
+            }
+            _ => self.error(e.to_string()),
+        }
     }
 
     fn setoption(&mut self, args: &[&str]) {
@@ -219,9 +233,9 @@ impl Usi {
 impl Usi {
     /// `go mate`: the tsume solver on the search thread, answered with a `checkmate` line.
     fn go_mate(&mut self, time: MateTime, origin: std::time::Instant) {
-        let pos = match &self.pos {
-            Ok(p) => p.clone(),
-            Err(e) => {
+        let pos = match (&self.pos, &self.tsume) {
+            (Ok(p), _) | (Err(_), Some(p)) => p.clone(),
+            (Err(e), None) => {
                 self.error(format!("no valid position ({e})"));
                 return self.out.line("checkmate nomate");
             }
@@ -243,23 +257,25 @@ impl Usi {
     }
 }
 
-/// The lines that answer a `go mate`: an `info` line with time and nodes (and where a
-/// shorter mate was found after the first, an `info string` with the first), then the
-/// `checkmate` line.
+/// The lines that answer a `go mate`: an `info` line with time and nodes, for a mate an
+/// `info string` with the first mate found (plies, time, nodes, and the plies it was
+/// shortened to), then the `checkmate` line.
 pub fn mate_lines(outcome: &MateOutcome) -> Vec<String> {
     match outcome {
         MateOutcome::Report(r) => {
             let mut lines = vec![mate_info(r)];
             if let MateVerdict::Mate(line) = &r.verdict {
-                if line.len() < r.first_plies {
-                    lines.push(format!(
-                        "info string first mate: {} plies after {} ms, {} nodes; shortened to {} plies",
-                        r.first_plies,
-                        r.first_elapsed.as_millis(),
-                        r.first_nodes,
-                        line.len()
-                    ));
-                }
+                let shortened = if line.len() < r.first_plies {
+                    format!("; shortened to {} plies", line.len())
+                } else {
+                    String::new()
+                };
+                lines.push(format!(
+                    "info string first mate: {} plies after {} ms, {} nodes{shortened}",
+                    r.first_plies,
+                    r.first_elapsed.as_millis(),
+                    r.first_nodes
+                ));
             }
             lines.push(checkmate_text(&r.verdict));
             lines

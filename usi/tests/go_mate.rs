@@ -62,6 +62,20 @@ fn go_mate_answers_mates_and_no_mates_without_a_network() {
     assert_eq!(answer, "checkmate nomate");
     let (answer, _) = solve(&mut e, "4k4/9/9/9/9/9/9/9/4K4 b - 1", "1000", 30.0);
     assert_eq!(answer, "checkmate nomate");
+    // Tsume problems as GUIs send them leave out the attacker's king: only go mate takes
+    // them (a plain go has no position).
+    let kingless = "4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1";
+    e.send(&format!("position sfen {kingless}"));
+    e.send("go mate 1000");
+    let lines = e.until(30.0, "checkmate");
+    assert_eq!(lines.last().unwrap(), "checkmate G*5b", "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("error")), "{lines:?}");
+    let (answer, _) = solve(&mut e, "8k/9/9/9/9/9/9/9/9 b P2r2b4g4s4n4l17p 1", "1000", 30.0);
+    assert_eq!(answer, "checkmate nomate");
+    e.send(&format!("position sfen {kingless}"));
+    e.send("go nodes 10");
+    let lines = e.until(30.0, "bestmove");
+    assert_eq!(lines.last().unwrap(), "bestmove resign", "{lines:?}");
     // Gote to move attacks just as well.
     let (answer, _) = solve(&mut e, "4k4/9/9/9/9/9/4p4/9/4K4 w g 1", "1000", 30.0);
     assert_eq!(answer, "checkmate G*5h");
