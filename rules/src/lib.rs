@@ -33,7 +33,10 @@ pub use excerpt::{excerpt, Excerpt, EXCERPT_CHARS};
 pub use handicap::{Handicap, UnknownHandicap};
 pub use material::{material_balance, material_win_probability, piece_value, MATERIAL_SCALE};
 pub use moves::{Move, UsiMove, UsiMoveError};
-pub use notation::{parse_position_command, parse_position_with, Notation, PositionCommandError, UnknownNotation};
+pub use notation::{
+    parse_position_command, parse_position_with, parse_tsume_position_command, Notation, PositionCommandError,
+    UnknownNotation,
+};
 pub use outcome::{EndCause, EndRules, ImpasseRule, Outcome, Reason};
 pub use perft::{divide, perft};
 pub use position::{Position, Undo};

@@ -697,6 +697,27 @@ impl Position {
         Some(Some(self.hash ^ KEYS.board[from.index()][code] ^ KEYS.board[to.index()][code] ^ KEYS.gote_to_move))
     }
 
+    /// Whether the side to move stands in a check that a piece could block: one checker,
+    /// with squares between it and the royal (a drop there is an evasion, so what the
+    /// side holds in hand matters).
+    pub fn check_is_blockable(&self) -> bool {
+        if self.t.geometry.narrow.is_some() {
+            self.blockable::<u128>()
+        } else {
+            self.blockable::<U256>()
+        }
+    }
+
+    fn blockable<B: Bits>(&self) -> bool {
+        let Some(royal) = self.checked_royal(self.side) else { return false };
+        let g = B::geometry(&self.t.geometry);
+        let own = B::load(self.occupied[self.side.index()]);
+        let enemy = B::load(self.occupied[self.side.opponent().index()]);
+        let safety = self.safety(g, royal, own | enemy, enemy);
+        // One checker: the mask is the checker and the squares between.
+        safety.checkers == 1 && safety.check_mask.count() > 1
+    }
+
     /// Is there at least one legal move?
     pub fn has_legal_move(&self) -> bool {
         if self.bans_repetitions() {
@@ -778,6 +799,18 @@ mod tests {
                 assert_eq!(distinct.len(), moves.len(), "{variant} {}", pos.to_sfen());
             }
         }
+    }
+
+    #[test]
+    fn blockable_checks_are_single_checks_from_afar() {
+        let blockable = |sfen: &str| Position::from_sfen(Variant::Shogi, sfen).unwrap().check_is_blockable();
+        assert!(blockable("4k4/9/9/9/4R4/9/9/9/4K4 w - 1"), "a rook four squares away");
+        assert!(!blockable("4k4/4R4/9/9/9/9/9/9/4K4 w - 1"), "an adjacent rook");
+        assert!(!blockable("4k4/9/3N5/9/9/9/9/9/4K4 w - 1"), "a knight");
+        assert!(!blockable("4k4/9/9/9/9/9/9/9/4K4 w - 1"), "no check");
+        assert!(blockable("4k4/9/9/9/8B/9/9/9/4K4 w - 1"), "a bishop on the diagonal");
+        // Double check (rook on the file, bishop on the diagonal): only the king moves.
+        assert!(!blockable("4k4/9/9/9/4R3B/9/9/9/4K4 w - 1"));
     }
 
     #[test]

@@ -100,17 +100,32 @@ fn parse_position_command_in(
     text: &str,
     notation: Notation,
 ) -> Result<Position, PositionCommandError> {
+    parse_position_command_with(variant, text, notation, Position::from_sfen)
+}
+
+/// [`parse_position_command`] for a tsume problem: the SFEN's side to move may have no
+/// king ([`Position::from_sfen_tsume`]).
+pub fn parse_tsume_position_command(variant: Variant, text: &str) -> Result<Position, PositionCommandError> {
+    parse_position_command_with(variant, text, Notation::Usi, Position::from_sfen_tsume)
+}
+
+fn parse_position_command_with(
+    variant: Variant,
+    text: &str,
+    notation: Notation,
+    from_sfen: fn(Variant, &str) -> Result<Position, SfenError>,
+) -> Result<Position, PositionCommandError> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let (mut pos, rest) = match words.first() {
         None => return Err(PositionCommandError::Empty),
         Some(&"startpos") => (Position::startpos(variant), &words[1..]),
         Some(&"sfen") => {
             let end = words.iter().position(|&w| w == "moves").unwrap_or(words.len());
-            (Position::from_sfen(variant, &words[1..end].join(" "))?, &words[end..])
+            (from_sfen(variant, &words[1..end].join(" "))?, &words[end..])
         }
         Some(_) => {
             let end = words.iter().position(|&w| w == "moves").unwrap_or(words.len());
-            (Position::from_sfen(variant, &words[..end].join(" "))?, &words[end..])
+            (from_sfen(variant, &words[..end].join(" "))?, &words[end..])
         }
     };
     if let Some((&first, moves)) = rest.split_first() {

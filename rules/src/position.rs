@@ -255,6 +255,20 @@ impl Position {
         self.hash
     }
 
+    /// The Zobrist hash of board and side to move, hands left out: positions that differ
+    /// only in what the sides hold share it (a mate solver compares hands itself, so that
+    /// a proof with fewer pieces in hand also proves the position with more).
+    pub fn board_hash(&self) -> u64 {
+        let mut h = self.hash;
+        for c in 0..2 {
+            for k in Kind::HAND {
+                // An empty hand's key is 0.
+                h ^= KEYS.hand[c][k as usize][self.hands[c][k as usize] as usize];
+            }
+        }
+        h
+    }
+
     /// How many times the current position (board, hands and side to move,
     /// by Zobrist hash) occurred earlier in this game's recorded history:
     /// 0 the first time. Feature planes for networks read it.
@@ -538,5 +552,34 @@ impl Position {
     #[inline]
     pub(crate) fn is_enemy(&self, code: u8) -> bool {
         code != EMPTY && code != WALL && (code & GOTE_BIT) != self.side_bit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_hash_leaves_the_hands_out() {
+        let with =
+            |hands: &str| Position::from_sfen(Variant::Shogi, &format!("4k4/9/9/9/9/9/9/9/4K4 b {hands} 1")).unwrap();
+        let (bare, some, more) = (with("-"), with("G2Pr"), with("2G2Pr"));
+        assert_eq!(bare.board_hash(), bare.zobrist());
+        assert_eq!(some.board_hash(), bare.board_hash());
+        assert_eq!(more.board_hash(), bare.board_hash());
+        assert_ne!(some.zobrist(), more.zobrist());
+        // Board and side to move still count.
+        let moved = Position::from_sfen(Variant::Shogi, "4k4/9/9/9/9/9/9/9/3K5 b G2Pr 1").unwrap();
+        let gote = Position::from_sfen(Variant::Shogi, "4k4/9/9/9/9/9/9/9/4K4 w G2Pr 1").unwrap();
+        assert_ne!(moved.board_hash(), some.board_hash());
+        assert_ne!(gote.board_hash(), some.board_hash());
+        // After moves the incremental hash agrees.
+        let mut pos = Position::startpos(Variant::Shogi);
+        for m in ["7g7f", "3c3d", "8h2b+", "3a2b", "B*4e"] {
+            pos.play_usi(m).unwrap();
+        }
+        let mut hands_emptied = pos.clone();
+        hands_emptied.hands = [[0; KIND_SLOTS]; 2];
+        assert_eq!(pos.board_hash(), hands_emptied.zobrist_from_scratch());
     }
 }

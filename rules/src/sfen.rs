@@ -296,8 +296,22 @@ impl Position {
         Position::from_setup(Setup::parse(variant, text)?)
     }
 
+    /// Parses a tsume problem: like [`Position::from_sfen`], except that the side to
+    /// move (the attacker) may have no king, as tsume problems are usually set and GUIs
+    /// send them. Such a position is for a mate solver only: the attacker's moves are
+    /// bound by no check rule.
+    pub fn from_sfen_tsume(variant: Variant, text: &str) -> Result<Position, SfenError> {
+        Position::from_setup_with(Setup::parse(variant, text)?, true)
+    }
+
     /// Checks a setup against the rules of its variant.
     pub fn from_setup(setup: Setup) -> Result<Position, SfenError> {
+        Position::from_setup_with(setup, false)
+    }
+
+    /// [`Position::from_setup`]; `mover_king_optional`: the side to move may lack its
+    /// king (a tsume problem).
+    fn from_setup_with(setup: Setup, mover_king_optional: bool) -> Result<Position, SfenError> {
         let variant = setup.variant;
         let spec = variant.spec();
         let size = spec.size;
@@ -347,7 +361,7 @@ impl Position {
             }
             // Where royals can be captured (sho, dai) a side without one is a
             // finished game (royal capture), which a record may end on.
-            let needs_king = spec.royal_rule == RoyalRule::Check;
+            let needs_king = spec.royal_rule == RoyalRule::Check && !(mover_king_optional && c == setup.side);
             if needs_king && kings[c.index()] == 0 {
                 return Err(SfenError::MissingKing(c));
             }
@@ -442,6 +456,15 @@ mod tests {
         assert!(matches!(
             err("lnsg1gsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"),
             MissingKing(Color::Gote)
+        ));
+        // A tsume problem may leave out the attacker's king (not the defender's).
+        let tsume = "4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1";
+        assert!(matches!(err(tsume), MissingKing(Color::Sente)));
+        let pos = Position::from_sfen_tsume(Variant::Shogi, tsume).unwrap();
+        assert!(pos.legal_moves().iter().any(|m| m.to_usi() == "G*5b"));
+        assert!(matches!(
+            Position::from_sfen_tsume(Variant::Shogi, "9/9/4P4/9/9/9/9/9/4K4 b G 1"),
+            Err(MissingKing(Color::Gote))
         ));
         assert!(matches!(
             err("lnsgkgsnl/1r5b1/ppppppppp/9/4K4/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"),

@@ -18,6 +18,8 @@
 //!     time, a single move, a decided search);
 //!   - [`report`]: progress and result ([`Info`], [`PvLine`], [`Score`],
 //!     [`SearchOutcome`]).
+//! - [`mate`]: the tsume solver ([`mate::MateSolver`]: df-pn over checks and evasions,
+//!   a table in bounded memory, the mating line), `go mate`'s search.
 //! - [`root_policy`]: self-play's search, driven step by step ([`Search`]: budget, root
 //!   noise, Gumbel root, policy target, move choice).
 //! - [`rng`]: the small deterministic random number generator every search uses.
@@ -26,6 +28,7 @@
 pub mod config;
 pub mod driver;
 pub mod leaf_eval;
+pub mod mate;
 pub mod player_tree;
 pub mod report;
 pub mod rng;

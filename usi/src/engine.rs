@@ -1,5 +1,5 @@
 //! What both protocols share: the options, the network, the search tree kept between
-//! moves, and the search thread.
+//! moves, and the search thread (which also runs `go mate`'s tsume solver).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -10,6 +10,7 @@ use model::encoding::Encoder;
 use model::{CheckpointError, DeviceError, EvalError, Expected, Precision};
 use rules::{ImpasseRule, Position, Variant};
 use search::driver::{self, Settings};
+use search::mate::{MateError, MateLimits, MateReport, MateSolver};
 use search::{Control, DirectEvaluator, Info, Limits, PlayerTree, SearchError, SearchOutcome};
 
 use crate::options::{Effect, OptionError, Options, UNIFORM};
@@ -192,6 +193,20 @@ pub fn immediate(pos: &Position, end_rules: &rules::EndRules) -> Option<Immediat
     None
 }
 
+/// How a `go mate` ended.
+#[derive(Debug)]
+pub enum MateOutcome {
+    Report(MateReport),
+    /// The solver does not take this position (another variant).
+    Refused(MateError),
+    /// The solver panicked (a bug): the message.
+    Panicked(String),
+}
+
+/// Stack of the solver's thread: the search recurses once per ply (up to
+/// [`search::mate::DEFAULT_MAX_PLIES`]).
+const MATE_STACK_BYTES: usize = 64 << 20;
+
 /// Options, network, tree and the running search.
 pub struct Core {
     pub opts: Options,
@@ -199,6 +214,8 @@ pub struct Core {
     tree: Arc<Mutex<PlayerTree>>,
     tree_dirty: bool,
     running: Option<Running>,
+    /// The tsume solver with its table size in MiB (made at the first `go mate`).
+    mate: Option<(usize, Arc<Mutex<MateSolver>>)>,
 }
 
 impl Default for Core {
@@ -211,7 +228,7 @@ impl Core {
     pub fn new() -> Core {
         let opts = Options::default();
         let tree = PlayerTree::new(opts.search_config(), opts.end_rules(), &Position::startpos(opts.variant));
-        Core { opts, net: None, tree: Arc::new(Mutex::new(tree)), tree_dirty: false, running: None }
+        Core { opts, net: None, tree: Arc::new(Mutex::new(tree)), tree_dirty: false, running: None, mate: None }
     }
 
     pub fn variant(&self) -> Variant {
@@ -378,6 +395,59 @@ impl Core {
                 if let Some(w) = workers {
                     w.join();
                 }
+            })
+            .map_err(EngineError::SearchThread)?;
+        self.running = Some(Running { handle, control, finished });
+        Ok(())
+    }
+}
+
+impl Core {
+    /// Starts solving `pos` as a tsume problem (`go mate`) in a new thread, until a
+    /// verdict, `deadline` or [`Core::stop`]; `on_done` receives the outcome. Needs no
+    /// network.
+    pub fn start_mate(
+        &mut self,
+        pos: Position,
+        deadline: Option<std::time::Instant>,
+        on_done: Box<dyn FnOnce(MateOutcome) + Send>,
+    ) -> Result<(), EngineError> {
+        if self.is_searching() {
+            return Err(EngineError::AlreadySearching);
+        }
+        if pos.variant() != self.opts.variant {
+            return Err(EngineError::WrongVariant { position: pos.variant(), option: self.opts.variant });
+        }
+        let mib = self.opts.mate_hash_mib;
+        let solver = match &self.mate {
+            Some((m, s)) if *m == mib && !s.is_poisoned() => s.clone(),
+            _ => {
+                // Free the old table before making the new one.
+                self.mate = None;
+                let s = Arc::new(Mutex::new(MateSolver::new(mib)));
+                self.mate = Some((mib, s.clone()));
+                s
+            }
+        };
+        let control = Arc::new(Control::new());
+        let ctl = control.clone();
+        let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let fin = finished.clone();
+        let handle = std::thread::Builder::new()
+            .name("mate".into())
+            .stack_size(MATE_STACK_BYTES)
+            .spawn(move || {
+                let limits = MateLimits { deadline, ..MateLimits::default() };
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    solver.lock().unwrap_or_else(|e| e.into_inner()).solve(&pos, &limits, &ctl)
+                }));
+                let outcome = match result {
+                    Ok(Ok(report)) => MateOutcome::Report(report),
+                    Ok(Err(why)) => MateOutcome::Refused(why),
+                    Err(p) => MateOutcome::Panicked(panic_text(&p)),
+                };
+                fin.store(true, std::sync::atomic::Ordering::SeqCst);
+                on_done(outcome);
             })
             .map_err(EngineError::SearchThread)?;
         self.running = Some(Running { handle, control, finished });

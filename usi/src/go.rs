@@ -4,6 +4,9 @@
 //! (those wait for `stop`, or `ponderhit` and then the clock). A word that is malformed,
 //! negative or out of range is reported and left out, so the search falls back to the
 //! other limits, or to [`DEFAULT_MOVETIME_MS`] when none is left.
+//!
+//! `go mate <ms>`, `go mate infinite` (and a bare `go mate`, read as `infinite`) ask
+//! for a tsume solve instead, answered with a `checkmate ...` line ([`MateTime`]).
 
 use search::time::Clock;
 
@@ -23,6 +26,15 @@ pub fn nodes_for_depth(depth: u64) -> u64 {
     100 * depth * depth
 }
 
+/// The time of a `go mate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MateTime {
+    /// `go mate <ms>`: answer `checkmate timeout` when undecided after this long.
+    Millis(u64),
+    /// `go mate infinite` (or `go mate` alone): until a verdict or `stop`.
+    Infinite,
+}
+
 /// What one `go` asks for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GoCommand {
@@ -32,8 +44,8 @@ pub struct GoCommand {
     pub depth: Option<u64>,
     pub infinite: bool,
     pub ponder: bool,
-    /// `go mate`: answered with `checkmate notimplemented`.
-    pub mate: bool,
+    /// `go mate`: solve the position as a tsume problem within this time.
+    pub mate: Option<MateTime>,
     /// Problems with the words, one message each (`go: ...`).
     pub errors: Vec<String>,
 }
@@ -78,7 +90,7 @@ pub fn parse_go(args: &[&str]) -> GoCommand {
         match word {
             "ponder" => go.ponder = true,
             "infinite" => go.infinite = true,
-            "mate" => go.mate = true,
+            "mate" => go.mate = Some(mate_time(&mut go.errors, args.get(i).copied(), &mut i)),
             "searchmoves" => {
                 let n = args[i..].iter().take_while(|w| !WORDS.contains(w)).count();
                 i += n;
@@ -104,6 +116,22 @@ pub fn parse_go(args: &[&str]) -> GoCommand {
         }
     }
     go
+}
+
+/// The time after `go mate`: a whole number of milliseconds or `infinite` (consumed,
+/// `i` moved past it); nothing there, or a malformed number (reported), is `infinite`.
+fn mate_time(errors: &mut Vec<String>, next: Option<&str>, i: &mut usize) -> MateTime {
+    match next {
+        Some("infinite") => {
+            *i += 1;
+            MateTime::Infinite
+        }
+        Some(text) if !WORDS.contains(&text) => {
+            *i += 1;
+            number(errors, "mate", Some(text), 1, MAX_TIME_MS).map_or(MateTime::Infinite, MateTime::Millis)
+        }
+        _ => MateTime::Infinite,
+    }
 }
 
 fn takes_value(word: &str) -> bool {
@@ -165,6 +193,28 @@ mod tests {
         assert_eq!(go("depth 3 nodes 50").node_limit(), Some(50));
         let g = go("ponder infinite");
         assert!(g.ponder && g.infinite && g.errors.is_empty());
+    }
+
+    #[test]
+    fn go_mate_takes_a_time_or_infinite() {
+        for (cmd, time) in [
+            ("mate 5000", MateTime::Millis(5000)),
+            ("mate infinite", MateTime::Infinite),
+            ("mate", MateTime::Infinite),
+            ("mate btime 100", MateTime::Infinite),
+        ] {
+            let g = go(cmd);
+            assert_eq!(g.mate, Some(time), "{cmd}");
+            assert!(g.errors.is_empty(), "{cmd}: {:?}", g.errors);
+            assert!(!g.infinite, "{cmd}: the mate's infinite is not the search's");
+        }
+        for cmd in ["mate abc", "mate -3", "mate 0"] {
+            let g = go(cmd);
+            assert_eq!(g.mate, Some(MateTime::Infinite), "{cmd}");
+            assert_eq!(g.errors.len(), 1, "{cmd}: {:?}", g.errors);
+            assert!(g.errors[0].starts_with("go: mate "), "{cmd}: {:?}", g.errors);
+        }
+        assert_eq!(go("infinite").mate, None);
     }
 
     #[test]

@@ -49,6 +49,7 @@ pub const SPECS: &[OptionSpec] = &[
     spin("PolicySoftmaxTemp", 100, 1, 1000),
     spin("VirtualLoss", 100, 0, 10_000),
     spin("MateSearchPlies", 3, 0, 3),
+    spin("MateHash", 256, 1, 1 << 16),
 ];
 
 /// What a changed option affects.
@@ -87,6 +88,8 @@ pub struct Options {
     pub policy_softmax_temp: i64,
     pub virtual_loss: i64,
     pub mate_search_plies: i64,
+    /// `MateHash`: the tsume solver's table (`go mate`) in MiB; default 256, 1..=65536.
+    pub mate_hash_mib: usize,
 }
 
 impl Default for Options {
@@ -113,6 +116,7 @@ impl Default for Options {
             policy_softmax_temp: 0,
             virtual_loss: 0,
             mate_search_plies: 0,
+            mate_hash_mib: 0,
         };
         for spec in SPECS {
             let v = match spec.kind {
@@ -207,6 +211,7 @@ impl Options {
             "PolicySoftmaxTemp" => store(&mut self.policy_softmax_temp, int()?, Effect::Tree),
             "VirtualLoss" => store(&mut self.virtual_loss, int()?, Effect::Tree),
             "MateSearchPlies" => store(&mut self.mate_search_plies, int()?, Effect::Tree),
+            "MateHash" => store(&mut self.mate_hash_mib, int()? as usize, Effect::Other),
             other => return Err(OptionError::NoHandler(other)),
         })
     }
@@ -256,7 +261,7 @@ impl Options {
     pub fn xboard_features() -> Vec<String> {
         SPECS
             .iter()
-            .filter(|s| !matches!(s.name, "UCI_Variant" | "USI_Ponder" | "USI_Hash" | "Threads"))
+            .filter(|s| !matches!(s.name, "UCI_Variant" | "USI_Ponder" | "USI_Hash" | "Threads" | "MateHash"))
             .map(|s| match s.kind {
                 OptionKind::Check(b) => format!("option=\"{} -check {}\"", s.name, b as u8),
                 OptionKind::Spin { default, min, max } => format!("option=\"{} -spin {default} {min} {max}\"", s.name),

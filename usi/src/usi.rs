@@ -5,17 +5,20 @@
 //! out-of-order commands, and lines that are not UTF-8, get `info string error: ...` and
 //! are otherwise ignored; a `go` is always answered with a `bestmove` (`resign` when there
 //! is no usable position or network), by itself unless it is `go infinite` or `go ponder`
-//! (see [`crate::go`]).
+//! (see [`crate::go`]). A `go mate` is answered with one `checkmate` line: the mating
+//! moves, `nomate`, `timeout` (time ran out, or `stop`), or `notimplemented` (a variant
+//! other than standard shogi).
 
 use std::io::BufRead;
 
 use rules::{Color, Move, Position};
 
-use crate::engine::{immediate, Core, Immediate};
-use crate::go::{parse_go, GoCommand, DEFAULT_MOVETIME_MS};
+use crate::engine::{immediate, Core, Immediate, MateOutcome};
+use crate::go::{parse_go, GoCommand, MateTime, DEFAULT_MOVETIME_MS};
 use crate::input::{read_line, Line};
 use crate::options::{Effect, Options};
 use crate::Out;
+use search::mate::{MateReport, MateVerdict};
 use search::time::{self, Clock};
 use search::{Info, Limits, Score, SearchOutcome};
 
@@ -59,6 +62,9 @@ pub struct Usi {
     core: Core,
     out: Out,
     pos: Result<Position, BadPosition>,
+    /// A `position` whose side to move has no king: a tsume problem as GUIs send them,
+    /// which only `go mate` takes.
+    tsume: Option<Position>,
 }
 
 /// A `position` command that names no position (kept until the next one).
@@ -73,7 +79,7 @@ impl Usi {
     pub fn new(out: Out) -> Usi {
         let core = Core::new();
         let pos = Ok(Position::startpos(core.variant()));
-        Usi { core, out, pos }
+        Usi { core, out, pos, tsume: None }
     }
 
     fn error(&self, msg: impl AsRef<str>) {
@@ -126,14 +132,7 @@ impl Usi {
             }
             "setoption" => self.setoption(args),
             "usinewgame" => self.core.new_game(),
-            "position" => {
-                let text = args.join(" ");
-                self.pos = rules::parse_position_command(self.core.variant(), &text)
-                    .map_err(|source| BadPosition { text, source });
-                if let Err(e) = &self.pos {
-                    self.error(e.to_string());
-                }
-            }
+            "position" => self.position(args),
             "go" => self.go(args),
             "stop" => self.core.stop(),
             "ponderhit" => {
@@ -150,6 +149,24 @@ impl Usi {
             other => self.error(format!("unknown command '{}'", rules::excerpt(other))),
         }
         true
+    }
+
+    fn position(&mut self, args: &[&str]) {
+        let text = args.join(" ");
+        let variant = self.core.variant();
+        self.pos = rules::parse_position_command(variant, &text).map_err(|source| BadPosition { text, source });
+        self.tsume = None;
+        let Err(e) = &self.pos else { return };
+        // A tsume problem usually leaves out the attacker's king (the tsume parser allows
+        // only the SFEN's side to move to lack it).
+        let missing_king = matches!(&e.source, rules::PositionCommandError::Sfen(rules::SfenError::MissingKing(_)));
+        match rules::parse_tsume_position_command(variant, &e.text) {
+            Ok(p) if missing_king => {
+                self.out.line("info string the side to move has no king: a tsume problem, for go mate only");
+                self.tsume = Some(p);
+            }
+            _ => self.error(e.to_string()),
+        }
     }
 
     fn setoption(&mut self, args: &[&str]) {
@@ -179,10 +196,8 @@ impl Usi {
         for e in &go.errors {
             self.error(e);
         }
-        if go.mate {
-            self.error("go mate is not supported");
-            self.out.line("checkmate notimplemented");
-            return;
+        if let Some(time) = go.mate {
+            return self.go_mate(time, origin);
         }
         let pos = match &self.pos {
             Ok(p) => p.clone(),
@@ -212,6 +227,83 @@ impl Usi {
             self.error(e.to_string());
             self.out.line("bestmove resign");
         }
+    }
+}
+
+impl Usi {
+    /// `go mate`: the tsume solver on the search thread, answered with a `checkmate` line.
+    fn go_mate(&mut self, time: MateTime, origin: std::time::Instant) {
+        let pos = match (&self.pos, &self.tsume) {
+            (Ok(p), _) | (Err(_), Some(p)) => p.clone(),
+            (Err(e), None) => {
+                self.error(format!("no valid position ({e})"));
+                return self.out.line("checkmate nomate");
+            }
+        };
+        let deadline = match time {
+            MateTime::Millis(ms) => Some(origin + std::time::Duration::from_millis(ms)),
+            MateTime::Infinite => None,
+        };
+        let out = self.out.clone();
+        let on_done = Box::new(move |outcome: MateOutcome| {
+            for line in mate_lines(&outcome) {
+                out.line(&line);
+            }
+        });
+        if let Err(e) = self.core.start_mate(pos, deadline, on_done) {
+            self.error(e.to_string());
+            self.out.line("checkmate timeout");
+        }
+    }
+}
+
+/// The lines that answer a `go mate`: an `info` line with time and nodes, for a mate an
+/// `info string` with the first mate found (plies, time, nodes, and the plies it was
+/// shortened to), then the `checkmate` line.
+pub fn mate_lines(outcome: &MateOutcome) -> Vec<String> {
+    match outcome {
+        MateOutcome::Report(r) => {
+            let mut lines = vec![mate_info(r)];
+            if let MateVerdict::Mate(line) = &r.verdict {
+                let shortened = if line.len() < r.first_plies {
+                    format!("; shortened to {} plies", line.len())
+                } else {
+                    String::new()
+                };
+                lines.push(format!(
+                    "info string first mate: {} plies after {} ms, {} nodes{shortened}",
+                    r.first_plies,
+                    r.first_elapsed.as_millis(),
+                    r.first_nodes
+                ));
+            }
+            lines.push(checkmate_text(&r.verdict));
+            lines
+        }
+        MateOutcome::Refused(why) => {
+            vec![format!("info string error: go mate: {why}"), "checkmate notimplemented".into()]
+        }
+        MateOutcome::Panicked(why) => {
+            vec![format!("info string error: go mate failed: {why}"), "checkmate timeout".into()]
+        }
+    }
+}
+
+fn mate_info(r: &MateReport) -> String {
+    let ms = r.elapsed.as_millis() as u64;
+    let nps = (r.nodes as f64 / r.elapsed.as_secs_f64().max(1e-6)) as u64;
+    format!("info time {ms} nodes {} nps {nps}", r.nodes)
+}
+
+/// The USI answer to a tsume problem.
+pub fn checkmate_text(verdict: &MateVerdict) -> String {
+    match verdict {
+        MateVerdict::Mate(line) => {
+            let moves: Vec<String> = line.iter().map(|m| m.to_usi()).collect();
+            format!("checkmate {}", moves.join(" "))
+        }
+        MateVerdict::NoMate => "checkmate nomate".into(),
+        MateVerdict::Unknown(_) => "checkmate timeout".into(),
     }
 }
 
