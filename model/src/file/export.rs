@@ -12,7 +12,7 @@ use super::checkpoint::CheckpointPaths;
 use super::error::CheckpointError;
 use super::loader::{load_net, Expected};
 use super::meta::{model_file_header, ModelMeta};
-use super::tensors::{host_tensors, host_tensors_sha256, serialize};
+use super::tensors::{host_tensors, host_tensors_sha256, serialize, HostTensor};
 use crate::network::net::Net;
 use files::write_atomic;
 
@@ -54,8 +54,12 @@ pub(crate) fn refuse_checkpoint_weights(out: &Path) -> Result<(), CheckpointErro
     Ok(())
 }
 
-/// Writes `net` with `meta` as a model file at `out`, atomically.
-pub fn write_model_file(net: &Net, meta: &ModelMeta, out: &Path) -> Result<Exported, CheckpointError> {
+/// What every export writes: `net`'s weights copied to the host, their digest, and `meta`
+/// brought up to date with `net` (its config, shape, parameter count, this producer).
+pub(crate) fn export_parts(
+    net: &Net,
+    meta: &ModelMeta,
+) -> Result<(Vec<HostTensor>, String, ModelMeta), CheckpointError> {
     let (tensors, parameters) = host_tensors(net)?;
     let digest = host_tensors_sha256(&tensors);
     let meta = ModelMeta {
@@ -65,6 +69,12 @@ pub fn write_model_file(net: &Net, meta: &ModelMeta, out: &Path) -> Result<Expor
         producer: format!("koma-model {}", env!("CARGO_PKG_VERSION")),
         ..meta.clone()
     };
+    Ok((tensors, digest, meta))
+}
+
+/// Writes `net` with `meta` as a model file at `out`, atomically.
+pub fn write_model_file(net: &Net, meta: &ModelMeta, out: &Path) -> Result<Exported, CheckpointError> {
+    let (tensors, digest, meta) = export_parts(net, meta)?;
     let bytes = serialize(&tensors, model_file_header(&meta, &digest), out)?;
     write_atomic(out, &bytes).map_err(|cause| CheckpointError::Io { path: out.into(), cause })?;
     Ok(Exported { path: out.into(), bytes: bytes.len() as u64, tensors_sha256: digest, meta })

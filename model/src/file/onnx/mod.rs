@@ -14,9 +14,8 @@ use std::path::Path;
 use prost::Message;
 
 use super::error::CheckpointError;
-use super::export::{export_with, Exported};
+use super::export::{export_parts, export_with, Exported};
 use super::meta::{meta_entries, ModelMeta};
-use super::tensors::{host_tensors, host_tensors_sha256};
 use crate::encoding::Encoder;
 use crate::network::net::Net;
 use crate::network::params::{parameter_count, parameter_specs};
@@ -77,15 +76,7 @@ fn onnx_model(net: &Net, meta: &ModelMeta, out: &Path) -> Result<(Vec<u8>, Strin
     if weight_bytes > MAX_ONNX_BYTES {
         return Err(CheckpointError::OnnxTooLarge { path: out.into(), bytes: weight_bytes, limit: MAX_ONNX_BYTES });
     }
-    let (tensors, parameters) = host_tensors(net)?;
-    let digest = host_tensors_sha256(&tensors);
-    let meta = ModelMeta {
-        net: net.config().clone(),
-        shape: net.shape(),
-        parameters,
-        producer: format!("koma-model {}", env!("CARGO_PKG_VERSION")),
-        ..meta.clone()
-    };
+    let (tensors, digest, meta) = export_parts(net, meta)?;
     let graph = graph::build(&graph::Weights::new(&tensors), net.config(), net.shape(), &graph_name(&meta));
     drop(tensors);
     let model = ModelProto {
