@@ -4,7 +4,9 @@
 # many cases, round after round with new seeds, until the time is up. The README's test
 # command runs the same tests with a few hundred cases each.
 #
-# Usage: scripts/fuzz.sh [MINUTES] [CASES]   (defaults: 60 minutes, 20000 cases a test a round)
+# Usage: scripts/fuzz.sh [MINUTES] [CASES] [FIRST_ROUND]
+#   (defaults: 60 minutes, 20000 cases a test a round, round 1; round N uses seed N, so a
+#   later run that goes on from round 11 tries new inputs)
 # A failing case is reported by its test with the seed that reproduces it; the log of every
 # round is kept in runs/fuzz/.
 set -euo pipefail
@@ -13,11 +15,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/env.sh
 minutes="${1:-60}"
 cases="${2:-20000}"
+first_round="${3:-1}"
 out=runs/fuzz
 mkdir -p "$out"
 cargo test --release --workspace --test 'fuzz_*' --no-run >&2
 deadline=$(( $(date +%s) + 60 * minutes ))
-round=0
+round=$((first_round - 1))
 total=0
 while (( $(date +%s) < deadline )); do
     round=$((round + 1))
@@ -33,4 +36,4 @@ while (( $(date +%s) < deadline )); do
     total=$((total + tests * cases))
     echo "fuzz.sh: round $round passed: $tests tests; $total cases in all so far" >&2
 done
-echo "fuzz.sh: $round rounds, $total cases, no finding" >&2
+echo "fuzz.sh: rounds $first_round to $round, $total cases, no finding" >&2
