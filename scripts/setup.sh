@@ -3,7 +3,7 @@
 #   <repo>/.venv with the pinned torch wheel (libtorch for tch, via LIBTORCH_USE_PYTORCH=1)
 #   plus the small Python packages the tests use (tensorboard reads our event files,
 #   safetensors opens our exported model files, onnxruntime runs our ONNX exports, moto_server
-#   is the S3 of the run-store tests).
+#   is the S3 of the run-store tests, cshogi is the USI client and shogi reference).
 #
 # The default Linux torch wheel from PyPI carries the CUDA libraries (~4.7 GB): the same
 # build then runs on a GPU when one is present and on the CPU otherwise. That wheel is
@@ -28,7 +28,10 @@ TORCH_VERSION="2.13.0"
 # moto[server]: an S3-compatible server on 127.0.0.1 for the run-store tests (moto_server).
 # onnxruntime: model/tests/onnx_export.rs runs `koma export --format onnx` files in it
 # (pinned; 1.32.0 has a manylinux_2_28 wheel for CPython 3.11 on x86_64).
-PY_EXTRA=(tensorboard safetensors "moto[server]" "onnxruntime==1.32.0")
+# cshogi: the USI client that usi/tests/usi_client.rs drives koma-usi with
+# (scripts/ref/usi_client_check.py), and the reference of the scripts/ref checks (pinned:
+# the test reads its parsers' behaviour).
+PY_EXTRA=(tensorboard safetensors "moto[server]" "onnxruntime==1.32.0" "cshogi==1.1.0")
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"

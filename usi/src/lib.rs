@@ -42,9 +42,42 @@ impl Out {
         Out::new(Box::new(std::io::stdout()))
     }
 
+    /// Writes `s` as one line: a line break inside it (a multi-line error from libtorch,
+    /// say) becomes a space, so that a GUI never reads the rest as a line of its own.
     pub fn line(&self, s: &str) {
+        let one_line: std::borrow::Cow<str> =
+            if s.contains(['\n', '\r']) { s.replace(['\n', '\r'], " ").into() } else { s.into() };
         let mut w = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = writeln!(w, "{s}");
+        let _ = writeln!(w, "{one_line}");
         let _ = w.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer whose bytes the test reads back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_line_with_line_breaks_is_written_as_one_line() {
+        let buf = Shared::default();
+        let out = Out::new(Box::new(buf.clone()));
+        out.line("info string error: cannot load\nException raised from x\r\nframe #0");
+        out.line("readyok");
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text, "info string error: cannot load Exception raised from x  frame #0\nreadyok\n");
     }
 }

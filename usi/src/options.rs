@@ -7,9 +7,19 @@ use search::SearchConfig;
 #[derive(Clone, Copy, Debug)]
 pub enum OptionKind {
     Check(bool),
-    Spin { default: i64, min: i64, max: i64 },
+    Spin {
+        default: i64,
+        min: i64,
+        max: i64,
+    },
     Text(&'static str),
-    Combo { default: &'static str, vars: &'static [&'static str] },
+    /// A file name (USI `filename`, XBoard `-file`): GUIs offer a file chooser.
+    File(&'static str),
+    /// One of `vars` (exactly as written, case aside).
+    Combo {
+        default: &'static str,
+        vars: &'static [&'static str],
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -17,6 +27,10 @@ pub struct OptionSpec {
     pub name: &'static str,
     pub kind: OptionKind,
 }
+
+/// The value Shogidokoro sends for a string option left empty (USI's `<empty>`): read
+/// as the empty string.
+pub const EMPTY: &str = "<empty>";
 
 /// Value of `ModelFile` that selects the uniform evaluator (every move equally likely,
 /// value 0): pure MCTS, for tests and baselines.
@@ -28,7 +42,7 @@ const fn spin(name: &'static str, default: i64, min: i64, max: i64) -> OptionSpe
 
 /// Every option, in the order `usi` lists them.
 pub const SPECS: &[OptionSpec] = &[
-    OptionSpec { name: "ModelFile", kind: OptionKind::Text("auto") },
+    OptionSpec { name: "ModelFile", kind: OptionKind::File("auto") },
     OptionSpec { name: "Device", kind: OptionKind::Text("auto") },
     spin("Threads", 2, 1, 256),
     spin("BatchSize", 16, 1, 4096),
@@ -48,7 +62,8 @@ pub const SPECS: &[OptionSpec] = &[
     spin("RootFpuReduction", 0, 0, 1000),
     spin("PolicySoftmaxTemp", 100, 1, 1000),
     spin("VirtualLoss", 100, 0, 10_000),
-    spin("MateSearchPlies", 3, 0, 3),
+    // A combo: the tree takes 0, 1 or 3 (`search::SearchConfig::mate_search_plies`).
+    OptionSpec { name: "MateSearchPlies", kind: OptionKind::Combo { default: "3", vars: &["0", "1", "3"] } },
     spin("MateHash", 256, 1, 1 << 16),
 ];
 
@@ -122,7 +137,7 @@ impl Default for Options {
             let v = match spec.kind {
                 OptionKind::Check(b) => b.to_string(),
                 OptionKind::Spin { default, .. } => default.to_string(),
-                OptionKind::Text(t) => t.to_string(),
+                OptionKind::Text(t) | OptionKind::File(t) => t.to_string(),
                 OptionKind::Combo { default, .. } => default.to_string(),
             };
             o.set(spec.name, &v).expect("defaults are valid");
@@ -152,6 +167,8 @@ pub enum OptionError {
     OutOfRange { name: &'static str, value: i64, min: i64, max: i64 },
     #[error("option {name}: '{}' is not true or false", rules::excerpt(.value))]
     NotBoolean { name: &'static str, value: String },
+    #[error("option {name}: '{}' is not one of {}", rules::excerpt(.value), .vars.join(", "))]
+    NotAChoice { name: &'static str, value: String, vars: &'static [&'static str] },
     #[error("option UCI_Variant: {0}")]
     Variant(#[from] rules::UnknownVariant),
     #[error("option '{0}' has no handler")]
@@ -172,6 +189,23 @@ impl Options {
             }
             Ok(v)
         };
+        let choice = || -> Result<&'static str, OptionError> {
+            let OptionKind::Combo { vars, .. } = spec.kind else { unreachable!() };
+            vars.iter().copied().find(|v| v.eq_ignore_ascii_case(value)).ok_or_else(|| OptionError::NotAChoice {
+                name: spec.name,
+                value: value.to_string(),
+                vars,
+            })
+        };
+        // A string left empty (`<empty>` or nothing) takes the option's default.
+        let text_or_default = || -> String {
+            let (OptionKind::Text(default) | OptionKind::File(default)) = spec.kind else { unreachable!() };
+            if value.is_empty() || value == EMPTY {
+                default.to_string()
+            } else {
+                value.to_string()
+            }
+        };
         let check = || -> Result<bool, OptionError> {
             match value.to_ascii_lowercase().as_str() {
                 "true" | "1" | "on" => Ok(true),
@@ -180,15 +214,8 @@ impl Options {
             }
         };
         Ok(match spec.name {
-            "ModelFile" => {
-                let file = if value.is_empty() || value == "<empty>" { "auto".into() } else { value.to_string() };
-                store(&mut self.model_file, file, Effect::Network)
-            }
-            "Device" => store(
-                &mut self.device,
-                if value.is_empty() { "auto".into() } else { value.to_string() },
-                Effect::Network,
-            ),
+            "ModelFile" => store(&mut self.model_file, text_or_default(), Effect::Network),
+            "Device" => store(&mut self.device, text_or_default(), Effect::Network),
             "Threads" => store(&mut self.threads, int()? as usize, Effect::Other),
             "BatchSize" => store(&mut self.batch_size, int()? as usize, Effect::Other),
             "TorchThreads" => store(&mut self.torch_threads, int()? as usize, Effect::Network),
@@ -210,7 +237,10 @@ impl Options {
             "RootFpuReduction" => store(&mut self.root_fpu_reduction, int()?, Effect::Tree),
             "PolicySoftmaxTemp" => store(&mut self.policy_softmax_temp, int()?, Effect::Tree),
             "VirtualLoss" => store(&mut self.virtual_loss, int()?, Effect::Tree),
-            "MateSearchPlies" => store(&mut self.mate_search_plies, int()?, Effect::Tree),
+            "MateSearchPlies" => {
+                let plies = choice()?.parse().expect("the choices are numbers");
+                store(&mut self.mate_search_plies, plies, Effect::Tree)
+            }
             "MateHash" => store(&mut self.mate_hash_mib, int()? as usize, Effect::Other),
             other => return Err(OptionError::NoHandler(other)),
         })
@@ -247,7 +277,8 @@ impl Options {
                 OptionKind::Spin { default, min, max } => {
                     format!("option name {} type spin default {default} min {min} max {max}", s.name)
                 }
-                OptionKind::Text(t) => format!("option name {} type string default {t}", s.name),
+                OptionKind::Text(t) => format!("option name {} type string default {}", s.name, or_empty(t)),
+                OptionKind::File(t) => format!("option name {} type filename default {}", s.name, or_empty(t)),
                 OptionKind::Combo { default, vars } => {
                     let vars: String = vars.iter().map(|v| format!(" var {v}")).collect();
                     format!("option name {} type combo default {default}{vars}", s.name)
@@ -266,6 +297,7 @@ impl Options {
                 OptionKind::Check(b) => format!("option=\"{} -check {}\"", s.name, b as u8),
                 OptionKind::Spin { default, min, max } => format!("option=\"{} -spin {default} {min} {max}\"", s.name),
                 OptionKind::Text(t) => format!("option=\"{} -string {t}\"", s.name),
+                OptionKind::File(t) => format!("option=\"{} -file {t}\"", s.name),
                 OptionKind::Combo { default, vars } => {
                     let vars: Vec<String> =
                         vars.iter().map(|v| if *v == default { format!("*{v}") } else { v.to_string() }).collect();
@@ -273,6 +305,15 @@ impl Options {
                 }
             })
             .collect()
+    }
+}
+
+/// A USI default: `<empty>` for the empty string (a `default` with no value is malformed).
+fn or_empty(text: &str) -> &str {
+    if text.is_empty() {
+        EMPTY
+    } else {
+        text
     }
 }
 
@@ -294,5 +335,75 @@ mod tests {
         assert!(o.set("UCI_Variant", "chess").is_err());
         assert_eq!(o.set("USI_Ponder", "true"), Ok(Effect::Other));
         assert!(o.ponder);
+    }
+
+    /// Shogidokoro sends `<empty>` for a string left empty: the default, for every
+    /// string option (Device took it for a device name).
+    #[test]
+    fn empty_strings_take_the_default() {
+        let mut o = Options::default();
+        for name in ["ModelFile", "Device"] {
+            o.set(name, "cpu").unwrap();
+            o.set(name, EMPTY).unwrap();
+            o.set(name, "").unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        o.set("Device", "cpu").unwrap();
+        o.set("Device", "<empty>").unwrap();
+        assert_eq!((o.model_file.as_str(), o.device.as_str()), ("auto", "auto"));
+    }
+
+    /// Every value an option announces is one it takes: MateSearchPlies was a spin of
+    /// 0..3 whose 2 the tree does not know (`SearchConfig::validate` refuses it).
+    #[test]
+    fn mate_search_plies_offers_only_what_the_tree_takes() {
+        let mut o = Options::default();
+        assert!(
+            Options::usi_lines().contains(&"option name MateSearchPlies type combo default 3 var 0 var 1 var 3".into())
+        );
+        for (value, plies) in [("0", 0), ("1", 1), ("3", 3)] {
+            o.set("MateSearchPlies", value).unwrap();
+            assert_eq!(o.mate_search_plies, plies);
+            assert!(SearchConfig { mate_search_plies: plies as u32, ..SearchConfig::default() }.validate().is_ok());
+        }
+        for bad in ["2", "4", "-1", "x", ""] {
+            let e = o.set("MateSearchPlies", bad).unwrap_err();
+            assert!(matches!(e, OptionError::NotAChoice { .. }), "{bad}: {e}");
+        }
+        assert!(o.set("MateSearchPlies", "2").unwrap_err().to_string().contains("0, 1, 3"));
+    }
+
+    /// ModelFile is a file name: GUIs show a file chooser (USI `filename`, XBoard `-file`).
+    #[test]
+    fn model_file_is_announced_as_a_file_name() {
+        assert_eq!(Options::usi_lines()[0], "option name ModelFile type filename default auto");
+        assert_eq!(Options::xboard_features()[0], "option=\"ModelFile -file auto\"");
+    }
+
+    /// Each announced default is a value the option takes, inside its range; the search
+    /// constants of every spin value are ones the tree accepts at both ends.
+    #[test]
+    fn announced_defaults_and_ranges_are_valid() {
+        for spec in SPECS {
+            let mut o = Options::default();
+            match spec.kind {
+                OptionKind::Spin { default, min, max } => {
+                    assert!(min <= default && default <= max, "{}", spec.name);
+                    for v in [min, max] {
+                        o.set(spec.name, &v.to_string()).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+                        o.search_config().validate().unwrap_or_else(|e| panic!("{} = {v}: {e}", spec.name));
+                    }
+                    assert!(o.set(spec.name, &(min - 1).to_string()).is_err(), "{}", spec.name);
+                    assert!(o.set(spec.name, &(max + 1).to_string()).is_err(), "{}", spec.name);
+                }
+                OptionKind::Combo { default, vars } => {
+                    assert!(vars.contains(&default), "{}", spec.name);
+                    for v in vars {
+                        o.set(spec.name, v).unwrap_or_else(|e| panic!("{} = {v}: {e}", spec.name));
+                        o.search_config().validate().unwrap_or_else(|e| panic!("{} = {v}: {e}", spec.name));
+                    }
+                }
+                OptionKind::Check(_) | OptionKind::Text(_) | OptionKind::File(_) => {}
+            }
+        }
     }
 }

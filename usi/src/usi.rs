@@ -130,7 +130,7 @@ impl Usi {
                 }
                 self.out.line("readyok");
             }
-            "setoption" => self.setoption(args),
+            "setoption" => self.setoption(line),
             "usinewgame" => self.core.new_game(),
             "position" => self.position(args),
             "go" => self.go(args),
@@ -169,18 +169,12 @@ impl Usi {
         }
     }
 
-    fn setoption(&mut self, args: &[&str]) {
-        // setoption name <id> [value <x>]
-        let (Some(&"name"), Some(rest)) = (args.first(), args.get(1..)) else {
-            return self.error("setoption: expected 'setoption name <id> [value <x>]'");
+    fn setoption(&mut self, line: &str) {
+        let (name, value) = match parse_setoption(line) {
+            Ok(nv) => nv,
+            Err(e) => return self.error(e),
         };
-        let vpos = rest.iter().position(|&w| w == "value");
-        let name = rest[..vpos.unwrap_or(rest.len())].join(" ");
-        let value = vpos.map(|i| rest[i + 1..].join(" ")).unwrap_or_default();
-        if name.is_empty() {
-            return self.error("setoption: no option name");
-        }
-        match self.core.set_option(&name, &value) {
+        match self.core.set_option(&name, value) {
             Ok(Effect::Variant) => self.pos = Ok(Position::startpos(self.core.variant())),
             Ok(_) => {}
             Err(e) => self.error(e.to_string()),
@@ -255,6 +249,36 @@ impl Usi {
             self.out.line("checkmate timeout");
         }
     }
+}
+
+/// `setoption name <id> [value <x>]`: the name (its words joined by single spaces) and the
+/// value as written, inner spaces kept (a path such as `C:\My  Models\a.json`); no
+/// `value` is the empty value.
+pub fn parse_setoption(line: &str) -> Result<(String, &str), &'static str> {
+    fn word(s: &str) -> (&str, &str) {
+        let s = s.trim_start();
+        s.split_at(s.find(char::is_whitespace).unwrap_or(s.len()))
+    }
+    let (_setoption, rest) = word(line);
+    let (name_word, mut rest) = word(rest);
+    if name_word != "name" {
+        return Err("setoption: expected 'setoption name <id> [value <x>]'");
+    }
+    let mut name: Vec<&str> = Vec::new();
+    let value = loop {
+        match word(rest) {
+            ("", _) => break "",
+            ("value", after) => break after.trim(),
+            (w, after) => {
+                name.push(w);
+                rest = after;
+            }
+        }
+    };
+    if name.is_empty() {
+        return Err("setoption: no option name");
+    }
+    Ok((name.join(" "), value))
 }
 
 /// The lines that answer a `go mate`: an `info` line with time and nodes, for a mate an
@@ -355,5 +379,27 @@ fn bestmove_text(
             _ => format!("bestmove {}", m.to_usi()),
         },
         None => "bestmove resign".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setoption_keeps_the_value_as_written() {
+        for (line, name, value) in [
+            ("setoption name ModelFile value C:\\My  Models\\a b.json ", "ModelFile", "C:\\My  Models\\a b.json"),
+            ("setoption  name  USI_Hash  value  256", "USI_Hash", "256"),
+            ("setoption name USI_Ponder", "USI_Ponder", ""),
+            ("setoption name Two Words value x", "Two Words", "x"),
+            ("setoption name ModelFile value", "ModelFile", ""),
+            ("setoption name Device value\t<empty>", "Device", "<empty>"),
+        ] {
+            assert_eq!(parse_setoption(line), Ok((name.to_string(), value)), "{line}");
+        }
+        for line in ["setoption", "setoption value 3", "setoption name", "setoption name value 3", "setoption nom x"] {
+            assert!(parse_setoption(line).is_err(), "{line}");
+        }
     }
 }

@@ -157,10 +157,7 @@ impl Xboard {
             "xboard" | "accepted" | "rejected" | "random" | "computer" | "name" | "rating" | "ics" | "." | "hard"
             | "easy" | "draw" | "hint" | "bk" | "nps" | "white" | "black" | "otim" | "exit" => {}
             "protover" => {
-                let options: Vec<String> = Options::xboard_features()
-                    .into_iter()
-                    .map(|o| o.replacen("ModelFile -string", "ModelFile -file", 1))
-                    .collect();
+                let options = Options::xboard_features();
                 self.out.line(&format!(
                     "feature myname=\"{ENGINE_NAME}\" variants=\"shogi,sho,dai\" ping=1 setboard=1 usermove=1 time=1 \
                      colors=0 sigint=0 sigterm=0 reuse=1 analyze=0 memory=1 smp=1 debug=1 playother=1"

@@ -8,17 +8,14 @@ use std::process::Command;
 
 use common::*;
 
-fn python_has_cshogi(py: &std::path::Path) -> bool {
-    py.exists() && Command::new(py).args(["-c", "import cshogi"]).status().is_ok_and(|s| s.success())
-}
-
 #[test]
 fn match_against_gpsusi_through_cshogi() {
     let root = repo_root();
-    let py = root.join(".venv/bin/python");
     let opponent = "/usr/games/gpsusi";
-    if !require(".venv python with cshogi (scripts/setup.sh, scripts/install-engines.sh)", python_has_cshogi(&py))
-        || !require("gpsusi (Debian package gpsshogi)", std::path::Path::new(opponent).exists())
+    if !require(
+        ".venv python with cshogi (scripts/setup.sh, scripts/install-engines.sh)",
+        python_with_cshogi().is_some(),
+    ) || !require("gpsusi (Debian package gpsshogi)", std::path::Path::new(opponent).exists())
     {
         return;
     }

@@ -135,6 +135,63 @@ fn missing_model_is_reported_at_isready() {
     assert_eq!(e.ask("go byoyomi 1000", 10.0, |l| l.starts_with("bestmove")), "bestmove resign");
 }
 
+/// A `setoption` value is taken as written: a path with two spaces in a row was read with
+/// one (the words were split and joined again).
+#[test]
+fn setoption_values_keep_their_spaces() {
+    let mut e = Engine::start(&[]);
+    e.send("usi");
+    e.until(10.0, "usiok");
+    e.send("setoption name ModelFile value /nonexistent/two  spaces/model.json");
+    e.send("isready");
+    let lines = e.until(30.0, "readyok");
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string error") && l.contains("/nonexistent/two  spaces/model.json")),
+        "{lines:?}"
+    );
+    // Shogidokoro's `<empty>` string: the default device, not a device named `<empty>`.
+    e.send("setoption name ModelFile value <uniform>");
+    e.send("setoption name Device value <empty>");
+    let lines = e.ask_until("isready", 30.0, "readyok");
+    assert!(!lines.iter().any(|l| l.contains("error")), "{lines:?}");
+    e.send("quit");
+    assert!(e.wait_exit(10.0).success());
+}
+
+/// `usinewgame` drops the tree (a search reuses what the last one left), and `gameover`
+/// ends a `go ponder` with its one `bestmove`, after which the engine takes the next game.
+#[test]
+fn usinewgame_starts_afresh_and_gameover_ends_pondering() {
+    let mut e = Engine::start(&[]);
+    e.handshake(&[("ModelFile", "<uniform>"), ("Threads", "1"), ("InfoInterval", "0")]);
+    let depth_after_one_node = |e: &mut Engine| {
+        e.send("position startpos");
+        let out = e.ask_until("go nodes 1", 20.0, "bestmove");
+        let info = out.iter().rev().find(|l| l.starts_with("info depth")).expect("an info line").clone();
+        let depth: u32 = info.split_whitespace().nth(2).unwrap().parse().unwrap();
+        (depth, info)
+    };
+    e.send("position startpos");
+    e.ask_until("go nodes 2000", 20.0, "bestmove");
+    let (reused, info) = depth_after_one_node(&mut e);
+    assert!(reused > 1, "the tree was not kept between moves: {info}");
+    e.send("usinewgame");
+    let (fresh, info) = depth_after_one_node(&mut e);
+    assert_eq!(fresh, 1, "usinewgame kept the tree: {info}");
+    for result in ["win", "lose", "draw"] {
+        e.send("position startpos moves 7g7f");
+        e.send("go ponder btime 0 wtime 0 byoyomi 1000");
+        std::thread::sleep(Duration::from_millis(200));
+        let out = e.ask_until(&format!("gameover {result}"), 5.0, "bestmove");
+        assert_legal("startpos moves 7g7f", &bestmove_of(out.last().unwrap()));
+        let out = e.ask_until("isready", 5.0, "readyok");
+        assert!(out.iter().all(|l| !l.starts_with("bestmove") && !l.contains("error")), "{result}: {out:?}");
+        e.send("usinewgame");
+    }
+    e.send("quit");
+    assert!(e.wait_exit(10.0).success());
+}
+
 #[test]
 fn declaration_and_lost_positions() {
     let mut e = Engine::start(&[]);

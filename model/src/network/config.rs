@@ -141,13 +141,40 @@ pub enum Range {
 }
 
 impl Range {
+    /// Whether `v` is in the range. A closed end also takes a value within f32 rounding
+    /// of it: an f32 field set to a bound (`0.01`, stored as 0.0099999998) is at the
+    /// bound, not below it.
     pub fn contains(&self, v: f64) -> bool {
+        let at = |bound: f64| (v - bound).abs() <= bound.abs() * f64::from(f32::EPSILON);
+        let above = |lo: f64| lo <= v || at(lo);
+        let below = |hi: f64| v <= hi || at(hi);
         v.is_finite()
             && match *self {
-                Range::Closed(lo, hi) => lo <= v && v <= hi,
-                Range::AboveMin(lo, hi) => lo < v && v <= hi,
-                Range::BelowMax(lo, hi) => lo <= v && v < hi,
+                Range::Closed(lo, hi) => above(lo) && below(hi),
+                Range::AboveMin(lo, hi) => lo < v && below(hi),
+                Range::BelowMax(lo, hi) => above(lo) && v < hi,
             }
+    }
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    /// `search.policy_softmax_temperature = 0.01` (an f32) was refused as below [0.01, 100].
+    #[test]
+    fn an_f32_at_a_closed_bound_is_inside() {
+        assert!(check_real("search.policy_softmax_temperature", 0.01f32, Range::Closed(0.01, 100.0)).is_ok());
+        assert!(check_real("x", 0.1f32, Range::BelowMax(0.1, 1.0)).is_ok());
+        assert!(check_real("x", 0.3f32, Range::AboveMin(0.0, 0.3)).is_ok());
+        for (v, r) in [
+            (0.0099f32, Range::Closed(0.01, 100.0)),
+            (0.0, Range::AboveMin(0.0, 1.0)),
+            (1.0, Range::BelowMax(0.0, 1.0)),
+        ] {
+            assert!(check_real("x", v, r).is_err(), "{v} {r}");
+        }
+        assert!(check_real("x", f32::NAN, Range::Closed(0.0, 1.0)).is_err());
     }
 }
 

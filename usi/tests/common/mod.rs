@@ -113,6 +113,12 @@ impl Engine {
         self.log[start..].iter().filter(|l| !l.starts_with("> ")).cloned().collect()
     }
 
+    /// Sends `cmd`, then [`Engine::until`] `prefix`.
+    pub fn ask_until(&mut self, cmd: &str, secs: f64, prefix: &str) -> Vec<String> {
+        self.send(cmd);
+        self.until(secs, prefix)
+    }
+
     pub fn tail(&self) -> String {
         let n = self.log.len();
         self.log[n.saturating_sub(40)..].join("\n")
@@ -194,4 +200,11 @@ pub fn require(what: &str, present: bool) -> bool {
     }
     eprintln!("skipped: {what} is missing");
     false
+}
+
+/// The repository's `.venv` Python if it imports cshogi (scripts/setup.sh installs it).
+pub fn python_with_cshogi() -> Option<PathBuf> {
+    let py = repo_root().join(".venv/bin/python");
+    let ok = py.exists() && Command::new(&py).args(["-c", "import cshogi"]).status().is_ok_and(|s| s.success());
+    ok.then_some(py)
 }
