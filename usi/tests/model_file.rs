@@ -58,6 +58,44 @@ fn auto_finds_model_variant_safetensors_next_to_the_binary() {
     loads_and_plays(&mut e, &[], &file);
 }
 
+/// A copy of the binary at `checkout/target/release/koma-usi`, started in `cwd`, libtorch
+/// from the repository's .venv.
+fn binary_in_checkout(checkout: &Path, cwd: &Path) -> Engine {
+    let bin = checkout.join("target").join("release");
+    std::fs::create_dir_all(&bin).unwrap();
+    let copy = bin.join("koma-usi");
+    std::fs::copy(exe(), &copy).unwrap();
+    let mut command = Command::new(&copy);
+    command.current_dir(cwd).env_remove("KOMA_MODEL").env("LD_LIBRARY_PATH", repo_root().join(".venv/torch-lib"));
+    Engine::from_command(&mut command)
+}
+
+/// Issue 25, item 1: a fresh clone plays its shipped network, `models/<variant>.safetensors`
+/// of the checkout the binary is in, without any training.
+#[test]
+fn auto_finds_the_shipped_network_in_the_checkouts_models_folder() {
+    let checkout = tempfile::tempdir().unwrap();
+    let models = checkout.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let shipped = export_tiny(&models, "shogi.safetensors");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut e = binary_in_checkout(checkout.path(), elsewhere.path());
+    loads_and_plays(&mut e, &[], &shipped);
+}
+
+/// The user's own networks come first: a run checkpoint under the working directory
+/// hides the shipped network.
+#[test]
+fn auto_prefers_a_run_checkpoint_to_the_shipped_network() {
+    let checkout = tempfile::tempdir().unwrap();
+    let models = checkout.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    export_tiny(&models, "shogi.safetensors");
+    let own = into_run(checkout.path(), "my-run", &tiny_checkpoint("shogi"));
+    let mut e = binary_in_checkout(checkout.path(), checkout.path());
+    loads_and_plays(&mut e, &[], &own.with_extension(""));
+}
+
 /// Copies a checkpoint pair to `runs/<run>/checkpoints/ckpt-00000001`.
 fn into_run(root: &Path, run: &str, checkpoint: &Path) -> std::path::PathBuf {
     let dir = root.join("runs").join(run).join("checkpoints");
