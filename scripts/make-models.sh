@@ -52,7 +52,7 @@ train() {
 place() {
     local variant="$1" rung="$2" spec="$3" plies="$4"
     $koma arena --variant "$variant" \
-        --player "net=usi:$ROOT/target/release/koma-usi,ModelFile=$ROOT/models/$variant.safetensors,Threads=1,TorchThreads=1,nodes=800" \
+        --player "net=usi:$ROOT/target/release/koma-usi,UCI_Variant=$variant,ModelFile=$ROOT/models/$variant.safetensors,Threads=1,TorchThreads=1,nodes=800" \
         --player "$rung=$spec" --gauntlet net --games 40 --tc nodes=800 --max-plies "$plies" \
         --concurrency 2 --quiet --out "runs/models-$variant-vs-$rung"
 }

@@ -96,6 +96,28 @@ fn auto_prefers_a_run_checkpoint_to_the_shipped_network() {
     loads_and_plays(&mut e, &[], &own.with_extension(""));
 }
 
+/// The networks this repository ships (`models/`, issue 25 item 1): each loads through
+/// `ModelFile=auto` as the engine of its game, and plays a legal move from the start.
+#[test]
+fn the_shipped_networks_load_and_play() {
+    let shipped = repo_root().join("models");
+    let checkout = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&shipped, checkout.path().join("models")).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    for variant in [Variant::Shogi, Variant::Sho, Variant::Dai] {
+        let file = checkout.path().join("models").join(format!("{}.safetensors", variant.name()));
+        assert!(file.exists(), "{} is missing: scripts/make-models.sh makes it", file.display());
+        let mut e = binary_in_checkout(checkout.path(), elsewhere.path());
+        let lines = e.handshake(&[("UCI_Variant", variant.name())]);
+        let shown = format!("info string network: {}", file.display());
+        assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
+        e.send("position startpos");
+        let bm = e.ask("go nodes 32", 60.0, |l| l.starts_with("bestmove"));
+        let mv = bm.split_whitespace().nth(1).unwrap().to_string();
+        assert!(Position::startpos(variant).play_usi(&mv).is_ok(), "{variant}: {bm} is not legal");
+    }
+}
+
 /// Copies a checkpoint pair to `runs/<run>/checkpoints/ckpt-00000001`.
 fn into_run(root: &Path, run: &str, checkpoint: &Path) -> std::path::PathBuf {
     let dir = root.join("runs").join(run).join("checkpoints");
