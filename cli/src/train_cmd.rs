@@ -157,9 +157,9 @@ pub fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
         })
         .unwrap_or_default();
     println!(
-        "koma learn: {} games, {} positions, {} steps{val}; checkpoint {}",
-        s.games,
+        "koma learn: {} positions in {} groups (games, or sample chunks), {} steps{val}; checkpoint {}",
         s.positions,
+        s.groups,
         s.steps,
         s.checkpoint.display()
     );

@@ -208,7 +208,7 @@ fn learn_from_usi_records() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("2 games, 11 positions"), "{stdout}");
+    assert!(stdout.contains("11 positions in 2 groups"), "{stdout}");
     let ck: Vec<_> = std::fs::read_dir(dir.join("runs/l/checkpoints")).unwrap().collect();
     assert!(!ck.is_empty());
     let _ = std::fs::remove_dir_all(&dir);

@@ -9,20 +9,8 @@ use proptest::prelude::*;
 use rules::{Color, Move, Position, Setup, Square, Variant};
 use std::collections::HashSet;
 
-/// splitmix64: small, seedable, good enough to pick moves.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+mod common;
+use common::Rng;
 
 /// A side lost all its royals (sho, dai): the game is over, not a position.
 fn royal_lost(pos: &Position) -> bool {

@@ -24,7 +24,10 @@ use crate::options::{Effect, OptionError, Options, UNIFORM};
 ///    modification time) that plays `variant` (a dai run trained last does not hide the
 ///    shogi one): each run's published network, the one its `models/latest.json` names,
 ///    or for a run that publishes none (`koma learn`) its newest checkpoint
-///    ([`dataio::run_layout`]).
+///    ([`dataio::run_layout`]);
+/// 4. the networks that ship with koma: `models/<variant>.safetensors` of the checkout
+///    the binary was built in (found from the binary, `target/release/..`, and from the
+///    path it was compiled at), so a fresh clone plays without any training.
 pub fn auto_model_candidates(variant: Variant) -> (Vec<PathBuf>, String) {
     let mut list = Vec::new();
     let mut looked = Vec::new();
@@ -52,7 +55,28 @@ pub fn auto_model_candidates(variant: Variant) -> (Vec<PathBuf>, String) {
     if let Some(p) = newest_run_network(&cwd.join("runs"), variant) {
         list.push(p);
     }
+    for dir in shipped_model_dirs() {
+        let p = dir.join(format!("{}.safetensors", variant.name()));
+        looked.push(p.display().to_string());
+        list.push(p);
+    }
     (list, looked.join(", "))
+}
+
+/// The `models/` folders of the checkout: above the binary (`<checkout>/target/<profile>/`)
+/// and where the crate was compiled (the same checkout, unless the binary was moved).
+fn shipped_model_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(checkout) = exe_dir().as_deref().and_then(Path::parent).and_then(Path::parent) {
+        dirs.push(checkout.join("models"));
+    }
+    let compiled_at = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("models");
+    if let Ok(compiled_at) = compiled_at.canonicalize() {
+        if !dirs.iter().any(|d| d.canonicalize().is_ok_and(|d| d == compiled_at)) {
+            dirs.push(compiled_at);
+        }
+    }
+    dirs
 }
 
 fn exe_dir() -> Option<PathBuf> {

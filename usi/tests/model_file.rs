@@ -58,6 +58,66 @@ fn auto_finds_model_variant_safetensors_next_to_the_binary() {
     loads_and_plays(&mut e, &[], &file);
 }
 
+/// A copy of the binary at `checkout/target/release/koma-usi`, started in `cwd`, libtorch
+/// from the repository's .venv.
+fn binary_in_checkout(checkout: &Path, cwd: &Path) -> Engine {
+    let bin = checkout.join("target").join("release");
+    std::fs::create_dir_all(&bin).unwrap();
+    let copy = bin.join("koma-usi");
+    std::fs::copy(exe(), &copy).unwrap();
+    let mut command = Command::new(&copy);
+    command.current_dir(cwd).env_remove("KOMA_MODEL").env("LD_LIBRARY_PATH", repo_root().join(".venv/torch-lib"));
+    Engine::from_command(&mut command)
+}
+
+/// Issue 25, item 1: a fresh clone plays its shipped network, `models/<variant>.safetensors`
+/// of the checkout the binary is in, without any training.
+#[test]
+fn auto_finds_the_shipped_network_in_the_checkouts_models_folder() {
+    let checkout = tempfile::tempdir().unwrap();
+    let models = checkout.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let shipped = export_tiny(&models, "shogi.safetensors");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut e = binary_in_checkout(checkout.path(), elsewhere.path());
+    loads_and_plays(&mut e, &[], &shipped);
+}
+
+/// The user's own networks come first: a run checkpoint under the working directory
+/// hides the shipped network.
+#[test]
+fn auto_prefers_a_run_checkpoint_to_the_shipped_network() {
+    let checkout = tempfile::tempdir().unwrap();
+    let models = checkout.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    export_tiny(&models, "shogi.safetensors");
+    let own = into_run(checkout.path(), "my-run", &tiny_checkpoint("shogi"));
+    let mut e = binary_in_checkout(checkout.path(), checkout.path());
+    loads_and_plays(&mut e, &[], &own.with_extension(""));
+}
+
+/// The networks this repository ships (`models/`, issue 25 item 1): each loads through
+/// `ModelFile=auto` as the engine of its game, and plays a legal move from the start.
+#[test]
+fn the_shipped_networks_load_and_play() {
+    let shipped = repo_root().join("models");
+    let checkout = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&shipped, checkout.path().join("models")).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    for variant in [Variant::Shogi, Variant::Sho, Variant::Dai] {
+        let file = checkout.path().join("models").join(format!("{}.safetensors", variant.name()));
+        assert!(file.exists(), "{} is missing: scripts/make-models.sh makes it", file.display());
+        let mut e = binary_in_checkout(checkout.path(), elsewhere.path());
+        let lines = e.handshake(&[("UCI_Variant", variant.name())]);
+        let shown = format!("info string network: {}", file.display());
+        assert!(lines.iter().any(|l| l.starts_with(&shown)), "{lines:?}");
+        e.send("position startpos");
+        let bm = e.ask("go nodes 32", 60.0, |l| l.starts_with("bestmove"));
+        let mv = bm.split_whitespace().nth(1).unwrap().to_string();
+        assert!(Position::startpos(variant).play_usi(&mv).is_ok(), "{variant}: {bm} is not legal");
+    }
+}
+
 /// Copies a checkpoint pair to `runs/<run>/checkpoints/ckpt-00000001`.
 fn into_run(root: &Path, run: &str, checkpoint: &Path) -> std::path::PathBuf {
     let dir = root.join("runs").join(run).join("checkpoints");

@@ -52,7 +52,9 @@ pub struct LearnOptions {
 /// The end of `koma learn`.
 #[derive(Clone, Debug)]
 pub struct LearnSummary {
-    pub games: usize,
+    /// Groups of samples read: a game of a record or an hcpe3 file, one sample chunk, or a
+    /// run of consecutive hcpe positions (the unit the validation split holds out).
+    pub groups: usize,
     pub positions: usize,
     pub skipped_files: Vec<String>,
     pub steps: u64,
@@ -97,7 +99,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     let steps = ((train.len() as f64 * opts.epochs) / tcfg.batch_size as f64).ceil().max(1.0) as u64;
     let (trainer, validation, checkpoint) = session.run(&train, tcfg, steps, rng, opts.progress, &stop)?;
     Ok(LearnSummary {
-        games: games.len(),
+        groups: games.len(),
         positions: train.len() + val.len(),
         skipped_files: problems,
         steps: trainer.step,

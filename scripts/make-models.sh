@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Remakes the networks in models/ (the ones koma-usi loads without any training) from
+# nothing but this repository and the Debian engines (scripts/install-engines.sh), then
+# measures each one as a GUI user plays it: koma-usi at 800 nodes through `koma arena`.
+#
+#   scripts/make-models.sh [--no-measure] [VARIANT ...]     (default: shogi sho dai)
+#
+#   shogi  the teacher bootstrap (scripts/bootstrap.sh): Fairy-Stockfish at depth 5 plays
+#          2,000 games, configs/shogi-boot.toml learns them for 3 epochs
+#          (about 60 minutes on two quiet cores); measured against fsf1, 40 games
+#   sho    60 minutes of self-play from zero with the rules' material prior
+#          (configs/sho-tiny.toml); measured against greedy, 40 games
+#   dai    the HaChu bootstrap (scripts/bootstrap.sh --variant dai): HaChu at depth 1
+#          plays 600 games, configs/dai-tiny.toml learns them for 2 epochs (about 30
+#          minutes); measured against greedy, 40 games
+#
+# Each network is exported (`koma export`) to models/<variant>.safetensors; its run stays
+# in runs/models-<variant>, the matches in runs/models-<variant>-vs-<rung>. Write what the
+# matches print into models/README.md.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=env.sh
+source scripts/env.sh
+
+measure=1
+variants=()
+for arg in "$@"; do
+    case "$arg" in
+        --no-measure) measure=0 ;;
+        shogi|sho|dai) variants+=("$arg") ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        *) echo "make-models.sh: unknown argument $arg (variants: shogi sho dai)" >&2; exit 2 ;;
+    esac
+done
+[[ ${#variants[@]} -gt 0 ]] || variants=(shogi sho dai)
+
+cargo build --release -p koma-front -p koma-usi >&2
+koma=target/release/koma
+mkdir -p models
+latest() { ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1 | sed 's/\.json$//'; }
+
+train() {
+    case "$1" in
+        shogi) scripts/bootstrap.sh --variant shogi --run models-shogi ;;
+        dai) scripts/bootstrap.sh --variant dai --run models-dai ;;
+        sho) $koma train --config configs/sho-tiny.toml --run models-sho --max-minutes 60 ;;
+    esac
+}
+
+# koma-usi with the exported file, at 800 nodes, against one rung of the variant's ladder.
+place() {
+    local variant="$1" rung="$2" spec="$3" plies="$4"
+    $koma arena --variant "$variant" \
+        --player "net=usi:$ROOT/target/release/koma-usi,UCI_Variant=$variant,ModelFile=$ROOT/models/$variant.safetensors,Threads=1,TorchThreads=1,nodes=800" \
+        --player "$rung=$spec" --gauntlet net --games 40 --tc nodes=800 --max-plies "$plies" \
+        --concurrency 2 --quiet --out "runs/models-$variant-vs-$rung"
+}
+
+for v in "${variants[@]}"; do
+    SECONDS=0
+    echo "make-models.sh: $v: training" >&2
+    train "$v"
+    ckpt="$(latest "models-$v")"
+    [[ -n "$ckpt" ]] || { echo "make-models.sh: $v: no checkpoint in runs/models-$v" >&2; exit 1; }
+    $koma export "$ckpt" --out "models/$v.safetensors"
+    echo "make-models.sh: $v: models/$v.safetensors from $ckpt ($((SECONDS / 60)) min)" >&2
+    if [[ $measure == 1 ]]; then
+        case "$v" in
+            shogi) place shogi fsf1 "usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,depth=1" 320 ;;
+            sho) place sho greedy greedy 320 ;;
+            dai) place dai greedy greedy 500 ;;
+        esac
+    fi
+done
