@@ -48,6 +48,13 @@ def fail(why):
     raise BadLine(why)
 
 
+def is_info_string(line):
+    """An `info string` line (free text, not checked), unless it reports an error."""
+    if line.startswith("info string error"):
+        fail("an error")
+    return line.startswith("info string")
+
+
 def board_of(sfen, moves):
     board = cshogi.Board() if sfen == "startpos" else cshogi.Board(sfen)
     for m in moves:
@@ -242,11 +249,7 @@ class Session:
         infos = []
 
         def on_line(line):
-            if line.startswith("bestmove"):
-                return
-            if line.startswith("info string"):
-                if line.startswith("info string error"):
-                    fail("an error")
+            if line.startswith("bestmove") or is_info_string(line):
                 return
             info = parse_info(line)
             self.check_search_info(info, infos, sfen, moves)
@@ -337,11 +340,7 @@ class Session:
         self.engine.position(sfen="sfen " + sfen)
 
         def on_line(line):
-            if line.startswith("checkmate"):
-                return
-            if line.startswith("info string"):
-                if line.startswith("info string error"):
-                    fail("an error")
+            if line.startswith("checkmate") or is_info_string(line):
                 return
             info = parse_info(line)
             if "pv" in info or "score" in info:

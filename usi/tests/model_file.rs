@@ -46,28 +46,25 @@ fn model_file_option_loads_an_exported_file() {
 fn auto_finds_model_variant_safetensors_next_to_the_binary() {
     let dir = tempfile::tempdir().unwrap();
     let file = export_tiny(dir.path(), "model-shogi.safetensors");
-    // A copy of the binary in the model's folder; libtorch from the repository's .venv.
-    let copy = dir.path().join("koma-usi");
-    std::fs::copy(exe(), &copy).unwrap();
-    let mut command = Command::new(&copy);
-    command
-        .current_dir(dir.path())
-        .env_remove("KOMA_MODEL")
-        .env("LD_LIBRARY_PATH", repo_root().join(".venv/torch-lib"));
-    let mut e = Engine::from_command(&mut command);
+    // A copy of the binary in the model's folder.
+    let mut e = binary_copy_in(dir.path(), dir.path());
     loads_and_plays(&mut e, &[], &file);
 }
 
-/// A copy of the binary at `checkout/target/release/koma-usi`, started in `cwd`, libtorch
-/// from the repository's .venv.
-fn binary_in_checkout(checkout: &Path, cwd: &Path) -> Engine {
-    let bin = checkout.join("target").join("release");
-    std::fs::create_dir_all(&bin).unwrap();
+/// A copy of the binary in `bin`, started in `cwd` without `$KOMA_MODEL`, libtorch from
+/// the repository's .venv.
+fn binary_copy_in(bin: &Path, cwd: &Path) -> Engine {
+    std::fs::create_dir_all(bin).unwrap();
     let copy = bin.join("koma-usi");
     std::fs::copy(exe(), &copy).unwrap();
     let mut command = Command::new(&copy);
     command.current_dir(cwd).env_remove("KOMA_MODEL").env("LD_LIBRARY_PATH", repo_root().join(".venv/torch-lib"));
     Engine::from_command(&mut command)
+}
+
+/// A copy of the binary at `checkout/target/release/koma-usi`, started in `cwd`.
+fn binary_in_checkout(checkout: &Path, cwd: &Path) -> Engine {
+    binary_copy_in(&checkout.join("target").join("release"), cwd)
 }
 
 /// Issue 25, item 1: a fresh clone plays its shipped network, `models/<variant>.safetensors`
