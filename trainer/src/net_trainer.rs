@@ -153,6 +153,9 @@ pub struct NetTrainer {
     low: Option<LowPrecisionCopy>,
     /// Optimiser steps taken (the run's global step).
     pub step: u64,
+    /// The share (0..=1) of the run's `max_minutes` spent, which a cosine learning rate
+    /// follows (`TrainConfig::lr_at`); the learner keeps it current. 0 without a clock.
+    pub time_spent: f64,
     /// The average of the weights (`train.ema_decay` above 0), else none.
     average: Option<WeightAverage>,
 }
@@ -240,6 +243,7 @@ impl NetTrainer {
             low,
             step,
             average,
+            time_spent: 0.0,
         }
     }
 
@@ -362,6 +366,11 @@ impl NetTrainer {
         (target, Tensor::from_slice(&b.reply_mask).to_device(d))
     }
 
+    /// The learning rate of the next step.
+    pub fn lr(&self) -> f64 {
+        self.cfg.lr_at(self.step, self.time_spent)
+    }
+
     /// One optimiser step on `b`, then a read of its statistics (one wait for the device).
     /// A loss that is not finite is an error (no step is taken); so is a gradient norm
     /// that is not finite, unless f16 autocast may explain it (then the step is skipped,
@@ -376,7 +385,7 @@ impl NetTrainer {
                 self.step += 1;
                 Ok(st)
             }
-            _ => Ok(StepStats { lr: self.cfg.lr_at(self.step), skipped: true, ..StepStats::default() }),
+            _ => Ok(StepStats { lr: self.lr(), skipped: true, ..StepStats::default() }),
         }
     }
 
@@ -384,7 +393,7 @@ impl NetTrainer {
     /// added to the sums [`NetTrainer::take_stats`] reads; a step that must stop training
     /// is remembered there (and not applied). Counts the step.
     pub fn train_step_deferred(&mut self, b: &Batch) {
-        let lr = self.cfg.lr_at(self.step);
+        let lr = self.lr();
         self.opt.zero_grad();
         if let Some(low) = &self.low {
             low.zero_grad();
@@ -475,7 +484,7 @@ impl NetTrainer {
             policy_accuracy: v[3] * k,
             value_mse: v[4] * k,
             grad_norm: v[5] * k,
-            lr: self.cfg.lr_at(self.step),
+            lr: self.lr(),
             skipped: applied == 0.0,
             reply_policy_loss: self.net.config().reply_policy_head.then_some(v[6] * k),
             material_loss: self.net.config().material_head.then_some(v[7] * k),
@@ -493,7 +502,7 @@ impl NetTrainer {
                 policy_accuracy: l.accuracy.double_value(&[]),
                 value_mse: l.value_mse.double_value(&[]),
                 grad_norm: 0.0,
-                lr: self.cfg.lr_at(self.step),
+                lr: self.lr(),
                 skipped: false,
                 reply_policy_loss: l.reply_policy.map(|t| t.double_value(&[])),
                 material_loss: l.material.map(|t| t.double_value(&[])),

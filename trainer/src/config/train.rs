@@ -59,7 +59,9 @@ pub struct TrainConfig {
     /// start over the first ~5M samples; lc0: 250 steps. Valid: 0..=1e12.
     pub warmup_steps: u64,
     /// After warm-up: `constant`, or `cosine` decay to `lr * lr_final_fraction` at
-    /// `max_steps` (needs `max_steps`). Default `constant` (self-play runs have no end).
+    /// `max_steps` or at `max_minutes`, whichever budget is spent first (needs one of
+    /// them; a clock-limited run such as the CPU demos decays over its wall time).
+    /// Default `constant` (self-play runs have no end).
     pub lr_schedule: LrSchedule,
     /// See `lr_schedule`. Default 0.1. Valid: [0, 1].
     pub lr_final_fraction: f64,
@@ -291,18 +293,23 @@ impl Default for TrainConfig {
 }
 
 impl TrainConfig {
-    /// Learning rate at optimiser step `step` (0-based).
-    pub fn lr_at(&self, step: u64) -> f64 {
+    /// Learning rate at optimiser step `step` (0-based), with `time_spent` (0..=1) of the
+    /// run's `max_minutes` gone (0 when it has none). The cosine follows whichever of the
+    /// two budgets is further spent.
+    pub fn lr_at(&self, step: u64, time_spent: f64) -> f64 {
         if self.warmup_steps > 0 && step < self.warmup_steps {
             return self.lr * (step + 1) as f64 / self.warmup_steps as f64;
         }
         match self.lr_schedule {
             LrSchedule::Constant => self.lr,
             LrSchedule::Cosine => {
-                if self.max_steps <= self.warmup_steps {
-                    return self.lr;
-                }
-                let t = ((step - self.warmup_steps) as f64 / (self.max_steps - self.warmup_steps) as f64).min(1.0);
+                let by_steps = if self.max_steps > self.warmup_steps {
+                    (step - self.warmup_steps) as f64 / (self.max_steps - self.warmup_steps) as f64
+                } else {
+                    0.0
+                };
+                let by_time = if self.max_minutes > 0.0 { time_spent } else { 0.0 };
+                let t = by_steps.max(by_time).clamp(0.0, 1.0);
                 let f = self.lr_final_fraction
                     + (1.0 - self.lr_final_fraction) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos());
                 self.lr * f
@@ -425,11 +432,34 @@ mod tests {
             lr_schedule: LrSchedule::Cosine,
             ..Default::default()
         };
-        assert!((c.lr_at(0) - 0.1).abs() < 1e-12);
-        assert!((c.lr_at(9) - 1.0).abs() < 1e-12);
-        assert!((c.lr_at(10) - 1.0).abs() < 1e-12);
-        assert!((c.lr_at(110) - 0.1).abs() < 1e-9);
-        assert!(c.lr_at(60) < 1.0 && c.lr_at(60) > 0.1);
+        assert!((c.lr_at(0, 0.0) - 0.1).abs() < 1e-12);
+        assert!((c.lr_at(9, 0.0) - 1.0).abs() < 1e-12);
+        assert!((c.lr_at(10, 0.0) - 1.0).abs() < 1e-12);
+        assert!((c.lr_at(110, 0.0) - 0.1).abs() < 1e-9);
+        assert!(c.lr_at(60, 0.0) < 1.0 && c.lr_at(60, 0.0) > 0.1);
+        // Without max_minutes the clock is not a budget.
+        assert_eq!(c.lr_at(60, 0.9), c.lr_at(60, 0.0));
+    }
+
+    #[test]
+    fn cosine_follows_the_clock_of_a_run_limited_by_minutes() {
+        let c = TrainConfig {
+            lr: 1.0,
+            warmup_steps: 10,
+            max_minutes: 25.0,
+            lr_schedule: LrSchedule::Cosine,
+            lr_final_fraction: 0.1,
+            ..Default::default()
+        };
+        assert!((c.lr_at(5, 0.0) - 0.6).abs() < 1e-12, "warm-up is by steps");
+        assert!((c.lr_at(1_000, 0.0) - 1.0).abs() < 1e-12);
+        assert!((c.lr_at(1_000, 0.5) - 0.55).abs() < 1e-9, "half-way down the cosine");
+        assert!((c.lr_at(1_000, 1.0) - 0.1).abs() < 1e-9);
+        assert!((c.lr_at(1_000, 3.0) - 0.1).abs() < 1e-9, "past the budget it stays at the floor");
+        // With both budgets, the one further spent decides.
+        let both = TrainConfig { max_steps: 2_010, ..c };
+        assert!((both.lr_at(1_010, 0.0) - 0.55).abs() < 1e-9);
+        assert!((both.lr_at(1_010, 1.0) - 0.1).abs() < 1e-9);
     }
 
     #[test]

@@ -326,6 +326,9 @@ impl LearnerRole {
     /// interval and before every checkpoint (so a non-finite loss stops the run before
     /// any weights that saw it are saved).
     fn train_one(&mut self) -> Result<(), TrainError> {
+        if self.tcfg.max_minutes > 0.0 {
+            self.trainer.time_spent = self.elapsed() / (self.tcfg.max_minutes * 60.0);
+        }
         let loader = self.loader.as_mut().expect("loader started");
         let Some(batch) = loader.next(Duration::from_secs(1)) else { return Ok(()) };
         let t = Instant::now();

@@ -12,7 +12,7 @@ use model::encoding::Encoder;
 use model::tch::Device;
 use model::{load_net, parse_device, Expected, Net};
 
-use crate::config::{ConfigError, TrainConfig, TrainFileConfig};
+use crate::config::{ConfigError, LrSchedule, TrainConfig, TrainFileConfig};
 use crate::error::TrainError;
 use crate::net_trainer::NetTrainer;
 use crate::replay::{Loader, PolicyTargets, Replay, ReplayWindow, ValueSchedule};
@@ -74,6 +74,12 @@ pub(crate) fn with_limits(
     tcfg.max_minutes = max_minutes.unwrap_or(tcfg.max_minutes);
     tcfg.max_steps = max_steps.unwrap_or(tcfg.max_steps);
     tcfg.validate().map_err(|e| ConfigError::Invalid { path: "command line".into(), message: e.to_string() })?;
+    if tcfg.lr_schedule == LrSchedule::Cosine && tcfg.max_steps == 0 && tcfg.max_minutes <= 0.0 {
+        let message = "train.lr_schedule = \"cosine\" decays over max_steps or max_minutes, and both are 0 \
+                       (no limit): set one, or use lr_schedule = \"constant\""
+            .into();
+        return Err(ConfigError::Invalid { path: "command line".into(), message }.into());
+    }
     Ok(tcfg)
 }
 
@@ -290,5 +296,17 @@ mod tests {
         assert_eq!(replay_window(&tcfg, &state).capacity(), 2000);
         let fixed = TrainConfig { replay_window: 1000, ..Default::default() };
         assert_eq!(replay_window(&fixed, &state).capacity(), 1000);
+    }
+
+    #[test]
+    fn a_cosine_learning_rate_needs_a_budget_to_decay_over() {
+        let cosine =
+            TrainConfig { lr_schedule: LrSchedule::Cosine, max_steps: 0, max_minutes: 0.0, ..Default::default() };
+        let err = with_limits(&cosine, None, None).unwrap_err().to_string();
+        assert!(err.contains("max_steps or max_minutes"), "{err}");
+        assert!(with_limits(&cosine, Some(25.0), None).is_ok());
+        assert!(with_limits(&cosine, None, Some(1_000)).is_ok());
+        let constant = TrainConfig { max_steps: 0, max_minutes: 0.0, ..Default::default() };
+        assert!(with_limits(&constant, None, None).is_ok());
     }
 }
