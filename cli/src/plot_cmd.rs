@@ -1,6 +1,6 @@
 //! `koma plot RUN`: the training run's rating on the baseline ladder over its steps,
 //! drawn from `RUN/eval.jsonl` into `RUN/elo.png` and `RUN/elo.svg` (what `koma train`
-//! redraws after each evaluation).
+//! redraws after each evaluation), and the same ratings as a table on standard output.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,5 +35,7 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
     for f in files {
         println!("wrote {}", f.display());
     }
+    let records = trainer::elo_plot::read_eval_log(&run_dir.join("eval.jsonl")).map_err(|e| BadInput(e.to_string()))?;
+    print!("{}", trainer::elo_plot::ladder_table(&records));
     Ok(ExitCode::SUCCESS)
 }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 pub struct EvalRecord {
     /// The training step of the network evaluated.
     pub step: u64,
-    /// Seconds of training when the evaluation started.
+    /// Seconds into the run when the evaluation's result was recorded (it had ended).
     #[serde(default, deserialize_with = "null_as_nan")]
     pub elapsed_seconds: f64,
     pub opponent: String,

@@ -53,8 +53,15 @@ pub struct SelfplayConfig {
     /// Resign when the root value (win - loss, in [-1, 1], mover's view) of the mover's
     /// full or cheap search is below this for `resign_consecutive` of its moves in a row.
     /// Default -0.95; -1 never resigns. AlphaZero: set so that false positives
-    /// stay under 5%; lc0: -0.9 ish (resign at 5% win). Valid: [-1, 1].
+    /// stay under 5%; lc0: -0.9 ish (resign at 5% win). Valid: [-1, 1]. With
+    /// `resign_false_rate` the threshold is calibrated and this is its ceiling.
     pub resign_threshold: f32,
+    /// Calibrate the threshold from the no-resign games (`crate::resign`): the highest
+    /// one, up to `resign_threshold`, at which at most this share of the played-out games'
+    /// non-losers would have resigned; nothing resigns until 40 such sides are in.
+    /// Default 0 (a fixed `resign_threshold`). AlphaGo Zero: 0.05. Valid: [0, 0.5];
+    /// above 0 needs `no_resign_fraction` above 0.
+    pub resign_false_rate: f64,
     /// Consecutive moves below the threshold before resigning. Default 3. Valid: 1..=10000.
     pub resign_consecutive: u32,
     /// Fraction of games that never resign; in them a would-be resignation is recorded
@@ -115,6 +122,7 @@ impl Default for SelfplayConfig {
             temperature_end: None,
             temperature_plies: None,
             resign_threshold: -0.95,
+            resign_false_rate: 0.0,
             resign_consecutive: 3,
             no_resign_fraction: 0.1,
             max_plies: 512,
@@ -305,6 +313,14 @@ impl SelfplayConfig {
         real32("resign_threshold", self.resign_threshold, Range::Closed(-1.0, 1.0))?;
         whole("resign_consecutive", self.resign_consecutive as u64, 1, 10_000)?;
         real("no_resign_fraction", self.no_resign_fraction, Range::Closed(0.0, 1.0))?;
+        real("resign_false_rate", self.resign_false_rate, Range::Closed(0.0, 0.5))?;
+        if self.resign_false_rate > 0.0 && self.no_resign_fraction == 0.0 {
+            return Err(model::ConfigError::BadValue {
+                field: "selfplay.resign_false_rate".into(),
+                value: self.resign_false_rate.to_string(),
+                expected: "0 when no_resign_fraction is 0 (the calibration reads the no-resign games)".into(),
+            });
+        }
         whole("max_plies", self.max_plies as u64, 1, 100_000)?;
         whole("random_opening_plies", self.random_opening_plies as u64, 0, 10_000)?;
         whole("samples_per_chunk", self.samples_per_chunk as u64, 1, 1_000_000)?;
@@ -374,6 +390,8 @@ lr = 0.1
             ("[search]\npolicy_softmax_temperature = 1e-30\n", "search.policy_softmax_temperature = 0.000000000000000000000000000001 is out of range (valid: [0.01, 100])"),
             ("[selfplay]\ntemperature_start = inf\n", "selfplay.temperature_start = inf"),
             ("[selfplay]\nresign_threshold = nan\n", "selfplay.resign_threshold = NaN"),
+            ("[selfplay]\nresign_false_rate = 0.6\n", "selfplay.resign_false_rate = 0.6 is out of range (valid: [0, 0.5])"),
+            ("[selfplay]\nresign_false_rate = 0.05\nno_resign_fraction = 0\n", "0 when no_resign_fraction is 0"),
             ("[selfplay]\ntorch_threads = 100000\n", "selfplay.torch_threads = 100000 is out of range (valid: 0..=1024)"),
             ("[selfplay]\ndevice = \"cdua\"\n", "selfplay.device = \"cdua\""),
             ("[selfplay]\nopening_file = \"/nonexistent/openings.txt\"\n", "selfplay.opening_file"),

@@ -8,6 +8,7 @@
 //! - [`config`]: the `[selfplay]` table of a config file, and the parts of a file
 //!   self-play reads ([`SelfplayFileConfig`]).
 //! - [`worker`]: the workers, [`worker::run_selfplay`].
+//! - [`resign`]: the resignation threshold, fixed or calibrated from the played-out games.
 //! - [`run`]: a whole job from a config to checked chunk files ([`run::play_to_chunks`],
 //!   `koma selfplay`).
 //! - [`bench`](mod@bench): self-play's evaluations per second against the raw forward pass
@@ -15,6 +16,7 @@
 
 pub mod bench;
 pub mod config;
+pub mod resign;
 pub mod run;
 pub mod sample_encoding;
 pub mod worker;

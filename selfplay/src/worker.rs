@@ -26,6 +26,7 @@ use model::{BatcherHandle, EvalSlot};
 use rules::{material_balance, Color, EndCause, EndRules, Position, Reason, Variant};
 
 use crate::config::SelfplayFileConfig;
+use crate::resign::Resign;
 use dataio::{AuxTargets, GameResult, Sample};
 use search::Rng;
 use search::{Search, Step};
@@ -112,6 +113,8 @@ pub struct Progress {
     /// No-resign games with a would-be resignation, and how many of those were wrong.
     pub resign_checks: u64,
     pub false_resigns: u64,
+    /// The resignation threshold now (-1: none; `crate::resign`).
+    pub resign_threshold: f32,
     /// Searches stopped by the tree memory cap.
     pub capped_searches: u64,
 }
@@ -235,6 +238,7 @@ struct Ctx<'a> {
     openings: &'a Openings,
     opts: &'a RunOptions,
     counters: &'a Counters,
+    resign: &'a Resign,
     seed: u64,
 }
 
@@ -341,12 +345,13 @@ impl Ctx<'_> {
         // Resignation.
         let q = wdl[0] - wdl[2];
         let s = side.index();
-        if q < sp.resign_threshold {
+        let threshold = self.resign.threshold();
+        if q < threshold {
             g.below[s] += 1;
         } else {
             g.below[s] = 0;
         }
-        if g.below[s] >= sp.resign_consecutive && sp.resign_threshold > -1.0 {
+        if g.below[s] >= sp.resign_consecutive && threshold > -1.0 {
             if g.no_resign {
                 g.would_resign.get_or_insert(side);
             } else {
@@ -361,6 +366,10 @@ impl Ctx<'_> {
 
     fn finish_game(&self, g: &mut Game, end: GameEnd) -> GameRecord {
         let total = g.plies;
+        if g.no_resign {
+            let values: Vec<(Color, f32)> = g.records.iter().map(|r| (r.side, r.root_wdl[0] - r.root_wdl[2])).collect();
+            self.resign.observe_played_out(&values, end.winner, self.cfg.selfplay.resign_consecutive);
+        }
         let aux = aux_targets(&g.records, self.cfg.selfplay.future_plies as usize, end.winner, &g.pos);
         let samples = g
             .records
@@ -534,6 +543,7 @@ pub fn run_selfplay(
         .build()
         .map_err(|e| SelfplayError::Pool(e.to_string()))?;
     let counters = Counters::default();
+    let resign = Resign::new(&cfg.selfplay);
     let ctx = Ctx {
         cfg,
         encoder,
@@ -541,6 +551,7 @@ pub fn run_selfplay(
         openings,
         opts,
         counters: &counters,
+        resign: &resign,
         seed,
     };
     let start = Instant::now();
@@ -553,6 +564,7 @@ pub fn run_selfplay(
         p.positions = counters.positions.load(Ordering::Relaxed);
         p.evaluations = counters.evaluations.load(Ordering::Relaxed);
         p.capped_searches = counters.capped.load(Ordering::Relaxed);
+        p.resign_threshold = resign.threshold();
         p.forward_passes = s.forward_passes - base.forward_passes;
         p.batched_positions = s.positions - base.positions;
     };

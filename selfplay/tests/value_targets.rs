@@ -115,6 +115,41 @@ fn resignation_wins_for_the_other_side() {
     }
 }
 
+/// A calibrated threshold (`selfplay.resign_false_rate`) resigns nothing until the
+/// played-out games have given it 40 levels, then resigns at its ceiling here (the
+/// winners of these forced mates never doubt), and its checks find no false resignation.
+/// (With too few simulations to find the mate every time, the losers' missed wins pull
+/// the levels to -1 and it rightly resigns nothing.)
+#[test]
+fn a_calibrated_threshold_resigns_only_after_the_played_out_games_calibrate_it() {
+    let mut cfg = config(true, 512);
+    cfg.variant = Variant::Shogi;
+    cfg.selfplay.resign_threshold = -0.5;
+    cfg.selfplay.resign_false_rate = 0.05;
+    cfg.selfplay.no_resign_fraction = 0.5;
+    cfg.selfplay.games_per_worker = 8;
+    let dir = tempfile::tempdir().unwrap();
+    let opening = dir.path().join("opening.txt");
+    std::fs::write(&opening, format!("sfen {SENTE_MATES_IN_3}\n")).unwrap();
+    let openings = Openings::load(Variant::Shogi, &opening).unwrap();
+    let eval: Arc<dyn Evaluator> = Arc::new(UniformEvaluator::new(Encoder::new(Variant::Shogi).net_shape()));
+    let batcher = Batcher::spawn(eval, BatcherConfig { max_batch: 8, ..BatcherConfig::default() });
+    let mut records = Vec::new();
+    let progress =
+        run_selfplay(&cfg, batcher.handle(), &openings, &RunOptions::games(160), |g| records.push(g), |_| {}).unwrap();
+    let first_resign = records.iter().position(|g| g.end.reason.name() == "resign").expect("some games resign");
+    let played_out_before = records[..first_resign].iter().filter(|g| g.no_resign).count();
+    assert!(played_out_before >= selfplay::resign::CALIBRATION_MIN_LEVELS, "{played_out_before}");
+    for g in &records {
+        let expected = if g.end.reason.name() == "resign" { "resign" } else { "checkmate" };
+        check_perspective(g, Some(Color::Sente), expected);
+        assert!(!(g.no_resign && expected == "resign"), "a no-resign game resigned");
+    }
+    assert_eq!(progress.resign_threshold, -0.5);
+    assert!(progress.resign_checks > 0);
+    assert_eq!(progress.false_resign_rate(), Some(0.0));
+}
+
 #[test]
 fn declaration_wins_for_the_declaring_side() {
     for (sfen, winner) in [(GOTE_DECLARES, Color::Gote), (SENTE_DECLARES, Color::Sente)] {

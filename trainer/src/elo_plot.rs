@@ -28,18 +28,33 @@ pub fn read_eval_log(path: &Path) -> Result<Vec<EvalRecord>, RunPlotError> {
     Ok(dataio::eval_log::read_eval_log(path)?)
 }
 
+/// Each evaluated step's results against the ladder players met then: (rating of the
+/// player, its name, the games).
+type LadderResults<'a> = BTreeMap<u64, Vec<(f64, &'a str, Wdl)>>;
+
+fn ladder_results(records: &[EvalRecord]) -> LadderResults<'_> {
+    let mut by_step: LadderResults = BTreeMap::new();
+    for r in records {
+        let Some(rating) = r.opponent_ladder_elo.or_else(|| rung_rating(&r.opponent)) else { continue };
+        let wdl = Wdl { wins: r.wins, draws: r.draws, losses: r.losses };
+        by_step.entry(r.step).or_default().push((rating, &r.opponent, wdl));
+    }
+    by_step
+}
+
+fn ratings_and_games(results: &[(f64, &str, Wdl)]) -> Vec<(f64, Wdl)> {
+    results.iter().map(|&(rating, _, wdl)| (rating, wdl)).collect()
+}
+
 /// The chart of `records`: at each evaluated step, the rating that best explains the
 /// games against every ladder player met then, with its 95% interval; the ladder
 /// players met as horizontal lines. Other opponents (`previous`) are left out.
 pub fn ladder_chart(records: &[EvalRecord], title: &str) -> Chart {
-    let mut by_step: BTreeMap<u64, Vec<(f64, Wdl)>> = BTreeMap::new();
+    let by_step = ladder_results(records);
     let mut met: Vec<(String, f64)> = Vec::new();
-    for r in records {
-        let Some(rating) = r.opponent_ladder_elo.or_else(|| rung_rating(&r.opponent)) else { continue };
-        let wdl = Wdl { wins: r.wins, draws: r.draws, losses: r.losses };
-        by_step.entry(r.step).or_default().push((rating, wdl));
-        if !met.iter().any(|(n, _)| *n == r.opponent) {
-            met.push((r.opponent.clone(), rating));
+    for &(rating, name, _) in by_step.values().flatten() {
+        if !met.iter().any(|(n, _)| n == name) {
+            met.push((name.to_string(), rating));
         }
     }
     let points = by_step
@@ -47,9 +62,10 @@ pub fn ladder_chart(records: &[EvalRecord], title: &str) -> Chart {
         .filter_map(|(&step, results)| {
             // The maximum-likelihood rating, finite also after a sweep (for the chart);
             // its interval where both bounds are finite.
-            let p = place(results)?;
+            let results = ratings_and_games(results);
+            let p = place(&results)?;
             let error = (p.low.is_finite() && p.high.is_finite()).then(|| (p.high - p.low) / 2.0);
-            Some(Point { x: step as f64, y: finite_rating(results)?, error })
+            Some(Point { x: step as f64, y: finite_rating(&results)?, error })
         })
         .collect();
     met.sort_by(|a, b| a.1.total_cmp(&b.1));
@@ -60,6 +76,21 @@ pub fn ladder_chart(records: &[EvalRecord], title: &str) -> Chart {
         series: vec![Series { name: "network (95% interval)".into(), points }],
         levels: met,
     }
+}
+
+/// The same ratings as a text table, a line per evaluated step: the step, the minutes
+/// into the run when its evaluation ended, the rating and its 95% interval (`koma ladder place`'s), and the games
+/// against each ladder player (W-D-L).
+pub fn ladder_table(records: &[EvalRecord]) -> String {
+    let mut out = String::from("step\tminutes (eval end)\tladder Elo\t95% interval\tgames\n");
+    for (step, results) in ladder_results(records) {
+        let Some(p) = place(&ratings_and_games(&results)) else { continue };
+        let minutes = records.iter().find(|r| r.step == step).map_or(0.0, |r| r.elapsed_seconds / 60.0);
+        let games: Vec<String> =
+            results.iter().map(|(_, name, w)| format!("{name} {}-{}-{}", w.wins, w.draws, w.losses)).collect();
+        out += &format!("{step}\t{minutes:.1}\t{:+.0}\t[{:+.0}, {:+.0}]\t{}\n", p.elo, p.low, p.high, games.join(", "));
+    }
+    out
 }
 
 /// Draws `<run>/elo.png` and `<run>/elo.svg` from `<run>/eval.jsonl`; returns the files.
@@ -105,6 +136,20 @@ mod tests {
         assert!(points.iter().all(|p| p.y > 0.0 && p.y < greedy), "{points:?}");
         assert!(points[1].y > points[0].y, "the later network scores better against both: {points:?}");
         assert_eq!(chart.levels, vec![("random".to_string(), 0.0), ("greedy".to_string(), greedy)]);
+    }
+
+    #[test]
+    fn the_table_has_a_line_per_step_with_the_charts_games() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("eval.jsonl");
+        std::fs::write(&log, LOG).unwrap();
+        let records = read_eval_log(&log).unwrap();
+        let table = ladder_table(&records);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 3, "{table}");
+        assert!(lines[1].starts_with("0\t0.0\t") && lines[1].ends_with("random 25-15-0, greedy 0-0-40"), "{table}");
+        assert!(lines[2].starts_with("500\t1.0\t") && lines[2].ends_with("random 38-2-0, greedy 4-3-33"), "{table}");
+        assert!(!table.contains("previous"), "{table}");
     }
 
     #[test]

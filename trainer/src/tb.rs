@@ -38,6 +38,7 @@ pub mod tags {
     pub const EVALS_PER_SEC: &str = "selfplay/evaluations_per_second";
     pub const MEAN_GAME_LENGTH: &str = "selfplay/mean_game_length";
     pub const FALSE_RESIGN_RATE: &str = "selfplay/false_resign_rate";
+    pub const RESIGN_THRESHOLD: &str = "selfplay/resign_threshold";
     pub const SAMPLES_GENERATED: &str = "selfplay/samples_generated";
     pub const TRAIN_RATIO: &str = "train/samples_trained_per_generated";
     /// Sample chunks skipped because they failed their checks (damaged or holding an

@@ -161,6 +161,7 @@ impl TrainLog {
         if let Some(r) = p.false_resign_rate() {
             self.tb.scalar(tags::FALSE_RESIGN_RATE, r, step);
         }
+        self.tb.scalar(tags::RESIGN_THRESHOLD, p.resign_threshold as f64, step);
     }
 
     /// Samples per worker, and the throughput that each worker reports in `workers/`
