@@ -10,6 +10,9 @@
 //! `resign_false_rate` of the games that were not lost is that quantile of the levels.
 //! It is capped by `resign_threshold` (the most eager threshold allowed) and resigns
 //! nothing until enough levels are in.
+//!
+//! The levels live in the self-play process and outlast network updates; a resumed run
+//! or a new worker starts calibrating again (it resigns nothing for its first games).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
