@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use trainer::elo_plot;
 
 use crate::BadInput;
 
@@ -28,14 +29,14 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    let files = trainer::elo_plot::plot_run(&run_dir).map_err(|e| match e {
-        trainer::elo_plot::RunPlotError::Plot(e) => anyhow::Error::new(e),
+    let records = elo_plot::read_eval_log(&run_dir.join("eval.jsonl")).map_err(|e| BadInput(e.to_string()))?;
+    let files = elo_plot::plot_records(&run_dir, &records).map_err(|e| match e {
+        elo_plot::RunPlotError::Plot(e) => anyhow::Error::new(e),
         bad => BadInput(bad.to_string()).into(),
     })?;
     for f in files {
         println!("wrote {}", f.display());
     }
-    let records = trainer::elo_plot::read_eval_log(&run_dir.join("eval.jsonl")).map_err(|e| BadInput(e.to_string()))?;
-    print!("{}", trainer::elo_plot::ladder_table(&records));
+    print!("{}", elo_plot::ladder_table(&records));
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use dataio::GameResult;
 use model::encoding::Encoder;
 use model::{Batcher, BatcherConfig, Evaluator, UniformEvaluator};
 use rules::{Color, Position, Variant};
-use selfplay::{run_selfplay, GameRecord, Openings, RunOptions, SelfplayFileConfig};
+use selfplay::{run_selfplay, GameRecord, Openings, Progress, RunOptions, SelfplayFileConfig};
 
 /// Mates in 3 (from `data/fixtures/mates-shogi.tsv`) whose first move leaves every
 /// evasion to a mate in 1: sente mates (6d4f), gote mates (R*3i).
@@ -51,6 +51,16 @@ fn play(sfen: &str, cfg: &SelfplayFileConfig, games: u64) -> Vec<GameRecord> {
 }
 
 fn play_variant(variant: Variant, sfen: &str, cfg: &SelfplayFileConfig, games: u64) -> Vec<GameRecord> {
+    play_with_progress(variant, sfen, cfg, games).0
+}
+
+/// The games, in the order they finished, and self-play's final counters.
+fn play_with_progress(
+    variant: Variant,
+    sfen: &str,
+    cfg: &SelfplayFileConfig,
+    games: u64,
+) -> (Vec<GameRecord>, Progress) {
     let mut cfg = cfg.clone();
     cfg.variant = variant;
     let cfg = &cfg;
@@ -60,11 +70,12 @@ fn play_variant(variant: Variant, sfen: &str, cfg: &SelfplayFileConfig, games: u
     std::fs::write(&opening, format!("sfen {sfen}\n")).unwrap();
     let openings = Openings::load(variant, &opening).unwrap();
     let eval: Arc<dyn Evaluator> = Arc::new(UniformEvaluator::new(enc.net_shape()));
-    let batcher = Batcher::spawn(eval, BatcherConfig { max_batch: 4, ..BatcherConfig::default() });
+    let batcher = Batcher::spawn(eval, BatcherConfig { max_batch: 8, ..BatcherConfig::default() });
     let mut records = Vec::new();
-    run_selfplay(cfg, batcher.handle(), &openings, &RunOptions::games(games), |g| records.push(g), |_| {}).unwrap();
+    let progress =
+        run_selfplay(cfg, batcher.handle(), &openings, &RunOptions::games(games), |g| records.push(g), |_| {}).unwrap();
     assert_eq!(records.len() as u64, games);
-    records
+    (records, progress)
 }
 
 /// Every sample targets the game's result from its side to move's view; returns the
@@ -123,20 +134,11 @@ fn resignation_wins_for_the_other_side() {
 #[test]
 fn a_calibrated_threshold_resigns_only_after_the_played_out_games_calibrate_it() {
     let mut cfg = config(true, 512);
-    cfg.variant = Variant::Shogi;
     cfg.selfplay.resign_threshold = -0.5;
     cfg.selfplay.resign_false_rate = 0.05;
     cfg.selfplay.no_resign_fraction = 0.5;
     cfg.selfplay.games_per_worker = 8;
-    let dir = tempfile::tempdir().unwrap();
-    let opening = dir.path().join("opening.txt");
-    std::fs::write(&opening, format!("sfen {SENTE_MATES_IN_3}\n")).unwrap();
-    let openings = Openings::load(Variant::Shogi, &opening).unwrap();
-    let eval: Arc<dyn Evaluator> = Arc::new(UniformEvaluator::new(Encoder::new(Variant::Shogi).net_shape()));
-    let batcher = Batcher::spawn(eval, BatcherConfig { max_batch: 8, ..BatcherConfig::default() });
-    let mut records = Vec::new();
-    let progress =
-        run_selfplay(&cfg, batcher.handle(), &openings, &RunOptions::games(160), |g| records.push(g), |_| {}).unwrap();
+    let (records, progress) = play_with_progress(Variant::Shogi, SENTE_MATES_IN_3, &cfg, 160);
     let first_resign = records.iter().position(|g| g.end.reason.name() == "resign").expect("some games resign");
     let played_out_before = records[..first_resign].iter().filter(|g| g.no_resign).count();
     assert!(played_out_before >= selfplay::resign::CALIBRATION_MIN_LEVELS, "{played_out_before}");

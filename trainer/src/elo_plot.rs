@@ -79,8 +79,8 @@ pub fn ladder_chart(records: &[EvalRecord], title: &str) -> Chart {
 }
 
 /// The same ratings as a text table, a line per evaluated step: the step, the minutes
-/// into the run when its evaluation ended, the rating and its 95% interval (`koma ladder place`'s), and the games
-/// against each ladder player (W-D-L).
+/// into the run when its evaluation ended, the rating and its 95% interval (`koma
+/// ladder place`'s), and the games against each ladder player (W-D-L).
 pub fn ladder_table(records: &[EvalRecord]) -> String {
     let mut out = String::from("step\tminutes (eval end)\tladder Elo\t95% interval\tgames\n");
     for (step, results) in ladder_results(records) {
@@ -95,10 +95,15 @@ pub fn ladder_table(records: &[EvalRecord]) -> String {
 
 /// Draws `<run>/elo.png` and `<run>/elo.svg` from `<run>/eval.jsonl`; returns the files.
 pub fn plot_run(run_dir: &Path) -> Result<Vec<PathBuf>, RunPlotError> {
+    let records = read_eval_log(&run_dir.join("eval.jsonl"))?;
+    plot_records(run_dir, &records)
+}
+
+/// [`plot_run`] from the records of `<run>/eval.jsonl` already read.
+pub fn plot_records(run_dir: &Path, records: &[EvalRecord]) -> Result<Vec<PathBuf>, RunPlotError> {
     let log = run_dir.join("eval.jsonl");
-    let records = read_eval_log(&log)?;
     let name = run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let chart = ladder_chart(&records, &format!("{name}: rating on the baseline ladder"));
+    let chart = ladder_chart(records, &format!("{name}: rating on the baseline ladder"));
     if chart.series.iter().all(|s| s.points.is_empty()) {
         let ladder = Ladder::shipped();
         let players: Vec<&str> = ladder.rungs.iter().map(|r| r.name.as_str()).collect();
@@ -122,12 +127,17 @@ mod tests {
 {"draws":20,"elapsed_seconds":60.0,"elo":0.0,"losses":10,"mean_length":90.0,"opponent":"previous","score":0.5,"step":500,"wins":10}
 "#;
 
-    #[test]
-    fn each_step_is_placed_between_the_rungs_it_met() {
+    /// `LOG` written to a file and read back.
+    fn logged_records() -> Vec<EvalRecord> {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("eval.jsonl");
         std::fs::write(&log, LOG).unwrap();
-        let records = read_eval_log(&log).unwrap();
+        read_eval_log(&log).unwrap()
+    }
+
+    #[test]
+    fn each_step_is_placed_between_the_rungs_it_met() {
+        let records = logged_records();
         assert_eq!(records.len(), 5);
         let chart = ladder_chart(&records, "t");
         let points = &chart.series[0].points;
@@ -140,11 +150,7 @@ mod tests {
 
     #[test]
     fn the_table_has_a_line_per_step_with_the_charts_games() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("eval.jsonl");
-        std::fs::write(&log, LOG).unwrap();
-        let records = read_eval_log(&log).unwrap();
-        let table = ladder_table(&records);
+        let table = ladder_table(&logged_records());
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 3, "{table}");
         assert!(lines[1].starts_with("0\t0.0\t") && lines[1].ends_with("random 25-15-0, greedy 0-0-40"), "{table}");
