@@ -111,6 +111,7 @@ for ((k = 0; k < max_rungs; k++)); do
     name="${names[$index]}"
     dir="$out/vs-$name"
     echo "ladder: vs $name (${elos[$index]}): koma arena --player $net --player $name=${specs[$index]}" >&2
+    rm -rf "$dir" # a fresh measurement (the network behind the path may have changed)
     "$KOMA" arena --gauntlet net --games "$games" --tc "$tc" --time-margin-ms 2000 --hang-timeout 600 \
         --variant "$variant" --openings "$openings" --concurrency "$concurrency" --out "$dir" -q \
         --player "$net" --player "$name=${specs[$index]}" >/dev/null

@@ -51,6 +51,8 @@ train() {
 # koma-usi with the exported file, at 800 nodes, against one rung of the variant's ladder.
 place() {
     local variant="$1" rung="$2" spec="$3" plies="$4"
+    # A new network: the last measurement's games are of the old one.
+    rm -rf "runs/models-$variant-vs-$rung"
     $koma arena --variant "$variant" \
         --player "net=usi:$ROOT/target/release/koma-usi,UCI_Variant=$variant,ModelFile=$ROOT/models/$variant.safetensors,Threads=1,TorchThreads=1,nodes=800" \
         --player "$rung=$spec" --gauntlet net --games 40 --tc nodes=800 --max-plies "$plies" \

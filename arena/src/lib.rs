@@ -20,7 +20,7 @@
 //! - [`report`]: `games.jsonl`, KIF/CSA records, `report.md`, the tables; [`plot`]: PNG
 //!   and SVG charts of Elo against training step (plotters).
 //! - [`run_match`]: a whole match: K games at once ([`schedule`]), engines kept running
-//!   between games, SPRT stopping, the report.
+//!   between games, SPRT stopping, the report; [`resume`]: continuing a stopped match.
 
 pub mod baseline;
 pub mod game;
@@ -30,6 +30,7 @@ pub mod player;
 pub mod plot;
 pub mod process;
 pub mod report;
+pub mod resume;
 pub mod schedule;
 pub mod spec;
 pub mod stats;
@@ -77,6 +78,9 @@ pub struct MatchConfig {
     /// Show progress on stderr: a bar (a line every few seconds when stderr is not a
     /// terminal) and a line per finished game.
     pub progress: bool,
+    /// Continue the match already in `out` (its `games.jsonl` games count; [`resume`]).
+    /// Without it, an `out` that holds games is an error.
+    pub resume: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +93,8 @@ pub enum ArenaError {
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Plot(#[from] plot::PlotError),
+    #[error(transparent)]
+    Resume(#[from] resume::ResumeError),
 }
 
 /// The default number of games at once: half the cores (each game has two players).
@@ -208,6 +214,10 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
     let work = cfg.out.join("engines");
     std::fs::create_dir_all(&work).map_err(io(&work))?;
+    // The games already played there (a resumed match), before anything starts.
+    let mut jobs = schedule::jobs(pairs.len(), cfg.games as usize, cfg.openings.len(), cfg.seed as usize);
+    let total = jobs.len();
+    let played = resume::prepare(cfg, &pairs, &jobs)?;
 
     // Load every network once and start every other player once, so that a bad command
     // line or checkpoint stops the match before it begins; remember the steps.
@@ -236,9 +246,18 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     let steps = networks.iter().map(|n| n.as_ref().map(|n| n.step())).collect();
     let roster = MatchRoster { cfg, work: &work, networks };
 
-    let jobs = schedule::jobs(pairs.len(), cfg.games as usize, cfg.openings.len(), cfg.seed as usize);
-    let total = jobs.len();
-    let mut writer = report::Writer::create(cfg, &pairs, steps)?;
+    let mut writer = report::Writer::create(cfg, &pairs, steps, &played)?;
+    let done: std::collections::HashSet<usize> = played.iter().map(|g| g.number).collect();
+    let decided = cfg.sprt.is_some_and(|t| t.status(&writer.pair_wdl(0)) != SprtStatus::Continue);
+    jobs.retain(|j| !decided && !done.contains(&j.number));
+    if !played.is_empty() && cfg.progress {
+        eprintln!(
+            "arena: resuming {}: {} of {total} games played, {} to play",
+            cfg.out.display(),
+            played.len(),
+            jobs.len()
+        );
+    }
     let started = Instant::now();
     let rules = schedule::Rules {
         tc: cfg.tc,
@@ -255,7 +274,7 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
         seed: cfg.seed,
         stop: None,
     };
-    let shown = progress::Reporter::shown_if(cfg.progress, "arena", Some(total as u64), "games");
+    let shown = progress::Reporter::shown_if(cfg.progress, "arena", Some(jobs.len() as u64), "games");
     schedule::play_jobs(&plan, &roster, |job, record, seats| {
         writer.record(&job_row(cfg, job, record, seats))?;
         shown.inc(1);

@@ -14,6 +14,7 @@ use rules::records::{self, Encoding, EndReason, Format, GameEnd, GameInfo, Recor
 use rules::{Color, EndCause, Move, Position, Reason, Variant};
 use serde_json::json;
 
+use crate::resume::PlayedGame;
 use crate::stats::{ratings, SprtStatus, Wdl};
 use crate::{ArenaError, MatchConfig};
 
@@ -93,7 +94,7 @@ fn end_of(row: &GameRow) -> GameEnd {
         EndCause::Rules(Reason::PerpetualCheck) => EndReason::PerpetualCheck,
         EndCause::Rules(Reason::Declaration) => EndReason::Declaration,
         EndCause::Rules(Reason::Impasse) => EndReason::Impasse,
-        EndCause::Rules(Reason::MaxMoves) => EndReason::MaxMoves,
+        EndCause::Rules(Reason::MaxMoves) | EndCause::Adjudicated => EndReason::MaxMoves,
         EndCause::Time | EndCause::Hang => EndReason::TimeUp,
         EndCause::IllegalMove | EndCause::FalseDeclaration | EndCause::FalseClaim | EndCause::ProtocolError => {
             EndReason::IllegalMove
@@ -136,17 +137,23 @@ pub fn record_of(row: &GameRow, tc: &str) -> Option<Record> {
 }
 
 impl Writer {
+    /// A writer for the match `cfg` that has already played `played` (a resumed match:
+    /// its files are appended to, its games counted).
     pub(crate) fn create(
         cfg: &MatchConfig,
         pairs: &[(usize, usize)],
         steps: Vec<Option<u64>>,
+        played: &[PlayedGame],
     ) -> Result<Writer, ArenaError> {
-        let path = cfg.out.join("games.jsonl");
-        let jsonl = File::create(&path).map_err(io(&path))?;
+        let open = |p: &Path| {
+            let mut o = std::fs::OpenOptions::new();
+            o.create(true);
+            if played.is_empty() { o.write(true).truncate(true) } else { o.append(true) }.open(p).map_err(io(p))
+        };
+        let jsonl = open(&cfg.out.join("games.jsonl"))?;
         let csa = if cfg.variant == Variant::Shogi {
-            let p = cfg.out.join("games.csa");
             std::fs::create_dir_all(cfg.out.join("kif")).map_err(io(&cfg.out))?;
-            Some(File::create(&p).map_err(io(&p))?)
+            Some(open(&cfg.out.join("games.csa"))?)
         } else {
             None
         };
@@ -190,7 +197,7 @@ impl Writer {
             };
             let _ = writeln!(settings, "  - `{}`: {:?}{limit}", p.name, p.kind);
         }
-        Ok(Writer {
+        let mut writer = Writer {
             out: cfg.out.clone(),
             jsonl,
             csa,
@@ -204,7 +211,11 @@ impl Writer {
             settings,
             command_line: cfg.command_line.clone(),
             tc: cfg.tc.to_string(),
-        })
+        };
+        for g in played {
+            writer.count(g.pair, g.sente_index, g.winner, g.reason);
+        }
+        Ok(writer)
     }
 
     pub(crate) fn games(&self) -> usize {
@@ -216,7 +227,6 @@ impl Writer {
     }
 
     pub(crate) fn record(&mut self, row: &GameRow) -> Result<(), ArenaError> {
-        self.games += 1;
         let winner = match row.winner {
             Some(Color::Sente) => "sente",
             Some(Color::Gote) => "gote",
@@ -243,15 +253,7 @@ impl Writer {
         let path = self.out.join("games.jsonl");
         writeln!(self.jsonl, "{obj}").and_then(|_| self.jsonl.flush()).map_err(io(&path))?;
 
-        // Score from the pair's first player's side.
-        let (a, _) = self.pair_players[row.pair];
-        let first_color = if row.sente_index == a { Color::Sente } else { Color::Gote };
-        let res = &mut self.results[row.pair];
-        res.wdl.count(row.winner, first_color);
-        match res.reasons.iter_mut().find(|(r, _)| *r == row.reason) {
-            Some((_, n)) => *n += 1,
-            None => res.reasons.push((row.reason, 1)),
-        }
+        self.count(row.pair, row.sente_index, row.winner, row.reason);
 
         if let Some(rec) = record_of(row, &self.tc) {
             if let Ok(kif) = records::write_kif(&rec) {
@@ -264,6 +266,18 @@ impl Writer {
             }
         }
         Ok(())
+    }
+
+    /// Counts a game in its pair's results, from the pair's first player's side.
+    fn count(&mut self, pair: usize, sente_index: usize, winner: Option<Color>, reason: EndCause) {
+        self.games += 1;
+        let first_color = if sente_index == self.pair_players[pair].0 { Color::Sente } else { Color::Gote };
+        let res = &mut self.results[pair];
+        res.wdl.count(winner, first_color);
+        match res.reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, n)) => *n += 1,
+            None => res.reasons.push((reason, 1)),
+        }
     }
 
     /// `kif/NNNNN.kif` in Shift_JIS (cp932), the encoding Japanese programs read `.kif`

@@ -25,6 +25,7 @@ fn config(players: &[&str], out: &Path) -> MatchConfig {
         seed: 1,
         command_line: None,
         progress: false,
+        resume: false,
     }
 }
 

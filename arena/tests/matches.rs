@@ -26,6 +26,7 @@ fn config(players: &[&str], games: u32, out: &Path) -> MatchConfig {
         seed: 7,
         command_line: None,
         progress: false,
+        resume: false,
     }
 }
 
@@ -324,4 +325,79 @@ fn real_engines_smoke_match() {
         assert!(!["crash", "illegal_move", "hang", "time", "protocol_error"].contains(&reason), "{g}");
         check_replay(&g);
     }
+}
+
+/// The schedule's side of each game row: number, sente, gote, opening.
+fn schedule_of(rows: &[serde_json::Value]) -> Vec<(u64, String, String, String)> {
+    let mut s: Vec<_> = rows
+        .iter()
+        .map(|g| {
+            let text = |k: &str| g[k].as_str().unwrap().to_string();
+            (g["game"].as_u64().unwrap(), text("sente"), text("gote"), text("opening"))
+        })
+        .collect();
+    s.sort();
+    s
+}
+
+#[test]
+fn a_stopped_match_resumes_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m");
+    let mut cfg = config(&["random=random", "greedy=greedy"], 6, &out);
+    cfg.openings =
+        vec![Opening::startpos(Variant::Shogi), Opening::parse(Variant::Shogi, "startpos moves 7g7f").unwrap()];
+    let full = run_match(&cfg).unwrap();
+    let text = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // Stopped after two games, while writing the third's line.
+    let cut = format!("{}\n{}\n{}", lines[0], lines[1], &lines[2][..lines[2].len() / 2]);
+    std::fs::write(out.join("games.jsonl"), &cut).unwrap();
+
+    let err = run_match(&cfg).unwrap_err().to_string();
+    assert!(err.contains("--resume") && err.contains("earlier match"), "{err}");
+    assert_eq!(std::fs::read_to_string(out.join("games.jsonl")).unwrap(), cut, "not overwritten");
+
+    cfg.resume = true;
+    let resumed = run_match(&cfg).unwrap();
+    assert_eq!(resumed.games, 6);
+    let wdl = resumed.pairs[0].wdl;
+    assert_eq!(wdl.wins + wdl.draws + wdl.losses, 6);
+    let rows = games(&out);
+    let full_rows: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(full.games, 6);
+    assert_eq!(schedule_of(&rows), schedule_of(&full_rows));
+    let after = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    assert!(after.starts_with(&format!("{}\n{}\n", lines[0], lines[1])), "the played games are kept as they were");
+
+    // A finished match resumed plays nothing more.
+    assert_eq!(run_match(&cfg).unwrap().games, 6);
+    assert_eq!(games(&out).len(), 6);
+}
+
+#[test]
+fn resume_refuses_a_folder_of_another_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m");
+    let mut cfg = config(&["random=random", "greedy=greedy"], 2, &out);
+    run_match(&cfg).unwrap();
+    cfg.resume = true;
+    let mut more = cfg.clone();
+    more.games = 4;
+    let err = run_match(&more).unwrap_err().to_string();
+    assert!(err.contains("games per pair") && err.contains("match.json"), "{err}");
+    let mut other = cfg.clone();
+    other.players[1] = "greedy=random".parse().unwrap();
+    let err = run_match(&other).unwrap_err().to_string();
+    assert!(err.contains("players"), "{err}");
+    assert_eq!(games(&out).len(), 2, "the games are untouched");
+
+    // Games without match.json (an older koma's folder): not resumed.
+    std::fs::remove_file(out.join("match.json")).unwrap();
+    let err = run_match(&cfg).unwrap_err().to_string();
+    assert!(err.contains("match.json"), "{err}");
+
+    // --resume on a new folder starts the match.
+    let fresh = config(&["random=random", "greedy=greedy"], 2, &dir.path().join("new"));
+    assert_eq!(run_match(&arena::MatchConfig { resume: true, ..fresh }).unwrap().games, 2);
 }

@@ -4,7 +4,7 @@
 //! ```text
 //! koma arena --player NAME=SPEC [--player NAME=SPEC ...] [--gauntlet NAME] --games N
 //!     [--tc byoyomi=MS | fischer=BASE_MS+INC_MS | nodes=N | depth=N] [--openings FILE]
-//!     [--concurrency K] [--sprt ELO0,ELO1] --out DIR
+//!     [--concurrency K] [--sprt ELO0,ELO1] [--resume] --out DIR
 //! ```
 //!
 //! Writes DIR/games.jsonl, DIR/report.md (and records, a plot); prints the table on
@@ -77,6 +77,11 @@ pub struct ArenaArgs {
     /// No per-game lines on stderr.
     #[arg(long, short)]
     quiet: bool,
+    /// Continue the match in --out: the games in its games.jsonl count and only the rest
+    /// of the schedule is played (the same players, games, openings, time control and end
+    /// rules; --concurrency may differ). Without it, an --out that holds games is an error.
+    #[arg(long)]
+    resume: bool,
 }
 
 fn parse_sprt(text: &str) -> Result<Sprt> {
@@ -170,6 +175,7 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
                 .join(" "),
         ),
         progress: !args.quiet,
+        resume: args.resume,
     };
     let report = arena::run_match(&cfg).map_err(|e| match e {
         arena::ArenaError::Io { .. } => anyhow::Error::new(e),

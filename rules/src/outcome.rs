@@ -87,11 +87,14 @@ pub enum EndCause {
     FalseClaim,
     /// Stopped before its end (a signal): no result.
     Stopped,
+    /// Cut at the length cap and scored by the material there (self-play's
+    /// `selfplay.cap_adjudication_margin`), where the rules would call it a draw.
+    Adjudicated,
 }
 
 impl EndCause {
     /// Every cause that is not [`EndCause::Rules`], for [`EndCause::from_name`].
-    const OTHERS: [EndCause; 9] = [
+    const OTHERS: [EndCause; 10] = [
         EndCause::Resign,
         EndCause::FalseDeclaration,
         EndCause::IllegalMove,
@@ -101,10 +104,12 @@ impl EndCause {
         EndCause::ProtocolError,
         EndCause::FalseClaim,
         EndCause::Stopped,
+        EndCause::Adjudicated,
     ];
 
     /// `checkmate`, `repetition`, ... ([`Reason::name`]), `resign`, `false_declaration`,
-    /// `illegal_move`, `time`, `hang`, `crash`, `protocol_error`, `false_claim`, `stopped`.
+    /// `illegal_move`, `time`, `hang`, `crash`, `protocol_error`, `false_claim`, `stopped`,
+    /// `adjudicated`.
     pub fn name(self) -> &'static str {
         match self {
             EndCause::Rules(r) => r.name(),
@@ -117,6 +122,7 @@ impl EndCause {
             EndCause::ProtocolError => "protocol_error",
             EndCause::FalseClaim => "false_claim",
             EndCause::Stopped => "stopped",
+            EndCause::Adjudicated => "adjudicated",
         }
     }
 
@@ -283,7 +289,7 @@ mod tests {
         assert_eq!(
             names.join(" "),
             "checkmate no_moves repetition perpetual_check declaration impasse max_moves royal_capture bare_king \
-             resign false_declaration illegal_move time hang crash protocol_error false_claim stopped"
+             resign false_declaration illegal_move time hang crash protocol_error false_claim stopped adjudicated"
         );
         for n in names {
             assert_eq!(EndCause::from_name(n).map(EndCause::name), Some(n));

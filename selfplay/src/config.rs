@@ -68,9 +68,17 @@ pub struct SelfplayConfig {
     /// and checked against the final result (the false-resign rate in the summary).
     /// Default 0.1. AlphaGo Zero: 0.1. Valid: [0, 1].
     pub no_resign_fraction: f64,
-    /// A game longer than this many plies is a draw. Default 512. dlshogi: 320 (512 in
-    /// later runs); Floodgate: 256 moves. Valid: 1..=100000.
+    /// A game longer than this many plies is a draw (but see `cap_adjudication_margin`).
+    /// Default 512. dlshogi: 320 (512 in later runs); Floodgate: 256 moves.
+    /// Valid: 1..=100000.
     pub max_plies: u32,
+    /// Above 0, a game cut at `max_plies` is won by the side ahead by at least this much
+    /// material after the captures on offer (`rules::quiescent_balance`: pawn 1, gold 6,
+    /// rook 10), and a draw only when neither is (`crate::adjudicate`). Knowledge from
+    /// the rules, not zero knowledge: for variants whose early games mostly reach the cap
+    /// (dai), where every cut game would otherwise teach the value a draw. Default 0
+    /// (cut games are draws). Valid: [0, 1000].
+    pub cap_adjudication_margin: f32,
     /// Uniformly random plies played at the start of every game (opening variety); they
     /// are not recorded as samples. Default 0. Valid: 0..=10000.
     pub random_opening_plies: u32,
@@ -126,6 +134,7 @@ impl Default for SelfplayConfig {
             resign_consecutive: 3,
             no_resign_fraction: 0.1,
             max_plies: 512,
+            cap_adjudication_margin: 0.0,
             random_opening_plies: 0,
             opening_file: None,
             samples_per_chunk: 4096,
@@ -322,6 +331,7 @@ impl SelfplayConfig {
             });
         }
         whole("max_plies", self.max_plies as u64, 1, 100_000)?;
+        real32("cap_adjudication_margin", self.cap_adjudication_margin, Range::Closed(0.0, 1000.0))?;
         whole("random_opening_plies", self.random_opening_plies as u64, 0, 10_000)?;
         whole("samples_per_chunk", self.samples_per_chunk as u64, 1, 1_000_000)?;
         whole("future_plies", self.future_plies as u64, 1, 1000)?;

@@ -9,11 +9,13 @@
 //!   self-play reads ([`SelfplayFileConfig`]).
 //! - [`worker`]: the workers, [`worker::run_selfplay`].
 //! - [`resign`]: the resignation threshold, fixed or calibrated from the played-out games.
+//! - [`adjudicate`]: who wins a game cut at the length cap, by the material there.
 //! - [`run`]: a whole job from a config to checked chunk files ([`run::play_to_chunks`],
 //!   `koma selfplay`).
 //! - [`bench`](mod@bench): self-play's evaluations per second against the raw forward pass
 //!   ([`bench::bench_selfplay`], `koma bench selfplay`).
 
+pub mod adjudicate;
 pub mod bench;
 pub mod config;
 pub mod resign;

@@ -305,6 +305,12 @@ impl Ctx<'_> {
     /// The game's end at its current position, if it has ended.
     fn game_end(&self, pos: &Position) -> Option<GameEnd> {
         if let Some(o) = pos.outcome(&self.end_rules) {
+            if o.reason == Reason::MaxMoves {
+                let margin = self.cfg.selfplay.cap_adjudication_margin;
+                if let Some(winner) = crate::adjudicate::cap_winner(pos, margin) {
+                    return Some(GameEnd { winner: Some(winner), reason: EndCause::Adjudicated });
+                }
+            }
             return Some(GameEnd { winner: o.winner, reason: EndCause::Rules(o.reason) });
         }
         if pos.can_declare() {

@@ -193,3 +193,22 @@ fn dai_games_at_the_length_limit_are_draws_for_both_sides() {
         assert_eq!(game.samples.len(), 6);
     }
 }
+
+/// Dai: sente has two rooks, gote a pawn far away; nothing can be taken in two plies.
+const DAI_TWO_ROOKS_UP: &str = "7k7/p14/15/15/15/15/15/15/15/15/15/15/15/15/2R1R9K b - 1";
+
+/// With `cap_adjudication_margin`, a game cut at the cap is won by the side that much
+/// material ahead (reason `adjudicated`), for every sample; under the margin, a draw.
+#[test]
+fn cut_games_are_adjudicated_by_material_when_asked() {
+    let mut cfg = config(false, 2);
+    cfg.selfplay.cap_adjudication_margin = 6.0;
+    for game in play_variant(Variant::Dai, DAI_TWO_ROOKS_UP, &cfg, 2) {
+        let sides = check_variant(Variant::Dai, &game, Some(Color::Sente), "adjudicated");
+        assert_eq!(sides.len(), 2, "both sides moved: {:?}", game.moves);
+    }
+    cfg.selfplay.cap_adjudication_margin = 1000.0;
+    for game in play_variant(Variant::Dai, DAI_TWO_ROOKS_UP, &cfg, 2) {
+        check_variant(Variant::Dai, &game, None, "max_moves");
+    }
+}
