@@ -57,8 +57,9 @@ pub struct SelfplayConfig {
     /// `resign_false_rate` the threshold is calibrated and this is its ceiling.
     pub resign_threshold: f32,
     /// Calibrate the threshold from the no-resign games (`crate::resign`): the highest
-    /// one, up to `resign_threshold`, at which at most this share of the played-out games'
-    /// non-losers would have resigned; nothing resigns until 40 such sides are in.
+    /// one, up to `resign_threshold`, at which at most this share of the resignations it
+    /// would have made in the played-out games were false (the side did not lose);
+    /// nothing resigns until 40 such games are in.
     /// Default 0 (a fixed `resign_threshold`). AlphaGo Zero: 0.05. Valid: [0, 0.5];
     /// above 0 needs `no_resign_fraction` above 0.
     pub resign_false_rate: f64,

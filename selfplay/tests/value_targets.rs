@@ -127,7 +127,7 @@ fn resignation_wins_for_the_other_side() {
 }
 
 /// A calibrated threshold (`selfplay.resign_false_rate`) resigns nothing until the
-/// played-out games have given it 40 levels, then resigns at its ceiling here (the
+/// played-out games have given it 40 games' levels, then resigns at its ceiling here (the
 /// winners of these forced mates never doubt), and its checks find no false resignation.
 /// (With too few simulations to find the mate every time, the losers' missed wins pull
 /// the levels to -1 and it rightly resigns nothing.)
@@ -141,7 +141,7 @@ fn a_calibrated_threshold_resigns_only_after_the_played_out_games_calibrate_it()
     let (records, progress) = play_with_progress(Variant::Shogi, SENTE_MATES_IN_3, &cfg, 160);
     let first_resign = records.iter().position(|g| g.end.reason.name() == "resign").expect("some games resign");
     let played_out_before = records[..first_resign].iter().filter(|g| g.no_resign).count();
-    assert!(played_out_before >= selfplay::resign::CALIBRATION_MIN_LEVELS, "{played_out_before}");
+    assert!(2 * played_out_before >= selfplay::resign::CALIBRATION_MIN_SIDES, "{played_out_before}");
     for g in &records {
         let expected = if g.end.reason.name() == "resign" { "resign" } else { "checkmate" };
         check_perspective(g, Some(Color::Sente), expected);
