@@ -287,12 +287,7 @@ fn game_line(line: &str, player: &str) -> Result<Option<(rules::Color, String, O
         (false, true) => (rules::Color::Gote, sente),
         _ => return Ok(None),
     };
-    let winner = match winner {
-        "sente" => Some(rules::Color::Sente),
-        "gote" => Some(rules::Color::Gote),
-        "draw" => None,
-        other => return Err(BadGameLine::Winner(other.to_string())),
-    };
+    let winner = crate::report::winner_of_word(winner).ok_or_else(|| BadGameLine::Winner(winner.to_string()))?;
     Ok(Some((side, opponent.to_string(), winner)))
 }
 

@@ -246,7 +246,10 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     let steps = networks.iter().map(|n| n.as_ref().map(|n| n.step())).collect();
     let roster = MatchRoster { cfg, work: &work, networks };
 
-    let mut writer = report::Writer::create(cfg, &pairs, steps, &played)?;
+    let mut writer = report::Writer::create(cfg, &pairs, steps, !played.is_empty())?;
+    for g in &played {
+        writer.count(g.pair, g.sente_index, g.winner, g.reason);
+    }
     let done: std::collections::HashSet<usize> = played.iter().map(|g| g.number).collect();
     let decided = cfg.sprt.is_some_and(|t| t.status(&writer.pair_wdl(0)) != SprtStatus::Continue);
     jobs.retain(|j| !decided && !done.contains(&j.number));

@@ -14,7 +14,6 @@ use rules::records::{self, Encoding, EndReason, Format, GameEnd, GameInfo, Recor
 use rules::{Color, EndCause, Move, Position, Reason, Variant};
 use serde_json::json;
 
-use crate::resume::PlayedGame;
 use crate::stats::{ratings, SprtStatus, Wdl};
 use crate::{ArenaError, MatchConfig};
 
@@ -137,18 +136,18 @@ pub fn record_of(row: &GameRow, tc: &str) -> Option<Record> {
 }
 
 impl Writer {
-    /// A writer for the match `cfg` that has already played `played` (a resumed match:
-    /// its files are appended to, its games counted).
+    /// A writer for the match `cfg`; `append` for a resumed match, whose files it adds
+    /// to (its games already played are counted in with [`Writer::count`]).
     pub(crate) fn create(
         cfg: &MatchConfig,
         pairs: &[(usize, usize)],
         steps: Vec<Option<u64>>,
-        played: &[PlayedGame],
+        append: bool,
     ) -> Result<Writer, ArenaError> {
         let open = |p: &Path| {
             let mut o = std::fs::OpenOptions::new();
             o.create(true);
-            if played.is_empty() { o.write(true).truncate(true) } else { o.append(true) }.open(p).map_err(io(p))
+            if append { o.append(true) } else { o.write(true).truncate(true) }.open(p).map_err(io(p))
         };
         let jsonl = open(&cfg.out.join("games.jsonl"))?;
         let csa = if cfg.variant == Variant::Shogi {
@@ -197,7 +196,7 @@ impl Writer {
             };
             let _ = writeln!(settings, "  - `{}`: {:?}{limit}", p.name, p.kind);
         }
-        let mut writer = Writer {
+        Ok(Writer {
             out: cfg.out.clone(),
             jsonl,
             csa,
@@ -211,11 +210,7 @@ impl Writer {
             settings,
             command_line: cfg.command_line.clone(),
             tc: cfg.tc.to_string(),
-        };
-        for g in played {
-            writer.count(g.pair, g.sente_index, g.winner, g.reason);
-        }
-        Ok(writer)
+        })
     }
 
     pub(crate) fn games(&self) -> usize {
@@ -227,11 +222,7 @@ impl Writer {
     }
 
     pub(crate) fn record(&mut self, row: &GameRow) -> Result<(), ArenaError> {
-        let winner = match row.winner {
-            Some(Color::Sente) => "sente",
-            Some(Color::Gote) => "gote",
-            None => "draw",
-        };
+        let winner = winner_word(row.winner);
         let winner_name = row.winner.map(|c| if c == Color::Sente { &row.sente } else { &row.gote });
         let obj = json!({
             "game": row.number,
@@ -269,7 +260,7 @@ impl Writer {
     }
 
     /// Counts a game in its pair's results, from the pair's first player's side.
-    fn count(&mut self, pair: usize, sente_index: usize, winner: Option<Color>, reason: EndCause) {
+    pub(crate) fn count(&mut self, pair: usize, sente_index: usize, winner: Option<Color>, reason: EndCause) {
         self.games += 1;
         let first_color = if sente_index == self.pair_players[pair].0 { Color::Sente } else { Color::Gote };
         let res = &mut self.results[pair];
@@ -335,6 +326,20 @@ impl Writer {
         std::fs::write(&p, md).map_err(io(&p))?;
         Ok(report)
     }
+}
+
+/// The `winner` word of a `games.jsonl` row: `sente`, `gote` or `draw`.
+pub fn winner_word(winner: Option<Color>) -> &'static str {
+    match winner {
+        Some(Color::Sente) => "sente",
+        Some(Color::Gote) => "gote",
+        None => "draw",
+    }
+}
+
+/// The winner a `winner` word of [`winner_word`] names; `None` for another word.
+pub fn winner_of_word(word: &str) -> Option<Option<Color>> {
+    [Some(Color::Sente), Some(Color::Gote), None].into_iter().find(|&w| winner_word(w) == word)
 }
 
 /// A KIF text as UTF-8 bytes with the first line that says so.

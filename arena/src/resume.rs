@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use rules::{Color, EndCause};
 use serde_json::{json, Value};
 
+use crate::report::winner_of_word;
 use crate::schedule::Job;
 use crate::{ArenaError, MatchConfig};
 
@@ -116,21 +117,23 @@ fn write_identity(path: &Path, id: &Value) -> Result<(), ArenaError> {
     files::write_atomic(path, text.as_bytes()).map_err(|source| ArenaError::Io { path: path.to_path_buf(), source })
 }
 
-fn check_identity(path: &Path, now: &Value) -> Result<(), ResumeError> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+fn check_identity(path: &Path, now: &Value) -> Result<(), ArenaError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ArenaError::Io { path: path.into(), source })?;
     let was: Value = serde_json::from_str(&text).map_err(|source| ResumeError::Json { path: path.into(), source })?;
     let found = was["format_version"].as_u64().unwrap_or(0);
     if found != MATCH_FORMAT_VERSION {
-        return Err(ResumeError::Version { path: path.into(), found });
+        return Err(ResumeError::Version { path: path.into(), found }.into());
     }
     let (Some(was_fields), Some(now_fields)) = (was.as_object(), now.as_object()) else {
-        return Err(ResumeError::Differs { path: path.into(), field: "form".into(), was: text, now: now.to_string() });
+        return Err(
+            ResumeError::Differs { path: path.into(), field: "form".into(), was: text, now: now.to_string() }.into()
+        );
     };
     for (field, value) in now_fields {
         let old = was_fields.get(field).unwrap_or(&Value::Null);
         if old != value {
             let (was, now) = (old.to_string(), value.to_string());
-            return Err(ResumeError::Differs { path: path.into(), field: field.replace('_', " "), was, now });
+            return Err(ResumeError::Differs { path: path.into(), field: field.replace('_', " "), was, now }.into());
         }
     }
     Ok(())
@@ -165,11 +168,11 @@ fn read_played(
             }
             Err(e) => return Err(bad_game(path, i, e.to_string())),
         };
-        let game = played_game(&row, cfg, pairs, jobs).map_err(|why| bad_game(path, i, why))?;
+        let game = played_game(&row, line, cfg, pairs, jobs).map_err(|why| bad_game(path, i, why))?;
         if !seen.insert(game.number) {
             return Err(bad_game(path, i, format!("game {} a second time", game.number)));
         }
-        played.push(PlayedGame { line: line.to_string(), ..game });
+        played.push(game);
     }
     Ok(played)
 }
@@ -178,8 +181,15 @@ fn bad_game(path: &Path, index: usize, why: String) -> ArenaError {
     ResumeError::BadGame { path: path.into(), line: index + 1, why }.into()
 }
 
-/// A row as the game of the schedule it claims to be (players, colours, opening).
-fn played_game(row: &Value, cfg: &MatchConfig, pairs: &[(usize, usize)], jobs: &[Job]) -> Result<PlayedGame, String> {
+/// A row (`line`, parsed) as the game of the schedule it claims to be (players, colours,
+/// opening).
+fn played_game(
+    row: &Value,
+    line: &str,
+    cfg: &MatchConfig,
+    pairs: &[(usize, usize)],
+    jobs: &[Job],
+) -> Result<PlayedGame, String> {
     let text = |k: &str| row[k].as_str().ok_or_else(|| format!("no '{k}'"));
     let number = row["game"].as_u64().ok_or("no game number")? as usize;
     let job = number
@@ -198,13 +208,9 @@ fn played_game(row: &Value, cfg: &MatchConfig, pairs: &[(usize, usize)], jobs: &
             text("opening")?
         ));
     }
-    let winner = match text("winner")? {
-        "sente" => Some(Color::Sente),
-        "gote" => Some(Color::Gote),
-        "draw" => None,
-        other => return Err(format!("winner '{other}'")),
-    };
+    let winner = text("winner")?;
+    let winner = winner_of_word(winner).ok_or_else(|| format!("winner '{winner}'"))?;
     let reason = text("reason")?;
     let reason = EndCause::from_name(reason).ok_or_else(|| format!("end reason '{reason}'"))?;
-    Ok(PlayedGame { number, pair: job.pair, sente_index, winner, reason, line: String::new() })
+    Ok(PlayedGame { number, pair: job.pair, sente_index, winner, reason, line: line.to_string() })
 }
