@@ -189,7 +189,8 @@ mod tests {
             let winner_dip = -0.93 + 0.93 * spread(37);
             sides.push((winner_dip, false));
             sides.push((loser_dip, true));
-            let values = [(Color::Sente, 0.2), (Color::Gote, loser_dip), (Color::Sente, winner_dip), (Color::Gote, 0.1)];
+            let values =
+                [(Color::Sente, 0.2), (Color::Gote, loser_dip), (Color::Sente, winner_dip), (Color::Gote, 0.1)];
             r.observe_played_out(&values, Some(Color::Sente), 1);
             if 2 * (i + 1) < CALIBRATION_MIN_SIDES {
                 assert!(!r.active(), "game {i}");
