@@ -59,9 +59,10 @@ pub fn material_balance(pos: &Position, color: Color) -> f64 {
 pub const MATERIAL_SCALE: f64 = 6.0;
 
 /// A material balance read as the win probability of the side it favours:
-/// `sigmoid(balance / MATERIAL_SCALE)`, as the trainer's material prior reads it.
-pub fn material_win_probability(balance: f64) -> f64 {
-    1.0 / (1.0 + (-balance / MATERIAL_SCALE).exp())
+/// `sigmoid(balance / scale)`, as the trainer's material prior reads it (`scale`:
+/// [`MATERIAL_SCALE`] unless a config says otherwise).
+pub fn material_win_probability(balance: f64, scale: f64) -> f64 {
+    1.0 / (1.0 + (-balance / scale).exp())
 }
 
 #[cfg(test)]

@@ -110,6 +110,14 @@ pub struct Progress {
     /// Sum of the lengths (plies) of finished games.
     pub game_plies: u64,
     pub resigned: u64,
+    /// Finished games with no winner (any reason, the cap's draws included).
+    pub drawn: u64,
+    /// Finished games that reached the length cap (`selfplay.max_plies`): the cap's draws
+    /// and the games adjudicated there. A share near 1 means the value learns little
+    /// from results (dai's early runs).
+    pub cut: u64,
+    /// Of those, the games scored by material (`selfplay.cap_adjudication_margin`).
+    pub adjudicated: u64,
     /// No-resign games with a would-be resignation, and how many of those were wrong.
     pub resign_checks: u64,
     pub false_resigns: u64,
@@ -142,6 +150,32 @@ impl Progress {
     }
     pub fn false_resign_rate(&self) -> Option<f64> {
         (self.resign_checks > 0).then(|| self.false_resigns as f64 / self.resign_checks as f64)
+    }
+
+    /// The share of finished games counted by `n`; `None` before the first game.
+    pub fn share_of_games(&self, n: u64) -> Option<f64> {
+        (self.games_done > 0).then(|| n as f64 / self.games_done as f64)
+    }
+
+    /// Counts a finished game: its length, samples and how it ended.
+    pub fn count_game(&mut self, rec: &GameRecord) {
+        self.games_done += 1;
+        self.game_plies += rec.plies as u64;
+        self.samples += rec.samples.len() as u64;
+        self.drawn += rec.end.winner.is_none() as u64;
+        match rec.end.reason {
+            EndCause::Resign => self.resigned += 1,
+            EndCause::Rules(Reason::MaxMoves) => self.cut += 1,
+            EndCause::Adjudicated => {
+                self.cut += 1;
+                self.adjudicated += 1;
+            }
+            _ => {}
+        }
+        if let Some(f) = rec.false_resign() {
+            self.resign_checks += 1;
+            self.false_resigns += f as u64;
+        }
     }
 }
 
@@ -604,16 +638,7 @@ pub fn run_selfplay(
         loop {
             match rx.recv_timeout(Duration::from_millis(100)) {
                 Ok(rec) => {
-                    progress.games_done += 1;
-                    progress.game_plies += rec.plies as u64;
-                    progress.samples += rec.samples.len() as u64;
-                    if rec.end.reason == EndCause::Resign {
-                        progress.resigned += 1;
-                    }
-                    if let Some(f) = rec.false_resign() {
-                        progress.resign_checks += 1;
-                        progress.false_resigns += f as u64;
-                    }
+                    progress.count_game(&rec);
                     on_game(rec);
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
@@ -630,4 +655,35 @@ pub fn run_selfplay(
     snapshot(&mut progress);
     result?;
     Ok(progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(plies: u32, winner: Option<Color>, reason: EndCause) -> GameRecord {
+        GameRecord {
+            samples: Vec::new(),
+            plies,
+            end: GameEnd { winner, reason },
+            no_resign: false,
+            would_have_resigned: None,
+            start_sfen: String::new(),
+            moves: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn progress_counts_how_games_ended() {
+        let mut p = Progress::default();
+        assert_eq!(p.share_of_games(p.cut), None, "no game yet");
+        p.count_game(&record(120, Some(Color::Sente), EndCause::Rules(Reason::Checkmate)));
+        p.count_game(&record(400, None, EndCause::Rules(Reason::MaxMoves)));
+        p.count_game(&record(400, Some(Color::Gote), EndCause::Adjudicated));
+        p.count_game(&record(80, Some(Color::Gote), EndCause::Resign));
+        assert_eq!((p.games_done, p.game_plies), (4, 1000));
+        assert_eq!((p.drawn, p.cut, p.adjudicated, p.resigned), (1, 2, 1, 1));
+        assert_eq!(p.share_of_games(p.cut), Some(0.5));
+        assert_eq!(p.share_of_games(p.drawn), Some(0.25));
+    }
 }

@@ -275,14 +275,16 @@ pub enum PolicyTargets {
 /// `train.material_mix`, `train.future_mix`): `(1 - q_mix - material_mix - future_mix) *
 /// result + q_mix * root WDL + material_mix * material WDL + future_mix * future WDL`,
 /// the material read statically or after the captures (`train.material_search`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValueTargets {
     /// Weight of the search's root WDL.
     pub q_mix: f32,
     /// Weight of the material prior: the side to move's material balance
     /// ([`rules::material_balance`]) as a win probability, `sigmoid(balance /
-    /// rules::MATERIAL_SCALE)`, no draw.
+    /// material_scale)`, no draw.
     pub material_mix: f32,
+    /// Material units per logistic unit of that probability (`train.material_scale`).
+    pub material_scale: f32,
     /// Whether the material prior reads the static balance or the quiescent one
     /// ([`rules::quiescent_balance`], `train.material_search`).
     pub material_search: MaterialSearch,
@@ -291,15 +293,28 @@ pub struct ValueTargets {
     pub future_mix: f32,
 }
 
+impl Default for ValueTargets {
+    /// The game's result alone; the material scale stays a valid divisor.
+    fn default() -> ValueTargets {
+        ValueTargets::RESULT
+    }
+}
+
 impl ValueTargets {
     /// The game's result alone (AlphaZero).
-    pub const RESULT: ValueTargets =
-        ValueTargets { q_mix: 0.0, material_mix: 0.0, material_search: MaterialSearch::Static, future_mix: 0.0 };
+    pub const RESULT: ValueTargets = ValueTargets {
+        q_mix: 0.0,
+        material_mix: 0.0,
+        material_scale: rules::MATERIAL_SCALE as f32,
+        material_search: MaterialSearch::Static,
+        future_mix: 0.0,
+    };
 
     pub fn from_config(cfg: &crate::config::TrainConfig) -> ValueTargets {
         ValueTargets {
             q_mix: cfg.q_mix as f32,
             material_mix: cfg.material_mix as f32,
+            material_scale: cfg.material_scale as f32,
             material_search: cfg.material_search,
             future_mix: cfg.future_mix as f32,
         }
@@ -312,7 +327,7 @@ impl ValueTargets {
                 MaterialSearch::Static => material_balance(pos, pos.side_to_move()),
                 MaterialSearch::Quiescence => quiescent_balance(pos, pos.side_to_move(), QuiescenceLimits::default()),
             };
-            material_win_probability(balance) as f32
+            material_win_probability(balance, self.material_scale as f64) as f32
         } else {
             0.0
         }

@@ -38,6 +38,10 @@ pub mod tags {
     pub const EVALS_PER_SEC: &str = "selfplay/evaluations_per_second";
     pub const MEAN_GAME_LENGTH: &str = "selfplay/mean_game_length";
     pub const FALSE_RESIGN_RATE: &str = "selfplay/false_resign_rate";
+    /// Shares of the finished games: drawn, cut at the length cap, scored by material there.
+    pub const DRAW_FRACTION: &str = "selfplay/draw_fraction";
+    pub const CUT_FRACTION: &str = "selfplay/cut_fraction";
+    pub const ADJUDICATED_FRACTION: &str = "selfplay/adjudicated_fraction";
     pub const RESIGN_THRESHOLD: &str = "selfplay/resign_threshold";
     pub const SAMPLES_GENERATED: &str = "selfplay/samples_generated";
     pub const TRAIN_RATIO: &str = "train/samples_trained_per_generated";

@@ -179,6 +179,23 @@ fn quiescence_counts_a_hanging_piece_as_lost() {
     assert_eq!(encode_batch(&enc, &[hanging], default).wdl[..3], stat[..3]);
 }
 
+/// `train.material_scale`: the same balance reads closer to even at a larger scale, and
+/// the config's scale reaches the target.
+#[test]
+fn material_scale_grades_the_prior() {
+    // Gote to move, a rook down as the pieces stand and after any capture (none on offer).
+    let down = sample("4k4/9/9/9/5R3/9/9/9/4K4 w - 1", Some(GameResult::Draw), [0.0, 1.0, 0.0]);
+    let enc = Encoder::new(Variant::Shogi);
+    let target = |scale: f64| {
+        let cfg = trainer::config::TrainConfig { material_mix: 1.0, material_scale: scale, ..Default::default() };
+        encode_batch(&enc, std::slice::from_ref(&down), ValueTargets::from_config(&cfg)).wdl[0]
+    };
+    let win = |balance: f64, scale: f64| (1.0 / (1.0 + (-balance / scale).exp())) as f32;
+    assert_eq!(target(rules::MATERIAL_SCALE), win(-10.0, 6.0), "the default is rules::MATERIAL_SCALE");
+    assert_eq!(target(36.0), win(-10.0, 36.0));
+    assert!(target(36.0) > target(6.0) && target(36.0) < 0.5, "{} {}", target(36.0), target(6.0));
+}
+
 /// `train.future_mix`: the root WDL a few plies later blends in; samples without one
 /// (older chunks) keep the result for that share.
 #[test]

@@ -196,6 +196,7 @@ mod tests {
             ("[train]\nmaterial_head_weight = nan\n", "train.material_head_weight = NaN"),
             ("[train]\nfuture_mix = 1.5\n", "train.future_mix = 1.5 is out of range (valid: [0, 1])"),
             ("[train]\nq_mix = 0.5\nfuture_mix = 0.75\n", "at most 1 - q_mix - material_mix = 0.5"),
+            ("[train]\nmaterial_scale = 0\n", "train.material_scale = 0 is out of range (valid: [1, 1000])"),
         ] {
             let e = TrainFileConfig::from_toml(text, "t.toml").unwrap_err().to_string();
             assert!(e.starts_with("t.toml: ") && e.contains(expected), "{text}: {e}");

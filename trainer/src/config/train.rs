@@ -126,6 +126,13 @@ pub struct TrainConfig {
     /// CPU demo preset uses it (docs/strength.md). Valid: [0, 1], with q_mix + material_mix
     /// at most 1.
     pub material_mix: f64,
+    /// Material units per logistic unit of the material prior, `sigmoid(balance /
+    /// material_scale)`. Default 6 (`rules::MATERIAL_SCALE`: in standard shogi a rook up
+    /// reads 0.84, a pawn up 0.54). A dai side starts with about six times a shogi side's
+    /// material (355 units against 60), so at 6 a dai position a few pieces up or
+    /// down reads as won or lost and the prior can no longer tell a small loss from a
+    /// large one; a larger scale keeps it graded. Valid: [1, 1000].
+    pub material_scale: f64,
     /// Weight of a short-horizon value in the value target: the search's root WDL
     /// `selfplay.future_plies` plies later in the game (the sample's
     /// `dataio::AuxTargets::future_wdl`), the game's result for samples without one (chunks
@@ -271,6 +278,7 @@ impl Default for TrainConfig {
             material_head_weight: 0.1,
             q_mix: 0.0,
             material_mix: 0.0,
+            material_scale: rules::MATERIAL_SCALE,
             future_mix: 0.0,
             checkpoint_interval: 1000,
             keep_checkpoints: 0,
@@ -353,6 +361,7 @@ impl TrainConfig {
         }
         real("q_mix", self.q_mix, Range::Closed(0.0, 1.0))?;
         real("material_mix", self.material_mix, Range::Closed(0.0, 1.0))?;
+        real("material_scale", self.material_scale, Range::Closed(1.0, 1000.0))?;
         real("future_mix", self.future_mix, Range::Closed(0.0, 1.0))?;
         if self.q_mix + self.material_mix > 1.0 {
             return Err(model::ConfigError::BadValue {

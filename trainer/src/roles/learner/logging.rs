@@ -158,6 +158,13 @@ impl TrainLog {
         if p.games_done > 0 {
             self.tb.scalar(tags::MEAN_GAME_LENGTH, p.mean_game_length(), step);
         }
+        for (tag, n) in
+            [(tags::DRAW_FRACTION, p.drawn), (tags::CUT_FRACTION, p.cut), (tags::ADJUDICATED_FRACTION, p.adjudicated)]
+        {
+            if let Some(share) = p.share_of_games(n) {
+                self.tb.scalar(tag, share, step);
+            }
+        }
         if let Some(r) = p.false_resign_rate() {
             self.tb.scalar(tags::FALSE_RESIGN_RATE, r, step);
         }
