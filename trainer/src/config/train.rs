@@ -119,7 +119,7 @@ pub struct TrainConfig {
     pub q_mix: f64,
     /// Weight of a material prior in the value target: the side to move's material
     /// balance from the rules' movement tables (`rules::material_balance`, pawn 1, rook
-    /// 10) as a win probability, `sigmoid(balance / 6)`. Not AlphaZero's zero knowledge:
+    /// 10) as a win probability, `sigmoid(balance / material_scale)`. Not AlphaZero's zero knowledge:
     /// it hands a network that has seen a few thousand near-random games what a piece is
     /// worth, which those games' results cannot teach in minutes (a 25-minute CPU run
     /// without it valued a rook up at less than the start position). Default 0.0; the
