@@ -506,7 +506,10 @@ fn load(key: &NetKey) -> Result<Network, EngineError> {
         });
     }
     let path = &key.model;
-    model::set_torch_threads(key.torch_threads, model::CpuShare::Whole);
+    // TorchThreads 0: half the cores of a small CPU. On 2 cores one search thread with one
+    // torch thread played 35-0-5 vs fsf5 at byoyomi 1 s, libtorch's two threads 27-0-13
+    // (docs/strength.md, "At a clock").
+    model::set_torch_threads(key.torch_threads, model::CpuShare::HalfOfSmall);
     let device = model::parse_device(&key.device)?;
     // The network brings the encoder its input planes were trained with.
     let network = model::Network::load(path, &Expected::variant(key.variant), device, Precision::Auto)

@@ -44,7 +44,7 @@ const fn spin(name: &'static str, default: i64, min: i64, max: i64) -> OptionSpe
 pub const SPECS: &[OptionSpec] = &[
     OptionSpec { name: "ModelFile", kind: OptionKind::File("auto") },
     OptionSpec { name: "Device", kind: OptionKind::Text("auto") },
-    spin("Threads", 2, 1, 256),
+    spin("Threads", 1, 1, 256),
     spin("BatchSize", 16, 1, 4096),
     spin("TorchThreads", 0, 0, 1024),
     spin("USI_Hash", 1024, 16, 1 << 20),
