@@ -325,7 +325,7 @@ mod tests {
     fn defaults_and_errors() {
         let mut o = Options::default();
         assert_eq!(o.model_file, "auto");
-        assert_eq!(o.threads, 2);
+        assert_eq!(o.threads, 1);
         assert_eq!(o.search_config().c_puct, 1.25);
         assert!(o.set("Threads", "0").is_err());
         assert!(o.set("Threads", "x").is_err());
