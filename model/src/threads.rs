@@ -7,9 +7,10 @@
 pub enum CpuShare {
     /// Passes have the machine to themselves: libtorch's own default (every core).
     Whole,
-    /// A learner's passes next to a batcher's on the same machine: half the cores on a
-    /// small machine (8 cores or fewer), where both would otherwise wait on each other in
-    /// torch's thread pool; libtorch's default on larger ones.
+    /// Half the cores on a small machine (8 cores or fewer), libtorch's default on larger
+    /// ones. For a learner's passes next to a batcher's, which would otherwise wait on each
+    /// other in torch's thread pool; and for koma-usi, whose small batches gain nothing from
+    /// a second torch thread on a small CPU (docs/performance.md).
     HalfOfSmall,
     /// Up to this many passes at once (the arena: one per game or network in flight):
     /// the cores split between them, at least one each.

@@ -506,8 +506,8 @@ fn load(key: &NetKey) -> Result<Network, EngineError> {
         });
     }
     let path = &key.model;
-    // TorchThreads 0: half the cores of a small CPU. On 2 cores one search thread with one
-    // torch thread played 35-0-5 vs fsf5 at byoyomi 1 s, libtorch's two threads 27-0-13
+    // TorchThreads 0: half the cores of a small CPU. On 2 cores that is 1.5 times the nodes/s
+    // of libtorch's two threads, and 31-0-9 against 27-0-13 vs fsf5 at byoyomi 1 s
     // (docs/strength.md, "At a clock").
     model::set_torch_threads(key.torch_threads, model::CpuShare::HalfOfSmall);
     let device = model::parse_device(&key.device)?;
