@@ -399,6 +399,8 @@ lr = 0.1
             ("[search]\ndirichlet_alpha_total = nan\n", "search.dirichlet_alpha_total = NaN is out of range (valid: (0, 1000])"),
             ("[search]\nvirtual_loss = -inf\n", "search.virtual_loss = -inf is out of range"),
             ("[search]\npolicy_softmax_temperature = 1e-30\n", "search.policy_softmax_temperature = 0.000000000000000000000000000001 is out of range (valid: [0.01, 100])"),
+            ("[search]\nleaf_material_mix = 1.5\n", "search.leaf_material_mix = 1.5 is out of range (valid: [0, 1])"),
+            ("[search]\nleaf_material_scale = 0\n", "search.leaf_material_scale = 0 is out of range (valid: [1, 1000])"),
             ("[selfplay]\ntemperature_start = inf\n", "selfplay.temperature_start = inf"),
             ("[selfplay]\nresign_threshold = nan\n", "selfplay.resign_threshold = NaN"),
             ("[selfplay]\nresign_false_rate = 0.6\n", "selfplay.resign_false_rate = 0.6 is out of range (valid: [0, 0.5])"),

@@ -221,11 +221,17 @@ pub enum EvalSetupError {
 }
 
 /// The search of evaluation games (`eval.search`): the engine's defaults (PUCT) or the
-/// config's `[search]` table.
+/// config's `[search]` table. The engine's search keeps the config's leaf material mix:
+/// the network learned its values beside it, and the engine plays it so
+/// (`SearchConfig::leaf_material_mix`).
 pub fn eval_search(ecfg: &EvalConfig, selfplay: &SearchConfig) -> SearchConfig {
     match ecfg.search {
         EvalSearch::Selfplay => selfplay.clone(),
-        EvalSearch::Engine => SearchConfig::default(),
+        EvalSearch::Engine => SearchConfig {
+            leaf_material_mix: selfplay.leaf_material_mix,
+            leaf_material_scale: selfplay.leaf_material_scale,
+            ..SearchConfig::default()
+        },
     }
 }
 

@@ -65,6 +65,10 @@ pub const SPECS: &[OptionSpec] = &[
     // A combo: the tree takes 0, 1 or 3 (`search::SearchConfig::mate_search_plies`).
     OptionSpec { name: "MateSearchPlies", kind: OptionKind::Combo { default: "3", vars: &["0", "1", "3"] } },
     spin("MateHash", 256, 1, 1 << 16),
+    // Percent of a leaf's value from the rules' material (`SearchConfig::leaf_material_mix`);
+    // the scale in material units (`leaf_material_scale`).
+    spin("MaterialMix", 0, 0, 100),
+    spin("MaterialScale", 6, 1, 1000),
 ];
 
 /// What a changed option affects.
@@ -105,6 +109,8 @@ pub struct Options {
     pub mate_search_plies: i64,
     /// `MateHash`: the tsume solver's table (`go mate`) in MiB; default 256, 1..=65536.
     pub mate_hash_mib: usize,
+    pub material_mix: i64,
+    pub material_scale: i64,
 }
 
 impl Default for Options {
@@ -132,6 +138,8 @@ impl Default for Options {
             virtual_loss: 0,
             mate_search_plies: 0,
             mate_hash_mib: 0,
+            material_mix: 0,
+            material_scale: 0,
         };
         for spec in SPECS {
             let v = match spec.kind {
@@ -242,6 +250,8 @@ impl Options {
                 store(&mut self.mate_search_plies, plies, Effect::Tree)
             }
             "MateHash" => store(&mut self.mate_hash_mib, int()? as usize, Effect::Other),
+            "MaterialMix" => store(&mut self.material_mix, int()?, Effect::Tree),
+            "MaterialScale" => store(&mut self.material_scale, int()?, Effect::Tree),
             other => return Err(OptionError::NoHandler(other)),
         })
     }
@@ -257,6 +267,8 @@ impl Options {
             virtual_loss: self.virtual_loss as f32 / 100.0,
             mate_search_plies: self.mate_search_plies as u32,
             max_tree_mib: self.hash_mib,
+            leaf_material_mix: self.material_mix as f32 / 100.0,
+            leaf_material_scale: self.material_scale as f32,
             ..SearchConfig::default()
         }
     }
@@ -335,6 +347,26 @@ mod tests {
         assert!(o.set("UCI_Variant", "chess").is_err());
         assert_eq!(o.set("USI_Ponder", "true"), Ok(Effect::Other));
         assert!(o.ponder);
+    }
+
+    /// MaterialMix and MaterialScale reach the search as the fraction and scale of
+    /// `[search]`, every value they announce is one the search takes, and the defaults
+    /// leave the network alone.
+    #[test]
+    fn material_mix_reaches_the_search() {
+        let mut o = Options::default();
+        assert_eq!(o.search_config().leaf_material_mix, 0.0);
+        assert_eq!(o.set("MaterialMix", "50"), Ok(Effect::Tree));
+        o.set("MaterialScale", "36").unwrap();
+        let search = o.search_config();
+        assert_eq!((search.leaf_material_mix, search.leaf_material_scale), (0.5, 36.0));
+        for (mix, scale) in [("0", "1"), ("100", "1000")] {
+            o.set("MaterialMix", mix).unwrap();
+            o.set("MaterialScale", scale).unwrap();
+            assert!(o.search_config().validate().is_ok(), "{mix} {scale}");
+        }
+        assert!(o.set("MaterialMix", "101").is_err());
+        assert!(o.set("MaterialScale", "0").is_err());
     }
 
     /// Shogidokoro sends `<empty>` for a string left empty: the default, for every

@@ -14,7 +14,8 @@ use crate::opponents::parse_player;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EvalSearch {
-    /// The engine's defaults (PUCT): what `koma-usi` plays.
+    /// The engine's defaults (PUCT): what `koma-usi` plays, with the config's
+    /// `search.leaf_material_mix` (and scale), which the network was trained beside.
     Engine,
     /// The config's `[search]` table, as self-play searches.
     Selfplay,
@@ -99,7 +100,8 @@ pub struct EvalConfig {
     /// match, at most 64. Default 0. Valid: 0..=10000.
     pub concurrency: usize,
     /// The network's search: `engine` (the engine's defaults: PUCT, what `koma-usi`
-    /// plays) or `selfplay` (this file's `[search]` table). Default `engine`.
+    /// plays, with `[search]`'s leaf material mix) or `selfplay` (this file's `[search]`
+    /// table). Default `engine`.
     pub search: EvalSearch,
     /// Games longer than this many plies are draws. Default 256. Valid: 1..=100000.
     pub max_plies: u32,
