@@ -111,7 +111,10 @@ fn playout_positions(variant: Variant, n: usize, seed: u64) -> Vec<Position> {
 /// Random batch norm scales, shifts and statistics, so that a batch norm folded wrongly,
 /// or an operator out of order, changes the outputs.
 fn randomise_batch_norms(net: &koma_model::Net, seed: u64) {
-    for (k, (name, var)) in net.var_store().variables().into_iter().enumerate() {
+    // `variables()` is a hash map: sorted by name, the same seed gives the same values.
+    let mut variables: Vec<_> = net.var_store().variables().into_iter().collect();
+    variables.sort_by(|a, b| a.0.cmp(&b.0));
+    for (k, (name, var)) in variables.into_iter().enumerate() {
         let Some((layer, part)) = name.rsplit_once('.') else { continue };
         if !layer.rsplit('.').next().unwrap().starts_with("bn") {
             continue;
@@ -172,7 +175,11 @@ fn check(variant: Variant, config: &NetConfig, seed: u64) -> (f32, f32) {
     // The outputs depend on the position: else matching them would prove little.
     let (len, p) = (encoder.policy_size(), koma.policy_all());
     assert!(max_abs_diff(&p[..len], &p[len * 50..len * 51]) > 1e-2, "{variant}: the same logits for two positions");
-    assert!(max_abs_diff(&koma.wdl_all()[..3], &koma.wdl_all()[150..153]) > 1e-4, "{variant}: the same WDL");
+    // A random value head's WDL varies little (dai's plain network: 0.002 at most over the
+    // batch, 0.0002 between positions 0 and 50), so the widest difference counts.
+    let wdl = koma.wdl_all();
+    let spread = wdl.chunks_exact(3).map(|w| max_abs_diff(&wdl[..3], w)).fold(0f32, f32::max);
+    assert!(spread > 1e-3, "{variant}: the same WDL for every position (widest difference {spread})");
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/ref/onnx_check.py");
     let out = Command::new(&python).arg(script).arg(&model).arg(dir.path().join("planes.f32")).arg(dir.path()).output();
