@@ -41,12 +41,35 @@ pub struct KomaConfig {
     /// Search threads on one tree, each with its own batch in flight (`threads=N`,
     /// 1..=256). Default 1 (a match runs several games at once instead).
     pub threads: usize,
+    /// Which of the search's leaf material fields the player takes from its network's
+    /// record of the setting it was trained with ([`model::LeafMaterial`]) rather than
+    /// from `search`: by default both, and a spec key (`leaf_material_mix=`,
+    /// `leaf_material_scale=`) takes its own field back. A network that records nothing
+    /// leaves `search` as it is.
+    pub from_network: FromNetwork,
 }
 
 impl Default for KomaConfig {
     fn default() -> Self {
-        KomaConfig { search: SearchConfig::default(), batch_size: 16, threads: 1 }
+        KomaConfig { search: SearchConfig::default(), batch_size: 16, threads: 1, from_network: FromNetwork::BOTH }
     }
+}
+
+/// Which leaf material fields of a koma player's search come from its network's record
+/// ([`KomaConfig::from_network`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FromNetwork {
+    /// `leaf_material_mix`.
+    pub mix: bool,
+    /// `leaf_material_scale`.
+    pub scale: bool,
+}
+
+impl FromNetwork {
+    /// Both: the default of a player spec.
+    pub const BOTH: FromNetwork = FromNetwork { mix: true, scale: true };
+    /// Neither: the search exactly as given.
+    pub const NONE: FromNetwork = FromNetwork { mix: false, scale: false };
 }
 
 /// A koma player's setting that cannot be used.
@@ -86,12 +109,34 @@ impl KomaConfig {
                 let parsed = value.parse::<serde_json::Value>().unwrap_or_else(|_| value.into());
                 fields.insert(key.to_string(), parsed);
                 let search = serde_json::from_value(table).map_err(|e| bad(e.to_string()))?;
-                let candidate = KomaConfig { search, ..self.clone() };
+                let mut candidate = KomaConfig { search, ..self.clone() };
                 candidate.check()?;
+                // Given here, so not the network's.
+                match key {
+                    "leaf_material_mix" => candidate.from_network.mix = false,
+                    "leaf_material_scale" => candidate.from_network.scale = false,
+                    _ => {}
+                }
                 *self = candidate;
             }
         }
         Ok(())
+    }
+
+    /// The search a player of a network with metadata `meta` runs: `search`, with the leaf
+    /// material fields that [`KomaConfig::from_network`] names taken from the network's
+    /// record when it has one.
+    pub fn search_for(&self, meta: Option<&model::ModelMeta>) -> SearchConfig {
+        let mut search = self.search.clone();
+        if let Some(record) = meta.and_then(|m| m.leaf_material) {
+            if self.from_network.mix {
+                search.leaf_material_mix = record.mix;
+            }
+            if self.from_network.scale {
+                search.leaf_material_scale = record.scale;
+            }
+        }
+        search
     }
 
     /// Whether the player can search with these settings: its search is the engine's,
@@ -211,9 +256,12 @@ pub struct KomaPlayer {
 
 impl KomaPlayer {
     /// A player of `variant`. The search has no randomness (no root noise): with one
-    /// thread, a position and its game history give the same move every time.
+    /// thread, a position and its game history give the same move every time. Its leaf
+    /// material setting is the network's record where the config leaves it to the network
+    /// ([`KomaConfig::search_for`]).
     pub fn new(network: KomaNetwork, config: KomaConfig, variant: Variant) -> Result<KomaPlayer, KomaConfigError> {
         config.check()?;
+        let config = KomaConfig { search: config.search_for(network.network.meta.as_ref()), ..config };
         let tree = PlayerTree::new(config.search.clone(), EndRules::default(), &Position::startpos(variant));
         let mut player = KomaPlayer {
             network,
@@ -230,6 +278,12 @@ impl KomaPlayer {
     /// The training step of the network.
     pub fn step(&self) -> u64 {
         self.network.step()
+    }
+
+    /// The search the player runs (its config's, with the network's leaf material
+    /// setting where the config leaves it to the network).
+    pub fn search(&self) -> &SearchConfig {
+        &self.config.search
     }
 
     /// Evaluator calls, leaves and the largest batch over all searches so far.
@@ -352,6 +406,56 @@ mod tests {
         assert_eq!(c.set("gumbel", "true"), Err(KomaConfigError::GumbelRoot));
         let gumbel = KomaConfig { search: SearchConfig { gumbel: true, ..SearchConfig::default() }, ..c };
         assert!(KomaPlayer::new(uniform_network(Variant::Shogi), gumbel, Variant::Shogi).is_err());
+    }
+
+    /// A uniform network whose metadata records `record` as its leaf material setting.
+    fn network_recording(record: Option<model::LeafMaterial>) -> KomaNetwork {
+        let mut network = model::Network::uniform(Variant::Shogi);
+        let config = model::NetConfig::default();
+        network.meta = Some(model::ModelMeta {
+            variant: Variant::Shogi,
+            encoder_version: model::encoding::ENCODER_VERSION,
+            shape: network.encoder.net_shape(),
+            net: config,
+            step: 9,
+            parameters: 0,
+            created_unix_ms: 0,
+            producer: String::new(),
+            leaf_material: record,
+        });
+        KomaNetwork::from_network(network)
+    }
+
+    /// A player takes the leaf material setting its network records unless its spec gives
+    /// the key; a network without a record leaves the search as it is.
+    #[test]
+    fn the_networks_leaf_material_is_the_default_and_spec_keys_override_it() {
+        let record = model::LeafMaterial { mix: 0.5, scale: 36.0 };
+        let search_of = |record, keys: &[(&str, &str)]| {
+            let mut config = KomaConfig::default();
+            for (k, v) in keys {
+                config.set(k, v).unwrap();
+            }
+            let player = KomaPlayer::new(network_recording(record), config, Variant::Shogi).unwrap();
+            let s = player.search();
+            assert_eq!(s, player.lock_tree().params(), "the tree searches with it");
+            (s.leaf_material_mix, s.leaf_material_scale)
+        };
+        assert_eq!(search_of(Some(record), &[]), (0.5, 36.0));
+        assert_eq!(search_of(Some(record), &[("leaf_material_mix", "0")]), (0.0, 36.0));
+        assert_eq!(search_of(Some(record), &[("leaf_material_scale", "6")]), (0.5, 6.0));
+        assert_eq!(
+            search_of(Some(record), &[("leaf_material_mix", "0.25"), ("leaf_material_scale", "10")]),
+            (0.25, 10.0)
+        );
+        assert_eq!(search_of(None, &[]), (0.0, 6.0));
+        assert_eq!(search_of(None, &[("leaf_material_mix", "0.25")]), (0.25, 6.0));
+        // Other keys leave the network's setting alone.
+        assert_eq!(search_of(Some(record), &[("c_puct", "2")]), (0.5, 36.0));
+        // A config that takes nothing from the network.
+        let config = KomaConfig { from_network: FromNetwork::NONE, ..KomaConfig::default() };
+        let player = KomaPlayer::new(network_recording(Some(record)), config, Variant::Shogi).unwrap();
+        assert_eq!(player.search().leaf_material_mix, 0.0);
     }
 
     #[test]

@@ -233,7 +233,8 @@ fn tiny_checkpoint(dir: &Path, step: u64, seed: u64) -> PathBuf {
     let cfg = model::NetConfig { blocks: 1, channels: 8, value_channels: 4, value_hidden: 8, ..Default::default() };
     let net = model::Net::new(&cfg, enc.net_shape(), seed, model::tch::Device::Cpu).unwrap();
     let path = dir.join(format!("ckpt-{step}"));
-    let info = model::CheckpointInfo { variant: "shogi".into(), encoder_version: ENCODER_VERSION, step };
+    let info =
+        model::CheckpointInfo { variant: "shogi".into(), encoder_version: ENCODER_VERSION, step, leaf_material: None };
     model::save_checkpoint(&net, &path, &info).unwrap();
     path
 }

@@ -33,7 +33,7 @@ pub use file::error::CheckpointError;
 pub use file::export::{export_model, write_model_file, Exported};
 pub use file::init::{init_checkpoint, InitError};
 pub use file::loader::{load_net, locate_model, read_model_meta, Expected, ModelSource, Network};
-pub use file::meta::{ModelMeta, MODEL_FILE_FORMAT, MODEL_FILE_FORMAT_VERSION};
+pub use file::meta::{LeafMaterial, ModelMeta, LEAF_MATERIAL_KEY, MODEL_FILE_FORMAT, MODEL_FILE_FORMAT_VERSION};
 pub use file::onnx::{
     export_onnx, write_onnx_file, ONNX_BATCH_DIM, ONNX_FORMAT, ONNX_FORMAT_VERSION, ONNX_INPUT, ONNX_IR_VERSION,
     ONNX_OPSET, ONNX_POLICY_OUTPUT, ONNX_WDL_OUTPUT,

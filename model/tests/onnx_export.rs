@@ -159,7 +159,12 @@ fn check(variant: Variant, config: &NetConfig, seed: u64) -> (f32, f32) {
     let net = koma_model::Net::new(config, encoder.net_shape(), seed, Device::Cpu).unwrap();
     randomise_batch_norms(&net, seed);
     let dir = tempfile::tempdir().unwrap();
-    let info = CheckpointInfo { variant: variant.name().into(), encoder_version: ENCODER_VERSION, step: 1234 };
+    let info = CheckpointInfo {
+        variant: variant.name().into(),
+        encoder_version: ENCODER_VERSION,
+        step: 1234,
+        leaf_material: Some(LEAF_MATERIAL),
+    };
     koma_model::save_checkpoint(&net, dir.path().join("ckpt"), &info).unwrap();
     let model = dir.path().join("net.onnx");
     let exported = koma_model::export_onnx(dir.path().join("ckpt"), &model).unwrap();
@@ -198,6 +203,9 @@ fn check(variant: Variant, config: &NetConfig, seed: u64) -> (f32, f32) {
     (max_abs_diff(&policy, koma.policy_all()), max_abs_diff(&wdl, koma.wdl_all()))
 }
 
+/// The leaf material setting the checkpoints of [`check`] record.
+const LEAF_MATERIAL: koma_model::LeafMaterial = koma_model::LeafMaterial { mix: 0.5, scale: 36.0 };
+
 /// The names, shapes and metadata onnxruntime reports.
 fn check_interface(report: &serde_json::Value, variant: Variant, config: &NetConfig, encoder: &Encoder) {
     let s = encoder.net_shape();
@@ -222,6 +230,9 @@ fn check_interface(report: &serde_json::Value, variant: Variant, config: &NetCon
     assert_eq!(meta["step"], "1234");
     let net: NetConfig = serde_json::from_str(meta["net"].as_str().unwrap()).unwrap();
     assert_eq!(&net, config);
+    // The checkpoint's leaf material record travels with the export.
+    let leaf: koma_model::LeafMaterial = serde_json::from_str(meta["leaf_material"].as_str().unwrap()).unwrap();
+    assert_eq!(leaf, LEAF_MATERIAL);
     let names = |key: &str| -> Vec<String> { serde_json::from_str(meta[key].as_str().unwrap()).unwrap() };
     assert_eq!(names("input_planes").len(), s.input_planes);
     assert_eq!(names("input_planes")[0], encoder.input_plane_info()[0].to_string());
@@ -263,6 +274,7 @@ fn unsupported_exports_are_refused() {
         parameters: 0,
         created_unix_ms: 0,
         producer: String::new(),
+        leaf_material: None,
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tiny.onnx");

@@ -181,7 +181,10 @@ pub fn play_match_observed(
     let roster = EvalRoster {
         variant,
         seats: [Seat::Koma(ours), theirs],
-        config: KomaConfig { search: s.search.clone(), batch_size: s.batch_size.max(1), threads: 1 },
+        // A network loaded from a file that records its leaf material setting (a checkpoint
+        // of `koma evaluate`, an opponent's) plays with it; one in memory (the learner's)
+        // with the run's search as it is (`KomaConfig::from_network`).
+        config: KomaConfig { search: s.search.clone(), batch_size: s.batch_size.max(1), ..KomaConfig::default() },
         nodes: TimeControl::Nodes(s.simulations.max(1) as u64),
         workdir: &s.workdir,
     };

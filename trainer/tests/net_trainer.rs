@@ -97,6 +97,7 @@ fn optimiser_state_round_trips() {
             variant: "shogi".into(),
             encoder_version: model::encoding::ENCODER_VERSION,
             step: 3,
+            leaf_material: None,
         };
         model::save_checkpoint(&a.net, &wpath, &info).unwrap();
         let (net_b, _) = model::load_net(&wpath, &model::Expected::any(), Device::Cpu).unwrap();
@@ -210,6 +211,7 @@ fn a_checkpoint_holds_the_average_and_resume_restores_both() {
             variant: "shogi".into(),
             encoder_version: model::encoding::ENCODER_VERSION,
             step: 4,
+            leaf_material: None,
         };
         model::save_checkpoint(a.playing_net(), &stem, &info).unwrap();
         let (net_b, _) = model::load_net(&stem, &model::Expected::any(), Device::Cpu).unwrap();

@@ -310,7 +310,27 @@ impl Core {
             .unwrap_or_else(|p| Err(EngineError::LoadPanicked(panic_text(&p))))?;
         let description = loaded.description.clone();
         self.net = Some(loaded);
+        // Another network: the old one's values go, and its leaf material setting may
+        // differ (`MaterialMix` auto).
+        self.tree_dirty = true;
         Ok(description)
+    }
+
+    /// The leaf material setting the loaded network records (the one it was trained with).
+    pub fn network_leaf_material(&self) -> Option<model::LeafMaterial> {
+        self.net.as_ref()?.network.meta.as_ref()?.leaf_material
+    }
+
+    /// The search constants of the options with the loaded network: `MaterialMix` and
+    /// `MaterialScale` at auto take its recorded setting ([`Options::search_config_for`]).
+    pub fn search_config(&self) -> search::SearchConfig {
+        self.opts.search_config_for(self.network_leaf_material())
+    }
+
+    /// An `info string` text saying which leaf material setting the search takes from the
+    /// loaded network, when it takes any.
+    pub fn leaf_material_note(&self) -> Option<String> {
+        self.opts.leaf_material_note(self.network_leaf_material())
     }
 
     /// A new game: the tree is dropped.
@@ -373,7 +393,7 @@ impl Core {
         let net = self.net.as_ref().expect("loaded");
         limits.origin.get_or_insert_with(std::time::Instant::now);
         if self.tree_dirty || self.tree.is_poisoned() {
-            let tree = PlayerTree::new(self.opts.search_config(), self.opts.end_rules(), &pos);
+            let tree = PlayerTree::new(self.search_config(), self.opts.end_rules(), &pos);
             self.tree = Arc::new(Mutex::new(tree));
             self.tree_dirty = false;
         }
@@ -530,4 +550,85 @@ fn load(key: &NetKey) -> Result<Network, EngineError> {
     );
     let encoder = Arc::new(network.encoder.clone());
     Ok(Network { network, encoder, key: key.clone(), description, cuda: device.is_cuda() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::LeafMaterial;
+
+    /// A tiny shogi network recording `record`, written as a model file `dir/name`.
+    fn model_file(dir: &Path, name: &str, record: Option<LeafMaterial>) -> PathBuf {
+        let cfg = model::NetConfig { blocks: 1, channels: 8, value_channels: 2, value_hidden: 8, ..Default::default() };
+        let net = model::Net::new(&cfg, Encoder::for_net(Variant::Shogi, &cfg).net_shape(), 1, model::tch::Device::Cpu)
+            .unwrap();
+        let stem = dir.join(format!("{name}-checkpoint"));
+        let info = model::CheckpointInfo {
+            variant: "shogi".into(),
+            encoder_version: model::encoding::ENCODER_VERSION,
+            step: 3,
+            leaf_material: record,
+        };
+        model::save_checkpoint(&net, &stem, &info).unwrap();
+        let file = dir.join(name);
+        model::export_model(&stem, &file).unwrap();
+        file
+    }
+
+    /// The leaf material mix and scale of the tree a search from the start runs with.
+    fn searched_with(core: &mut Core) -> (f32, f32) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let limits = Limits { nodes: Some(4), ..Limits::default() };
+        let done = Box::new(move |o: SearchOutcome| tx.send(o).unwrap());
+        core.start(Position::startpos(Variant::Shogi), limits, Box::new(|_| {}), done).unwrap();
+        let outcome = rx.recv_timeout(std::time::Duration::from_secs(120)).unwrap();
+        core.stop();
+        assert!(outcome.error.is_none(), "{:?}", outcome.error);
+        let tree = core.tree.lock().unwrap();
+        let params = tree.params();
+        assert_eq!(params, &core.search_config());
+        (params.leaf_material_mix, params.leaf_material_scale)
+    }
+
+    /// `MaterialMix` and `MaterialScale` at auto (the default) search with the setting the
+    /// network file records; `setoption` overrides it; a network without a record, or a
+    /// change of network, is the network's own again.
+    #[test]
+    fn auto_takes_the_networks_leaf_material_and_setoption_overrides_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = LeafMaterial { mix: 0.5, scale: 36.0 };
+        let with = model_file(dir.path(), "with.safetensors", Some(record));
+        let without = model_file(dir.path(), "without.safetensors", None);
+        let mut core = Core::new();
+        for (name, value) in [("ModelFile", with.to_str().unwrap()), ("Device", "cpu"), ("BatchSize", "4")] {
+            core.set_option(name, value).unwrap();
+        }
+        core.load_network().unwrap();
+        assert_eq!(core.network_leaf_material(), Some(record));
+        assert_eq!(searched_with(&mut core), (0.5, 36.0));
+        let note = core.leaf_material_note().unwrap();
+        assert!(note.contains("material mix 50% (the network's) at scale 36 (the network's)"), "{note}");
+
+        core.set_option("MaterialMix", "25").unwrap();
+        assert_eq!(searched_with(&mut core), (0.25, 36.0));
+        core.set_option("MaterialScale", "6").unwrap();
+        assert_eq!(searched_with(&mut core), (0.25, 6.0));
+        assert_eq!(core.leaf_material_note(), None);
+        core.set_option("MaterialMix", "0").unwrap();
+        assert_eq!(searched_with(&mut core), (0.0, 6.0));
+
+        // Back to auto, then a network that records nothing: 0 and 6.
+        core.set_option("MaterialMix", "-1").unwrap();
+        core.set_option("MaterialScale", "-1").unwrap();
+        assert_eq!(searched_with(&mut core), (0.5, 36.0));
+        core.set_option("ModelFile", without.to_str().unwrap()).unwrap();
+        core.load_network().unwrap();
+        assert_eq!(core.network_leaf_material(), None);
+        assert_eq!(core.leaf_material_note(), None);
+        assert_eq!(searched_with(&mut core), (0.0, 6.0));
+        // And the recording one again: the tree follows the network.
+        core.set_option("ModelFile", with.to_str().unwrap()).unwrap();
+        core.load_network().unwrap();
+        assert_eq!(searched_with(&mut core), (0.5, 36.0));
+    }
 }

@@ -1,5 +1,6 @@
 //! The engine's options, shared by USI (`setoption`) and XBoard (`option`).
 
+use model::LeafMaterial;
 use rules::Variant;
 use search::SearchConfig;
 
@@ -66,10 +67,18 @@ pub const SPECS: &[OptionSpec] = &[
     OptionSpec { name: "MateSearchPlies", kind: OptionKind::Combo { default: "3", vars: &["0", "1", "3"] } },
     spin("MateHash", 256, 1, 1 << 16),
     // Percent of a leaf's value from the rules' material (`SearchConfig::leaf_material_mix`);
-    // the scale in material units (`leaf_material_scale`).
-    spin("MaterialMix", 0, 0, 100),
-    spin("MaterialScale", 6, 1, 1000),
+    // the scale in material units (`leaf_material_scale`). -1 (the default): auto, the
+    // setting the loaded network was trained with (`model::LeafMaterial`), else 0 and 6.
+    spin("MaterialMix", AUTO, AUTO, 100),
+    spin("MaterialScale", AUTO, AUTO, MAX_MATERIAL_SCALE),
 ];
+
+/// `MaterialMix` and `MaterialScale`: take the loaded network's own setting.
+pub const AUTO: i64 = -1;
+
+/// The smallest `MaterialScale` besides [`AUTO`] (`SearchConfig::leaf_material_scale`'s range).
+const MIN_MATERIAL_SCALE: i64 = 1;
+const MAX_MATERIAL_SCALE: i64 = 1000;
 
 /// What a changed option affects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +118,9 @@ pub struct Options {
     pub mate_search_plies: i64,
     /// `MateHash`: the tsume solver's table (`go mate`) in MiB; default 256, 1..=65536.
     pub mate_hash_mib: usize,
+    /// `MaterialMix`: percent, or [`AUTO`] (the network's).
     pub material_mix: i64,
+    /// `MaterialScale`: material units, or [`AUTO`] (the network's).
     pub material_scale: i64,
 }
 
@@ -173,6 +184,8 @@ pub enum OptionError {
     NotInteger { name: &'static str, value: String },
     #[error("option {name}: {value} is outside {min}..{max}")]
     OutOfRange { name: &'static str, value: i64, min: i64, max: i64 },
+    #[error("option {name}: {value} is neither -1 (auto: the network's) nor in {min}..{max}")]
+    NeitherAutoNorInRange { name: &'static str, value: i64, min: i64, max: i64 },
     #[error("option {name}: '{}' is not true or false", rules::excerpt(.value))]
     NotBoolean { name: &'static str, value: String },
     #[error("option {name}: '{}' is not one of {}", rules::excerpt(.value), .vars.join(", "))]
@@ -251,13 +264,67 @@ impl Options {
             }
             "MateHash" => store(&mut self.mate_hash_mib, int()? as usize, Effect::Other),
             "MaterialMix" => store(&mut self.material_mix, int()?, Effect::Tree),
-            "MaterialScale" => store(&mut self.material_scale, int()?, Effect::Tree),
+            "MaterialScale" => {
+                let v = int()?;
+                if v != AUTO && v < MIN_MATERIAL_SCALE {
+                    let (min, max) = (MIN_MATERIAL_SCALE, MAX_MATERIAL_SCALE);
+                    return Err(OptionError::NeitherAutoNorInRange { name: spec.name, value: v, min, max });
+                }
+                store(&mut self.material_scale, v, Effect::Tree)
+            }
             other => return Err(OptionError::NoHandler(other)),
         })
     }
 
-    /// The search constants (hundredths in the options become fractions).
+    /// The search constants (hundredths in the options become fractions) with no network
+    /// loaded: `MaterialMix` and `MaterialScale` at auto are 0 and 6.
     pub fn search_config(&self) -> SearchConfig {
+        self.search_config_for(None)
+    }
+
+    /// The leaf material mix (a fraction) and scale the search uses with a network that
+    /// records `network` (the setting it was trained with): each option at [`AUTO`] takes
+    /// the network's value (without a record, 0 and `rules::MATERIAL_SCALE`), any other
+    /// value overrides it.
+    pub fn leaf_material(&self, network: Option<LeafMaterial>) -> (f32, f32) {
+        let defaults = SearchConfig::default();
+        let mix = match (self.material_mix, network) {
+            (AUTO, Some(n)) => n.mix,
+            (AUTO, None) => defaults.leaf_material_mix,
+            (percent, _) => percent as f32 / 100.0,
+        };
+        let scale = match (self.material_scale, network) {
+            (AUTO, Some(n)) => n.scale,
+            (AUTO, None) => defaults.leaf_material_scale,
+            (units, _) => units as f32,
+        };
+        (mix, scale)
+    }
+
+    /// What the search takes from the network's record `network` when it has one and an
+    /// option is at [`AUTO`], in words for an `info string`; `None` otherwise.
+    pub fn leaf_material_note(&self, network: Option<LeafMaterial>) -> Option<String> {
+        let record = network?;
+        if self.material_mix != AUTO && self.material_scale != AUTO {
+            return None;
+        }
+        let (mix, scale) = self.leaf_material(network);
+        let from =
+            |option: i64, name: &str| if option == AUTO { "the network's".to_string() } else { name.to_string() };
+        Some(format!(
+            "material mix {}% ({}) at scale {scale} ({}); the network was trained with {}% at scale {}",
+            percent(mix),
+            from(self.material_mix, "MaterialMix"),
+            from(self.material_scale, "MaterialScale"),
+            percent(record.mix),
+            record.scale
+        ))
+    }
+
+    /// The search constants with a network that records `network` (its leaf material
+    /// setting, [`Options::leaf_material`]).
+    pub fn search_config_for(&self, network: Option<LeafMaterial>) -> SearchConfig {
+        let (leaf_material_mix, leaf_material_scale) = self.leaf_material(network);
         SearchConfig {
             c_puct: self.c_puct as f32 / 100.0,
             c_puct_base: self.c_puct_base as f32,
@@ -267,8 +334,8 @@ impl Options {
             virtual_loss: self.virtual_loss as f32 / 100.0,
             mate_search_plies: self.mate_search_plies as u32,
             max_tree_mib: self.hash_mib,
-            leaf_material_mix: self.material_mix as f32 / 100.0,
-            leaf_material_scale: self.material_scale as f32,
+            leaf_material_mix,
+            leaf_material_scale,
             ..SearchConfig::default()
         }
     }
@@ -320,6 +387,11 @@ impl Options {
     }
 }
 
+/// A fraction as a percent, to a tenth at most (`0.5` is `50`).
+fn percent(fraction: f32) -> f32 {
+    (fraction * 1000.0).round() / 10.0
+}
+
 /// A USI default: `<empty>` for the empty string (a `default` with no value is malformed).
 fn or_empty(text: &str) -> &str {
     if text.is_empty() {
@@ -351,22 +423,44 @@ mod tests {
 
     /// MaterialMix and MaterialScale reach the search as the fraction and scale of
     /// `[search]`, every value they announce is one the search takes, and the defaults
-    /// leave the network alone.
+    /// (auto) take the network's own setting: without a record, the network alone.
     #[test]
     fn material_mix_reaches_the_search() {
         let mut o = Options::default();
-        assert_eq!(o.search_config().leaf_material_mix, 0.0);
-        assert_eq!(o.set("MaterialMix", "50"), Ok(Effect::Tree));
-        o.set("MaterialScale", "36").unwrap();
+        assert_eq!((o.material_mix, o.material_scale), (AUTO, AUTO));
+        assert!(Options::usi_lines().contains(&"option name MaterialMix type spin default -1 min -1 max 100".into()));
+        assert!(Options::usi_lines().contains(&"option name MaterialScale type spin default -1 min -1 max 1000".into()));
         let search = o.search_config();
-        assert_eq!((search.leaf_material_mix, search.leaf_material_scale), (0.5, 36.0));
-        for (mix, scale) in [("0", "1"), ("100", "1000")] {
+        assert_eq!((search.leaf_material_mix, search.leaf_material_scale), (0.0, 6.0));
+        let record = LeafMaterial { mix: 0.5, scale: 36.0 };
+        let with_record = |o: &Options| {
+            let s = o.search_config_for(Some(record));
+            (s.leaf_material_mix, s.leaf_material_scale)
+        };
+        assert_eq!(with_record(&o), (0.5, 36.0), "auto: the network's");
+        assert!(o.leaf_material_note(Some(record)).unwrap().contains("50% (the network's) at scale 36"));
+        assert_eq!(o.leaf_material_note(None), None);
+        assert_eq!(o.set("MaterialMix", "25"), Ok(Effect::Tree));
+        assert_eq!(with_record(&o), (0.25, 36.0), "the option overrides the mix only");
+        assert_eq!(o.search_config().leaf_material_mix, 0.25);
+        assert_eq!(o.set("MaterialScale", "10"), Ok(Effect::Tree));
+        assert_eq!(with_record(&o), (0.25, 10.0));
+        assert_eq!(o.leaf_material_note(Some(record)), None, "nothing taken from the network");
+        o.set("MaterialMix", "0").unwrap();
+        assert_eq!(with_record(&o), (0.0, 10.0), "0 turns a recorded mix off");
+        o.set("MaterialMix", "-1").unwrap();
+        assert_eq!(with_record(&o), (0.5, 10.0));
+        for (mix, scale) in [("0", "1"), ("100", "1000"), ("-1", "-1")] {
             o.set("MaterialMix", mix).unwrap();
             o.set("MaterialScale", scale).unwrap();
             assert!(o.search_config().validate().is_ok(), "{mix} {scale}");
+            assert!(o.search_config_for(Some(record)).validate().is_ok(), "{mix} {scale}");
         }
         assert!(o.set("MaterialMix", "101").is_err());
-        assert!(o.set("MaterialScale", "0").is_err());
+        assert!(o.set("MaterialMix", "-2").is_err());
+        let e = o.set("MaterialScale", "0").unwrap_err();
+        assert!(matches!(e, OptionError::NeitherAutoNorInRange { value: 0, .. }), "{e}");
+        assert_eq!(o.material_scale, AUTO, "a refused value changes nothing");
     }
 
     /// Shogidokoro sends `<empty>` for a string left empty: the default, for every

@@ -124,7 +124,12 @@ impl Usi {
             "isready" => {
                 if !self.core.is_searching() {
                     match self.core.load_network() {
-                        Ok(d) => self.out.line(&format!("info string network: {d}")),
+                        Ok(d) => {
+                            self.out.line(&format!("info string network: {d}"));
+                            if let Some(note) = self.core.leaf_material_note() {
+                                self.out.line(&format!("info string {note}"));
+                            }
+                        }
                         Err(e) => self.error(e.to_string()),
                     }
                 }

@@ -202,3 +202,58 @@ fn a_model_file_declaring_a_huge_network_is_an_error_line_not_a_panic() {
     let stderr = std::fs::read_to_string(&stderr_path).unwrap();
     assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
 }
+
+/// `dir/name`: the tiny model file with a leaf material record `{"mix":0.5,"scale":36.0}`
+/// in its header (as `koma export` writes a network trained with that mix).
+fn export_tiny_recording(dir: &Path, name: &str) -> std::path::PathBuf {
+    use model::file::tensors::{decode, encode, metadata, HostTensor};
+    let plain = export_tiny(dir, &format!("plain-{name}"));
+    let bytes = std::fs::read(&plain).unwrap();
+    let mut header = metadata(&bytes).unwrap();
+    let tensors: Vec<HostTensor> = decode(&bytes)
+        .unwrap()
+        .tensors()
+        .into_iter()
+        .map(|(name, v)| HostTensor { name, shape: v.shape().to_vec(), bytes: v.data().to_vec() })
+        .collect();
+    header.insert(model::LEAF_MATERIAL_KEY.into(), r#"{"mix":0.5,"scale":36.0}"#.into());
+    let file = dir.join(name);
+    std::fs::write(&file, encode(&tensors, header).unwrap()).unwrap();
+    assert_eq!(
+        model::read_model_meta(&file).unwrap().leaf_material,
+        Some(model::LeafMaterial { mix: 0.5, scale: 36.0 })
+    );
+    file
+}
+
+/// A network file that records the leaf material mix it was trained with: with
+/// `MaterialMix` and `MaterialScale` at their default (auto) the engine says at isready
+/// that it searches with it; set explicitly, the options win and nothing is said.
+#[test]
+fn isready_says_which_leaf_material_setting_the_network_brings() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = export_tiny_recording(dir.path(), "mixed.safetensors");
+    let mut e = Engine::start(&[]);
+    let lines = e.handshake(&[("ModelFile", file.to_str().unwrap())]);
+    let note = "info string material mix 50% (the network's) at scale 36 (the network's); \
+                the network was trained with 50% at scale 36";
+    assert!(lines.iter().any(|l| l == note), "{lines:?}");
+    plays_a_legal_move(&mut e);
+    e.send("setoption name MaterialMix value 0");
+    e.send("setoption name MaterialScale value 6");
+    e.send("isready");
+    let lines = e.until(120.0, "readyok");
+    assert!(lines.iter().any(|l| l.starts_with("info string network:")), "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("material mix")), "{lines:?}");
+    e.send("setoption name MaterialMix value -1");
+    e.send("isready");
+    let lines = e.until(120.0, "readyok");
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string material mix 50% (the network's) at scale 6 (MaterialScale)")),
+        "{lines:?}"
+    );
+    // A network without a record: nothing to say.
+    let mut e = Engine::start(&[]);
+    let lines = e.handshake(&[("ModelFile", export_tiny(dir.path(), "plain.safetensors").to_str().unwrap())]);
+    assert!(!lines.iter().any(|l| l.contains("material mix")), "{lines:?}");
+}

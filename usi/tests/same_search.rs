@@ -20,6 +20,9 @@ use usi::engine::Core;
 const NODES: u64 = 300;
 const BATCH: usize = 8;
 
+/// The leaf material setting the network file records.
+const LEAF_MATERIAL: model::LeafMaterial = model::LeafMaterial { mix: 0.5, scale: 36.0 };
+
 /// A tiny network with random weights drawn from `seed`, written as a model file.
 fn random_model(dir: &Path, seed: u64) -> PathBuf {
     model::tch::set_num_threads(1);
@@ -35,6 +38,8 @@ fn random_model(dir: &Path, seed: u64) -> PathBuf {
         parameters: 0,
         created_unix_ms: 0,
         producer: String::new(),
+        // Both players take the setting the file records.
+        leaf_material: Some(LEAF_MATERIAL),
     };
     let path = dir.join("random.safetensors");
     model::write_model_file(&net, &meta, &path).unwrap();
@@ -97,6 +102,10 @@ fn the_engine_and_the_arena_player_search_alike() {
     let network = KomaNetwork::load(&model, "cpu", Variant::Shogi).unwrap();
     let config = KomaConfig { batch_size: BATCH, threads: 1, ..KomaConfig::default() };
     let mut player = KomaPlayer::new(network, config, Variant::Shogi).unwrap();
+    // Both search with the network's leaf material setting (neither is told it).
+    let leaf = |s: &search::SearchConfig| (s.leaf_material_mix, s.leaf_material_scale);
+    assert_eq!(leaf(&core.search_config()), (LEAF_MATERIAL.mix, LEAF_MATERIAL.scale));
+    assert_eq!(leaf(player.search()), (LEAF_MATERIAL.mix, LEAF_MATERIAL.scale));
 
     let start = Position::startpos(Variant::Shogi);
     player.new_game(&start).unwrap();

@@ -15,6 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use super::meta::{validate_leaf_material, LeafMaterial};
 use super::tensors::{host_tensors, serialize, sha256_hex};
 use crate::network::config::NetConfig;
 use crate::network::net::Net;
@@ -56,14 +57,23 @@ pub struct CheckpointMeta {
     pub parameters: u64,
     /// Writer, e.g. `koma-model 0.1.0`.
     pub producer: String,
+    /// The search's leaf material setting the network was trained with, which players
+    /// default to ([`LeafMaterial`]). Absent: none recorded (trained without the mix, or
+    /// written before the field existed); written only when there is one, so checkpoints
+    /// without it are what they were before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf_material: Option<LeafMaterial>,
 }
 
 /// What the caller records along with the weights.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CheckpointInfo {
     pub variant: String,
     pub encoder_version: u32,
     pub step: u64,
+    /// The search's leaf material setting the network was trained with (the run's
+    /// `[search]` when its mix is above 0), which players default to; `None`: none.
+    pub leaf_material: Option<LeafMaterial>,
 }
 
 /// The two files of a checkpoint.
@@ -102,6 +112,7 @@ pub fn save_checkpoint(
     info: &CheckpointInfo,
 ) -> Result<(CheckpointPaths, CheckpointMeta), CheckpointError> {
     let paths = CheckpointPaths::new(path);
+    validate_leaf_material(info.leaf_material.as_ref(), &paths.meta)?;
     if let Some(dir) = paths.meta.parent() {
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
@@ -129,6 +140,7 @@ pub fn save_checkpoint(
         weights_sha256: sha256_hex(&bytes),
         parameters,
         producer: format!("koma-model {}", env!("CARGO_PKG_VERSION")),
+        leaf_material: info.leaf_material,
     };
     // Weights first, metadata (the commit record) last.
     write_atomic(&paths.weights, &bytes).map_err(io_err(&paths.weights))?;

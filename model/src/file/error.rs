@@ -47,6 +47,9 @@ pub enum CheckpointError {
     BadConfig { path: PathBuf, cause: ConfigError },
     #[error("{path}: network shape is invalid: {cause}")]
     BadShape { path: PathBuf, cause: ShapeError },
+    /// The recorded leaf material setting (`LeafMaterial`) is outside the search's ranges.
+    #[error("{path}: the recorded leaf material setting is invalid: {cause}")]
+    BadLeafMaterial { path: PathBuf, cause: ConfigError },
     #[error("{path}: weights file is truncated or was replaced: {found} bytes, metadata says {expected}")]
     Truncated { path: PathBuf, expected: u64, found: u64 },
     #[error("{path}: weights do not match the SHA-256 in their metadata (corrupt or replaced)")]

@@ -31,6 +31,12 @@ pub fn init_checkpoint(
 ) -> Result<(CheckpointPaths, CheckpointMeta), InitError> {
     let encoder = Encoder::for_net(variant, config);
     let net = Net::new(config, encoder.net_shape(), seed, tch::Device::Cpu)?;
-    let info = CheckpointInfo { variant: variant.name().to_string(), encoder_version: ENCODER_VERSION, step: 0 };
+    // Untrained: no search setting to record.
+    let info = CheckpointInfo {
+        variant: variant.name().to_string(),
+        encoder_version: ENCODER_VERSION,
+        step: 0,
+        leaf_material: None,
+    };
     Ok(save_checkpoint(&net, stem, &info)?)
 }

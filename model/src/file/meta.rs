@@ -7,10 +7,11 @@ use std::path::Path;
 use std::str::FromStr;
 
 use rules::Variant;
+use serde::{Deserialize, Serialize};
 
 use super::checkpoint::CheckpointMeta;
 use super::error::CheckpointError;
-use crate::network::config::NetConfig;
+use crate::network::config::{check_real, ConfigError, NetConfig, Range};
 use crate::network::shape::NetShape;
 
 /// `format` in the header of a model file.
@@ -18,6 +19,31 @@ pub const MODEL_FILE_FORMAT: &str = "koma-model";
 
 /// Version of the model file layout written by this code; loaders refuse others.
 pub const MODEL_FILE_FORMAT_VERSION: u32 = 1;
+
+/// The search's leaf material setting a network was trained with: the `[search]` table's
+/// `leaf_material_mix` and `leaf_material_scale` of the run that trained it
+/// (`search::SearchConfig`). The network learned its values beside the rules' material,
+/// and plays much better when its search mixes the material in the same way, so players
+/// default to it: koma-usi's `MaterialMix` and `MaterialScale` left at auto (-1), and the
+/// arena's koma players without `leaf_material_mix` / `leaf_material_scale` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeafMaterial {
+    /// Share of each new leaf's value taken from the rules' material after the captures on
+    /// offer instead of the network (`leaf_material_mix`). Valid: [0, 1].
+    pub mix: f32,
+    /// Material units per logistic unit of that material value (`leaf_material_scale`).
+    /// Valid: [1, 1000].
+    pub scale: f32,
+}
+
+impl LeafMaterial {
+    /// Checks both fields against the ranges the search takes (`SearchConfig::validate`).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check_real("leaf_material.mix", self.mix, Range::Closed(0.0, 1.0))?;
+        check_real("leaf_material.scale", self.scale, Range::Closed(1.0, 1000.0))
+    }
+}
 
 /// What a network file says about the network, whichever form it came in.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +61,10 @@ pub struct ModelMeta {
     pub created_unix_ms: u64,
     /// The program that wrote the file, e.g. `koma-model 0.1.0`.
     pub producer: String,
+    /// The search's leaf material setting the network was trained with, which players
+    /// default to; `None` when the file records none (a network trained without the mix,
+    /// or written before the record existed).
+    pub leaf_material: Option<LeafMaterial>,
 }
 
 impl ModelMeta {
@@ -49,6 +79,7 @@ impl ModelMeta {
             parameters: meta.parameters,
             created_unix_ms: meta.created_unix_ms,
             producer: meta.producer,
+            leaf_material: meta.leaf_material,
         };
         meta.validate(path)?;
         Ok(meta)
@@ -56,7 +87,16 @@ impl ModelMeta {
 
     pub(crate) fn validate(&self, path: &Path) -> Result<(), CheckpointError> {
         self.net.validate().map_err(|cause| CheckpointError::BadConfig { path: path.into(), cause })?;
-        self.shape.validate().map_err(|cause| CheckpointError::BadShape { path: path.into(), cause })
+        self.shape.validate().map_err(|cause| CheckpointError::BadShape { path: path.into(), cause })?;
+        validate_leaf_material(self.leaf_material.as_ref(), path)
+    }
+}
+
+/// Refuses a leaf material record outside the ranges the search takes.
+pub(crate) fn validate_leaf_material(record: Option<&LeafMaterial>, path: &Path) -> Result<(), CheckpointError> {
+    match record {
+        Some(m) => m.validate().map_err(|cause| CheckpointError::BadLeafMaterial { path: path.into(), cause }),
+        None => Ok(()),
     }
 }
 
@@ -72,8 +112,9 @@ pub(crate) fn model_file_header(meta: &ModelMeta, digest: &str) -> HashMap<Strin
 
 /// `meta` and the tensor digest as the key-value pairs every exported file carries (the
 /// model file's header, an ONNX model's `metadata_props`), after its own format keys.
-pub(crate) fn meta_entries(meta: &ModelMeta, digest: &str) -> [(&'static str, String); 9] {
-    [
+/// `leaf_material` is there only when the network records one.
+pub(crate) fn meta_entries(meta: &ModelMeta, digest: &str) -> Vec<(&'static str, String)> {
+    let mut entries = vec![
         ("variant", meta.variant.name().to_string()),
         ("encoder_version", meta.encoder_version.to_string()),
         ("net", serde_json::to_string(&meta.net).expect("net config serialises")),
@@ -83,11 +124,20 @@ pub(crate) fn meta_entries(meta: &ModelMeta, digest: &str) -> [(&'static str, St
         ("created_unix_ms", meta.created_unix_ms.to_string()),
         ("producer", meta.producer.clone()),
         ("tensors_sha256", digest.to_string()),
-    ]
+    ];
+    if let Some(m) = &meta.leaf_material {
+        entries.push((LEAF_MATERIAL_KEY, serde_json::to_string(m).expect("leaf material serialises")));
+    }
+    entries
 }
 
+/// The optional key of a model file's header (and an ONNX model's `metadata_props`) that
+/// holds [`ModelMeta::leaf_material`] as a JSON object, `{"mix":0.5,"scale":6.0}`.
+pub const LEAF_MATERIAL_KEY: &str = "leaf_material";
+
 /// The metadata and tensor digest recorded in a model file's header (`header` is its
-/// `__metadata__`). Unknown keys are ignored; missing or malformed ones are refused.
+/// `__metadata__`). Unknown keys are ignored; missing or malformed ones are refused
+/// (`leaf_material` may be missing: no record).
 pub(crate) fn read_model_file_meta(
     header: &HashMap<String, String>,
     path: &Path,
@@ -126,6 +176,10 @@ pub(crate) fn read_model_file_meta(
         parameters: number("parameters")?,
         created_unix_ms: number("created_unix_ms")?,
         producer: get("producer")?.clone(),
+        leaf_material: match header.get(LEAF_MATERIAL_KEY) {
+            None => None,
+            Some(text) => Some(serde_json::from_str(text).map_err(|_| bad(LEAF_MATERIAL_KEY))?),
+        },
     };
     meta.validate(path)?;
     Ok((meta, digest.clone()))

@@ -64,7 +64,12 @@ pub fn shogi_shape() -> NetShape {
 }
 
 pub fn shogi_info(step: u64) -> koma_model::CheckpointInfo {
-    koma_model::CheckpointInfo { variant: "shogi".into(), encoder_version: koma_model::encoding::ENCODER_VERSION, step }
+    koma_model::CheckpointInfo {
+        variant: "shogi".into(),
+        encoder_version: koma_model::encoding::ENCODER_VERSION,
+        step,
+        leaf_material: None,
+    }
 }
 
 /// A tiny standard shogi network with trained batch norm statistics, saved as a

@@ -15,7 +15,7 @@ mod train;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use model::NetConfig;
+use model::{LeafMaterial, NetConfig};
 use rules::Variant;
 use search::SearchConfig;
 use selfplay::{SelfplayConfig, SelfplayFileConfig};
@@ -90,12 +90,26 @@ impl TrainFileConfig {
         Ok(TrainFileConfig { base, train: t.train, eval: t.eval, text: text.to_string() })
     }
 
+    /// The leaf material setting the checkpoints of a run of this config record
+    /// ([`model::LeafMaterial`], which players default to): the `[search]` table's
+    /// `leaf_material_mix` and `leaf_material_scale` when the mix is above 0, else none.
+    pub fn leaf_material(&self) -> Option<LeafMaterial> {
+        leaf_material_of(&self.base.search)
+    }
+
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
         let path = path.as_ref();
         let p = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: p.clone(), source })?;
         Self::from_toml(&text, &p)
     }
+}
+
+/// `search`'s leaf material setting as a network file records it: `None` when its mix is 0
+/// (the network alone).
+pub fn leaf_material_of(search: &SearchConfig) -> Option<LeafMaterial> {
+    (search.leaf_material_mix > 0.0)
+        .then_some(LeafMaterial { mix: search.leaf_material_mix, scale: search.leaf_material_scale })
 }
 
 /// A TOML or field error, or the error that says where an old `eval_*` key went.
@@ -144,6 +158,18 @@ mod tests {
         // The tables parse with their line numbers.
         let e = TrainFileConfig::from_toml("variant = \"shogi\"\n[train]\nlr = \"fast\"\n", "t").unwrap_err();
         assert!(e.to_string().contains("line 3"), "{e}");
+    }
+
+    /// The checkpoints of a run record its search's leaf material mix when there is one.
+    #[test]
+    fn the_leaf_material_record_is_the_search_mix() {
+        assert_eq!(TrainFileConfig::from_toml("", "t").unwrap().leaf_material(), None);
+        let c = TrainFileConfig::from_toml("[search]\nleaf_material_scale = 36\n", "t").unwrap();
+        assert_eq!(c.leaf_material(), None, "a scale without a mix is no record");
+        let c = TrainFileConfig::from_toml("[search]\nleaf_material_mix = 0.5\n", "t").unwrap();
+        assert_eq!(c.leaf_material(), Some(LeafMaterial { mix: 0.5, scale: 6.0 }));
+        let c = TrainFileConfig::from_toml("[search]\nleaf_material_mix = 0.25\nleaf_material_scale = 36\n", "t");
+        assert_eq!(c.unwrap().leaf_material(), Some(LeafMaterial { mix: 0.25, scale: 36.0 }));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use model::encoding::ENCODER_VERSION;
 use model::tch::Device;
-use model::{load_net, save_checkpoint, CheckpointInfo, Evaluator, Expected, ModelMeta, Net};
+use model::{load_net, save_checkpoint, CheckpointInfo, Evaluator, Expected, LeafMaterial, ModelMeta, Net};
 use model::{Precision, TorchEvaluator};
 
 use super::files::RunFiles;
@@ -48,15 +48,27 @@ pub fn pull_network(files: &RunFiles, stem: &str) -> Result<PathBuf, TrainError>
 /// Writes the learner's checkpoint of its current step: optimiser state (with the raw
 /// weights when the checkpoint holds their average) and learner state first, then the
 /// playing network's weights ([`Learner::playing_net`]) and metadata (the checkpoint's commit record), uploaded in
-/// that order for a remote run. `state` must already name this checkpoint.
-pub fn save_learner_checkpoint(files: &RunFiles, learner: &Learner, state: &RunState) -> Result<(), TrainError> {
+/// that order for a remote run. `state` must already name this checkpoint. The metadata
+/// records `leaf_material`, the run's search setting the network learned beside
+/// ([`crate::TrainFileConfig::leaf_material`]).
+pub fn save_learner_checkpoint(
+    files: &RunFiles,
+    learner: &Learner,
+    state: &RunState,
+    leaf_material: Option<LeafMaterial>,
+) -> Result<(), TrainError> {
     let stem = checkpoint_stem(learner.step);
     let local = files.path(&stem);
     let dir = files.path(layout::CHECKPOINTS);
     std::fs::create_dir_all(&dir).map_err(|source| TrainError::Io { path: dir, source })?;
     learner.save_training_state(&local)?;
     store::write_local(&files.path(&format!("{stem}.learner")), &state.to_json())?;
-    let info = CheckpointInfo { variant: state.variant.clone(), encoder_version: ENCODER_VERSION, step: learner.step };
+    let info = CheckpointInfo {
+        variant: state.variant.clone(),
+        encoder_version: ENCODER_VERSION,
+        step: learner.step,
+        leaf_material,
+    };
     save_checkpoint(learner.playing_net(), &local, &info)?;
     let [meta, weights, optim, learner_state] = checkpoint_files(&stem);
     for key in [optim, learner_state, weights, meta] {

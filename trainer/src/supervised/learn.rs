@@ -20,7 +20,7 @@ use std::sync::Arc;
 use dataio::run_layout::checkpoint_name;
 use dataio::Sample;
 use model::encoding::{Encoder, ENCODER_VERSION};
-use model::{load_net, parse_device, save_checkpoint, CheckpointInfo, Expected, Net};
+use model::{load_net, parse_device, save_checkpoint, CheckpointInfo, Expected, LeafMaterial, Net};
 use progress::Reporter;
 use rules::Variant;
 use search::Rng;
@@ -90,6 +90,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
         tb: Tb::new(run_dir.join("tb")).map_err(|source| TrainError::Io { path: run_dir.join("tb"), source })?,
         trainer: NetTrainer::new(net, tcfg, 0),
         variant,
+        leaf_material: cfg.leaf_material(),
         encoder: &encoder,
         val: &val,
         batch_size: tcfg.batch_size,
@@ -160,6 +161,8 @@ struct Session<'a> {
     tb: Tb,
     trainer: NetTrainer,
     variant: Variant,
+    /// The config's search setting the checkpoints record (`[search]` leaf material mix).
+    leaf_material: Option<LeafMaterial>,
     encoder: &'a Encoder,
     val: &'a [Sample],
     batch_size: usize,
@@ -264,6 +267,7 @@ impl Session<'_> {
             variant: self.variant.name().to_string(),
             encoder_version: ENCODER_VERSION,
             step: self.trainer.step,
+            leaf_material: self.leaf_material,
         };
         save_checkpoint(self.trainer.playing_net(), &stem, &info)?;
         Ok(stem)

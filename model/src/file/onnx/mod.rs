@@ -123,3 +123,53 @@ fn metadata_props(meta: &ModelMeta, encoder: &Encoder, digest: &str) -> Vec<Stri
         .map(|(key, value)| StringStringEntryProto { key: key.into(), value })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoding::ENCODER_VERSION;
+    use crate::file::meta::{LeafMaterial, LEAF_MATERIAL_KEY};
+    use crate::network::config::NetConfig;
+    use prost::Message;
+
+    /// The leaf material record reaches `metadata_props` as the model file's key, and a
+    /// network without one has no such key.
+    #[test]
+    fn metadata_props_carry_the_leaf_material_record() {
+        let config = NetConfig {
+            blocks: 1,
+            channels: 8,
+            global_pooling_every: 0,
+            global_pooling_channels: 4,
+            policy_channels: None,
+            value_channels: 2,
+            value_hidden: 8,
+            zero_init_residual: false,
+            attack_planes: false,
+            reply_policy_head: false,
+            material_head: false,
+        };
+        let encoder = Encoder::for_net(rules::Variant::Shogi, &config);
+        let net = Net::new(&config, encoder.net_shape(), 1, tch::Device::Cpu).unwrap();
+        let record = LeafMaterial { mix: 0.25, scale: 36.0 };
+        for leaf_material in [Some(record), None] {
+            let meta = ModelMeta {
+                variant: rules::Variant::Shogi,
+                encoder_version: ENCODER_VERSION,
+                net: config.clone(),
+                shape: encoder.net_shape(),
+                step: 5,
+                parameters: 0,
+                created_unix_ms: 0,
+                producer: String::new(),
+                leaf_material,
+            };
+            let (bytes, _, written) = onnx_model(&net, &meta, Path::new("test.onnx")).unwrap();
+            assert_eq!(written.leaf_material, leaf_material);
+            let model = ModelProto::decode(bytes.as_slice()).unwrap();
+            let value = model.metadata_props.iter().find(|p| p.key == LEAF_MATERIAL_KEY).map(|p| p.value.clone());
+            let read = value.map(|v| serde_json::from_str::<LeafMaterial>(&v).unwrap());
+            assert_eq!(read, leaf_material);
+        }
+    }
+}

@@ -384,7 +384,7 @@ impl LearnerRole {
         self.state.checkpoint = checkpoint_stem(step);
         self.state.elapsed_seconds = self.elapsed();
         self.lease.renew_now()?;
-        save_learner_checkpoint(&self.files, &self.trainer, &self.state)?;
+        save_learner_checkpoint(&self.files, &self.trainer, &self.state, self.cfg.leaf_material())?;
         if let Published::Newer(newer) = publish_model(&self.files, step)? {
             self.display.warn(&format!(
                 "koma: warning: {}/{} names step {newer}, newer than this learner's {step}: left as it is \

@@ -245,6 +245,7 @@ mod tests {
     #[test]
     fn a_resumed_learner_has_the_raw_weights_and_the_average() {
         let text = "[model]\nblocks = 1\nchannels = 8\nvalue_channels = 2\nvalue_hidden = 8\n\
+                    [search]\nleaf_material_mix = 0.5\nleaf_material_scale = 36\n\
                     [train]\noptimizer = \"adamw\"\nlr = 0.01\nwarmup_steps = 0\nema_decay = 0.9\n";
         let cfg = TrainFileConfig::from_toml(text, "t").unwrap();
         let cache = tempfile::tempdir().unwrap();
@@ -272,8 +273,10 @@ mod tests {
             trainer.train_step(&batch).unwrap();
         }
         (state.step, state.checkpoint) = (trainer.step, checkpoint_stem(trainer.step));
-        save_learner_checkpoint(&files, &trainer, &state).unwrap();
-        let (saved, _) = model::load_net(files.path(&state.checkpoint), &Expected::any(), Device::Cpu).unwrap();
+        save_learner_checkpoint(&files, &trainer, &state, cfg.leaf_material()).unwrap();
+        let (saved, meta) = model::load_net(files.path(&state.checkpoint), &Expected::any(), Device::Cpu).unwrap();
+        // The run's search setting travels with the network.
+        assert_eq!(meta.leaf_material, Some(model::LeafMaterial { mix: 0.5, scale: 36.0 }));
         assert_eq!(weights(&saved), weights(trainer.playing_net()), "the checkpoint holds the average");
         assert_ne!(weights(&saved), weights(&trainer.net));
         let resumed = build_trainer(&files, &cfg, &cfg.train, &state, None, Device::Cpu, &display).unwrap();
