@@ -15,7 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::meta::{validate_leaf_material, LeafMaterial};
+use super::leaf_material::{validate_leaf_material, LeafMaterial};
 use super::tensors::{host_tensors, serialize, sha256_hex};
 use crate::network::config::NetConfig;
 use crate::network::net::Net;

@@ -7,11 +7,12 @@ use std::path::Path;
 use std::str::FromStr;
 
 use rules::Variant;
-use serde::{Deserialize, Serialize};
 
 use super::checkpoint::CheckpointMeta;
 use super::error::CheckpointError;
-use crate::network::config::{check_real, ConfigError, NetConfig, Range};
+use super::leaf_material::validate_leaf_material;
+pub use super::leaf_material::LeafMaterial;
+use crate::network::config::NetConfig;
 use crate::network::shape::NetShape;
 
 /// `format` in the header of a model file.
@@ -19,31 +20,6 @@ pub const MODEL_FILE_FORMAT: &str = "koma-model";
 
 /// Version of the model file layout written by this code; loaders refuse others.
 pub const MODEL_FILE_FORMAT_VERSION: u32 = 1;
-
-/// The search's leaf material setting a network was trained with: the `[search]` table's
-/// `leaf_material_mix` and `leaf_material_scale` of the run that trained it
-/// (`search::SearchConfig`). The network learned its values beside the rules' material,
-/// and plays much better when its search mixes the material in the same way, so players
-/// default to it: koma-usi's `MaterialMix` and `MaterialScale` left at auto (-1), and the
-/// arena's koma players without `leaf_material_mix` / `leaf_material_scale` keys.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LeafMaterial {
-    /// Share of each new leaf's value taken from the rules' material after the captures on
-    /// offer instead of the network (`leaf_material_mix`). Valid: [0, 1].
-    pub mix: f32,
-    /// Material units per logistic unit of that material value (`leaf_material_scale`).
-    /// Valid: [1, 1000].
-    pub scale: f32,
-}
-
-impl LeafMaterial {
-    /// Checks both fields against the ranges the search takes (`SearchConfig::validate`).
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        check_real("leaf_material.mix", self.mix, Range::Closed(0.0, 1.0))?;
-        check_real("leaf_material.scale", self.scale, Range::Closed(1.0, 1000.0))
-    }
-}
 
 /// What a network file says about the network, whichever form it came in.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,14 +65,6 @@ impl ModelMeta {
         self.net.validate().map_err(|cause| CheckpointError::BadConfig { path: path.into(), cause })?;
         self.shape.validate().map_err(|cause| CheckpointError::BadShape { path: path.into(), cause })?;
         validate_leaf_material(self.leaf_material.as_ref(), path)
-    }
-}
-
-/// Refuses a leaf material record outside the ranges the search takes.
-pub(crate) fn validate_leaf_material(record: Option<&LeafMaterial>, path: &Path) -> Result<(), CheckpointError> {
-    match record {
-        Some(m) => m.validate().map_err(|cause| CheckpointError::BadLeafMaterial { path: path.into(), cause }),
-        None => Ok(()),
     }
 }
 

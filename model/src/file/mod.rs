@@ -11,6 +11,7 @@ mod checks;
 pub mod error;
 pub mod export;
 pub mod init;
+pub mod leaf_material;
 pub mod loader;
 pub mod meta;
 pub mod onnx;
