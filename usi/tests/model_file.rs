@@ -166,23 +166,15 @@ fn auto_takes_the_network_a_run_published() {
 /// goes on, and stderr has no panic.
 #[test]
 fn a_model_file_declaring_a_huge_network_is_an_error_line_not_a_panic() {
-    use model::file::tensors::{decode, encode, metadata, HostTensor};
     let dir = tempfile::tempdir().unwrap();
     let file = export_tiny(dir.path(), "tiny.safetensors");
-    let bytes = std::fs::read(&file).unwrap();
-    let mut header = metadata(&bytes).unwrap();
-    let tensors: Vec<HostTensor> = decode(&bytes)
-        .unwrap()
-        .tensors()
-        .into_iter()
-        .map(|(name, v)| HostTensor { name, shape: v.shape().to_vec(), bytes: v.data().to_vec() })
-        .collect();
-    let net =
-        header["net"].replace("\"blocks\":1,", "\"blocks\":256,").replace("\"channels\":16,", "\"channels\":4096,");
-    assert!(net.contains("\"blocks\":256,") && net.contains("\"channels\":4096,"), "{net}");
-    header.insert("net".into(), net);
     let huge = dir.path().join("huge.safetensors");
-    std::fs::write(&huge, encode(&tensors, header).unwrap()).unwrap();
+    rewrite_header(&file, &huge, |header| {
+        let net =
+            header["net"].replace("\"blocks\":1,", "\"blocks\":256,").replace("\"channels\":16,", "\"channels\":4096,");
+        assert!(net.contains("\"blocks\":256,") && net.contains("\"channels\":4096,"), "{net}");
+        header.insert("net".into(), net);
+    });
     assert!(std::fs::metadata(&huge).unwrap().len() < 100_000);
 
     let stderr_path = dir.path().join("stderr.txt");
@@ -203,12 +195,10 @@ fn a_model_file_declaring_a_huge_network_is_an_error_line_not_a_panic() {
     assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
 }
 
-/// `dir/name`: the tiny model file with a leaf material record `{"mix":0.5,"scale":36.0}`
-/// in its header (as `koma export` writes a network trained with that mix).
-fn export_tiny_recording(dir: &Path, name: &str) -> std::path::PathBuf {
+/// Writes `to`: the model file `from` with its header changed by `edit`, the same tensors.
+fn rewrite_header(from: &Path, to: &Path, edit: impl FnOnce(&mut std::collections::HashMap<String, String>)) {
     use model::file::tensors::{decode, encode, metadata, HostTensor};
-    let plain = export_tiny(dir, &format!("plain-{name}"));
-    let bytes = std::fs::read(&plain).unwrap();
+    let bytes = std::fs::read(from).unwrap();
     let mut header = metadata(&bytes).unwrap();
     let tensors: Vec<HostTensor> = decode(&bytes)
         .unwrap()
@@ -216,9 +206,18 @@ fn export_tiny_recording(dir: &Path, name: &str) -> std::path::PathBuf {
         .into_iter()
         .map(|(name, v)| HostTensor { name, shape: v.shape().to_vec(), bytes: v.data().to_vec() })
         .collect();
-    header.insert(model::LEAF_MATERIAL_KEY.into(), r#"{"mix":0.5,"scale":36.0}"#.into());
+    edit(&mut header);
+    std::fs::write(to, encode(&tensors, header).unwrap()).unwrap();
+}
+
+/// `dir/name`: the tiny model file with a leaf material record `{"mix":0.5,"scale":36.0}`
+/// in its header (as `koma export` writes a network trained with that mix).
+fn export_tiny_recording(dir: &Path, name: &str) -> std::path::PathBuf {
+    let plain = export_tiny(dir, &format!("plain-{name}"));
     let file = dir.join(name);
-    std::fs::write(&file, encode(&tensors, header).unwrap()).unwrap();
+    rewrite_header(&plain, &file, |header| {
+        header.insert(model::LEAF_MATERIAL_KEY.into(), r#"{"mix":0.5,"scale":36.0}"#.into());
+    });
     assert_eq!(
         model::read_model_meta(&file).unwrap().leaf_material,
         Some(model::LeafMaterial { mix: 0.5, scale: 36.0 })
