@@ -139,6 +139,22 @@ impl KomaConfig {
         search
     }
 
+    /// For reports: the leaf material setting a player of the network at `checkpoint` takes
+    /// from the network's record (the spec shows only its own fields); `None` when it
+    /// takes nothing (no record, the spec's keys override it, or the file is unreadable).
+    pub fn leaf_material_note(&self, checkpoint: &std::path::Path) -> Option<String> {
+        if !self.from_network.mix && !self.from_network.scale {
+            return None;
+        }
+        let meta = model::read_model_meta(checkpoint).ok()?;
+        meta.leaf_material?;
+        let search = self.search_for(Some(&meta));
+        let mix = self.from_network.mix.then(|| format!("mix {}", search.leaf_material_mix));
+        let scale = self.from_network.scale.then(|| format!("scale {}", search.leaf_material_scale));
+        let taken: Vec<String> = mix.into_iter().chain(scale).collect();
+        Some(format!("leaf material from the network: {}", taken.join(", ")))
+    }
+
     /// Whether the player can search with these settings: its search is the engine's,
     /// whose root is PUCT, so a Gumbel root (`gumbel = true`) is refused rather than
     /// silently played as PUCT.

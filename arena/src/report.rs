@@ -194,7 +194,12 @@ impl Writer {
                 Some(l) => format!(" (fixed {l})"),
                 None => String::new(),
             };
-            let _ = writeln!(settings, "  - `{}`: {:?}{limit}", p.name, p.kind);
+            let from_network = match &p.kind {
+                crate::spec::SpecKind::Koma { checkpoint, config, .. } => config.leaf_material_note(checkpoint),
+                _ => None,
+            };
+            let from_network = from_network.map_or(String::new(), |note| format!("; {note}"));
+            let _ = writeln!(settings, "  - `{}`: {:?}{limit}{from_network}", p.name, p.kind);
         }
         Ok(Writer {
             out: cfg.out.clone(),

@@ -52,3 +52,21 @@ fn a_koma_player_defaults_to_its_networks_leaf_material() {
     assert_eq!(played_with(&format!("a=koma:{}", without.display())), (0.0, 6.0));
     assert_eq!(played_with(&format!("a=koma:{},leaf_material_mix=0.5", without.display())), (0.5, 6.0));
 }
+
+/// The report names the setting a player takes from its network, which its spec (printed
+/// beside it) does not show.
+#[test]
+fn the_report_note_says_what_comes_from_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let with = checkpoint(dir.path(), "with", Some(model::LeafMaterial { mix: 0.5, scale: 36.0 }));
+    let without = checkpoint(dir.path(), "without", None);
+    let note = |path: &Path, keys: &str| {
+        let spec: PlayerSpec = format!("a=koma:{}{keys}", path.display()).parse().unwrap();
+        let SpecKind::Koma { checkpoint, config, .. } = spec.kind else { panic!("not a koma player") };
+        config.leaf_material_note(&checkpoint)
+    };
+    assert_eq!(note(&with, "").as_deref(), Some("leaf material from the network: mix 0.5, scale 36"));
+    assert_eq!(note(&with, ",leaf_material_scale=6").as_deref(), Some("leaf material from the network: mix 0.5"));
+    assert_eq!(note(&with, ",leaf_material_mix=0,leaf_material_scale=6"), None);
+    assert_eq!(note(&without, ""), None);
+}
