@@ -94,7 +94,9 @@ impl TrainFileConfig {
     /// ([`model::LeafMaterial`], which players default to): the `[search]` table's
     /// `leaf_material_mix` and `leaf_material_scale` when the mix is above 0, else none.
     pub fn leaf_material(&self) -> Option<LeafMaterial> {
-        leaf_material_of(&self.base.search)
+        let search = &self.base.search;
+        (search.leaf_material_mix > 0.0)
+            .then_some(LeafMaterial { mix: search.leaf_material_mix, scale: search.leaf_material_scale })
     }
 
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
@@ -103,13 +105,6 @@ impl TrainFileConfig {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: p.clone(), source })?;
         Self::from_toml(&text, &p)
     }
-}
-
-/// `search`'s leaf material setting as a network file records it: `None` when its mix is 0
-/// (the network alone).
-pub fn leaf_material_of(search: &SearchConfig) -> Option<LeafMaterial> {
-    (search.leaf_material_mix > 0.0)
-        .then_some(LeafMaterial { mix: search.leaf_material_mix, scale: search.leaf_material_scale })
 }
 
 /// A TOML or field error, or the error that says where an old `eval_*` key went.
