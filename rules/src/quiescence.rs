@@ -24,11 +24,17 @@ pub struct QuiescenceLimits {
     /// Positions visited at most, the given one included; once spent, every position
     /// stands pat. Default 2,000, which bounds the worst case below a millisecond.
     pub max_nodes: u32,
+    /// Plies below the position at which the side to move also tries its quiet checks
+    /// (drops included), where the royal rule is check. With any such ply, a side in
+    /// check may not stand pat but must answer with one of its legal moves, so a checking
+    /// fork, a check that wins the piece behind it, or a mate within reach is seen.
+    /// Default 0: captures only, a side in check may stand pat.
+    pub check_plies: u32,
 }
 
 impl Default for QuiescenceLimits {
     fn default() -> Self {
-        QuiescenceLimits { max_depth: 8, max_nodes: 2_000 }
+        QuiescenceLimits { max_depth: 8, max_nodes: 2_000, check_plies: 0 }
     }
 }
 
@@ -53,7 +59,16 @@ impl Default for QuiescenceLimits {
 pub fn quiescent_balance(pos: &Position, color: Color, limits: QuiescenceLimits) -> f64 {
     let values = code_values(pos);
     let side = pos.side_to_move();
-    let mut search = Quiescence { values, drops: pos.spec().drops, limits, nodes: 0, lists: Vec::new() };
+    let checks = limits.check_plies > 0 && pos.spec().royal_rule == RoyalRule::Check;
+    let mut search = Quiescence {
+        values,
+        drops: pos.spec().drops,
+        limits,
+        checks,
+        nodes: 0,
+        lists: Vec::new(),
+        scratch: Vec::new(),
+    };
     let score = search.node(&mut pos.scratch(), board_and_hand(pos, side, values), -f64::INFINITY, f64::INFINITY, 0);
     if color == side {
         score
@@ -114,9 +129,26 @@ struct Quiescence {
     /// Captured pieces go to the captor's hand (standard shogi).
     drops: bool,
     limits: QuiescenceLimits,
+    /// Quiet checks at the first `limits.check_plies` plies, and evasions when in check.
+    checks: bool,
     nodes: u32,
-    /// One capture list per ply, reused across the search.
+    /// One move list per ply, reused across the search.
     lists: Vec<Vec<Move>>,
+    /// The legal moves that the quiet checks are picked from.
+    scratch: Vec<Move>,
+}
+
+/// Could `mv` give check to a king on `king`? Only a piece that lands on one of the
+/// king's eight lines or a knight's jump away, or leaves such a line (uncovering a
+/// slider), can: a cheap filter before the move is made.
+fn may_check(king: Square, mv: Move) -> bool {
+    let on_line = |s: Square| {
+        let (dx, dy) = (s.file() as i32 - king.file() as i32, s.rank() as i32 - king.rank() as i32);
+        dx == 0 || dy == 0 || dx.abs() == dy.abs()
+    };
+    let to = mv.to();
+    let (dx, dy) = ((to.file() as i32 - king.file() as i32).abs(), (to.rank() as i32 - king.rank() as i32).abs());
+    on_line(to) || (dx == 1 && dy == 2) || mv.from().is_some_and(on_line)
 }
 
 impl Quiescence {
@@ -126,17 +158,30 @@ impl Quiescence {
         if has_lost(pos) {
             return -WIN_SCORE;
         }
-        if balance >= beta || ply >= self.limits.max_depth as usize || self.nodes >= self.limits.max_nodes {
+        // In check (when checks are searched) there is no standing pat: every answer is
+        // searched, and the best of them is the value.
+        let evading = self.checks && pos.in_check();
+        let out_of_budget = ply >= self.limits.max_depth as usize || self.nodes >= self.limits.max_nodes;
+        if out_of_budget || (balance >= beta && !evading) {
             return balance;
         }
-        alpha = alpha.max(balance);
-        let mut best = balance;
+        let mut best = if evading { f64::NEG_INFINITY } else { balance };
+        if !evading {
+            alpha = alpha.max(balance);
+        }
         if self.lists.len() <= ply {
             self.lists.resize_with(ply + 1, Vec::new);
         }
         let mut moves = std::mem::take(&mut self.lists[ply]);
-        pos.generate_captures(&mut moves);
+        if evading {
+            pos.generate_legal(&mut moves);
+        } else {
+            pos.generate_captures(&mut moves);
+        }
         moves.sort_unstable_by_key(|&mv| std::cmp::Reverse(self.order_key(pos, mv)));
+        if self.checks && !evading && ply < self.limits.check_plies as usize {
+            self.append_quiet_checks(pos, &mut moves);
+        }
         for &mv in &moves {
             if self.nodes >= self.limits.max_nodes {
                 break;
@@ -154,7 +199,36 @@ impl Quiescence {
             }
         }
         self.lists[ply] = moves;
-        best
+        // An evasion search cut short before its first answer keeps the balance.
+        if best == f64::NEG_INFINITY {
+            balance
+        } else {
+            best
+        }
+    }
+
+    /// Appends the side to move's legal moves that capture nothing and give check.
+    fn append_quiet_checks(&mut self, pos: &mut Position, moves: &mut Vec<Move>) {
+        let Some(&king) = pos.royal_squares(pos.side.opponent()).first() else { return };
+        let mut all = std::mem::take(&mut self.scratch);
+        pos.generate_legal(&mut all);
+        for &mv in &all {
+            let quiet = match mv {
+                Move::Normal { to, .. } => pos.board[to.index()] == EMPTY,
+                Move::Drop { .. } => true,
+                Move::Lion { .. } => false,
+            };
+            if !quiet || !may_check(king, mv) {
+                continue;
+            }
+            let undo = pos.make(mv);
+            let check = pos.in_check();
+            pos.unmake(mv, undo);
+            if check {
+                moves.push(mv);
+            }
+        }
+        self.scratch = all;
     }
 
     /// What the piece on `sq` is worth to whoever captures it: its value, and where

@@ -90,6 +90,33 @@ pub struct SearchConfig {
     /// (`rules::MATERIAL_SCALE`: standard shogi's 60 units a side); dai's 355 units a
     /// side read alike at about 36. Valid: [1, 1000].
     pub leaf_material_scale: f32,
+    /// Plies at the start of the leaf's capture search (above) at which the side to move
+    /// also tries its quiet checks, drops included; a side in check must then answer it
+    /// (`rules::QuiescenceLimits::check_plies`). So the leaf's material sees a checking
+    /// fork or a check that wins the piece behind it, as Stockfish's quiescence does
+    /// with its checks at the first ply. Variants with the check rule only (standard
+    /// shogi, sho). Default 0 (captures only). Valid: 0..=4.
+    pub leaf_material_check_plies: u32,
+    /// Node budget of the tsume solver (`search::mate`, df-pn over checks and evasions)
+    /// at a player's root, standard shogi only: before the search, a mate by continuous
+    /// checks for the side to move (dlshogi's root df-pn); after it, whether the move
+    /// chosen lets the opponent mate so, in which case the next best is taken (up to 8
+    /// moves). Each solve stops at this many nodes (about a millisecond per thousand).
+    /// Players only (the engine, the arena, the in-run evaluation), not self-play's root.
+    /// Default 0 (off). Valid: 0..=10,000,000.
+    pub root_mate_nodes: u64,
+    /// Plies of the root's material check (`search::tactics`), players only: once the
+    /// search has chosen, the most visited root moves (up to 8) are searched this many
+    /// plies deep over every legal move (the root move included), then the captures of
+    /// the leaf material; the most visited move whose material outlook is within
+    /// `root_tactics_margin` of the best of them is played. A young network's search at a
+    /// few hundred simulations leaves pieces to plain sequences of captures and forks
+    /// that three plies see. Knowledge from the rules. Default 0 (off). Valid: 0..=4.
+    pub root_tactics_plies: u32,
+    /// Material units (pawn 1, gold 6, rook 10; board and hand both count) by which a
+    /// move's outlook may fall short of the best candidate's and still be played.
+    /// Default 3. Valid: [0, 1000].
+    pub root_tactics_margin: f32,
 }
 
 impl Default for SearchConfig {
@@ -111,6 +138,10 @@ impl Default for SearchConfig {
             max_tree_mib: 256,
             leaf_material_mix: 0.0,
             leaf_material_scale: rules::MATERIAL_SCALE as f32,
+            leaf_material_check_plies: 0,
+            root_mate_nodes: 0,
+            root_tactics_plies: 0,
+            root_tactics_margin: 3.0,
         }
     }
 }
@@ -142,6 +173,10 @@ impl SearchConfig {
         check_whole("search.max_tree_mib", self.max_tree_mib as u64, 1, 1 << 20)?;
         real("leaf_material_mix", self.leaf_material_mix, Range::Closed(0.0, 1.0))?;
         real("leaf_material_scale", self.leaf_material_scale, Range::Closed(1.0, 1000.0))?;
+        check_whole("search.leaf_material_check_plies", self.leaf_material_check_plies as u64, 0, 4)?;
+        check_whole("search.root_mate_nodes", self.root_mate_nodes, 0, 10_000_000)?;
+        check_whole("search.root_tactics_plies", self.root_tactics_plies as u64, 0, 4)?;
+        real("root_tactics_margin", self.root_tactics_margin, Range::Closed(0.0, 1000.0))?;
         Ok(())
     }
 }

@@ -134,7 +134,14 @@ where
         }
     };
     shared.halt.store(true, Ordering::SeqCst);
-    let outcome = outcome(&lock(tree), start, settings, &shared, stopped_by);
+    let outcome = {
+        let mut t = lock(tree);
+        if stopped_by != StopReason::Error {
+            t.refute_mated_moves();
+            t.check_root_material();
+        }
+        outcome(&t, start, settings, &shared, stopped_by)
+    };
     (outcome, Workers(handles))
 }
 
@@ -203,7 +210,9 @@ fn outcome(
     let best = t.best_move();
     let root = t.root_children();
     let value = best_value(t, best, &root);
-    let ponder = info.lines.first().and_then(|l| l.pv.get(1).copied());
+    // The ponder move answers the move played (the root checks may choose another than
+    // the first line's).
+    let ponder = info.lines.first().filter(|l| l.pv.first() == best.as_ref()).and_then(|l| l.pv.get(1).copied());
     SearchOutcome {
         best,
         ponder,

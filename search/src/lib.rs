@@ -18,6 +18,8 @@
 //!     time, a single move, a decided search);
 //!   - [`report`]: progress and result ([`Info`], [`PvLine`], [`Score`],
 //!     [`SearchOutcome`]).
+//! - [`tactics`]: the root's material check (a small alpha-beta over the rules' material
+//!   on the moves the search liked best).
 //! - [`mate`]: the tsume solver ([`mate::MateSolver`]: df-pn over checks and evasions,
 //!   a table in bounded memory, the mating line), `go mate`'s search.
 //! - [`root_policy`]: self-play's search, driven step by step ([`Search`]: budget, root
@@ -34,6 +36,7 @@ pub mod report;
 pub mod rng;
 pub mod root_policy;
 pub mod stop;
+pub mod tactics;
 pub mod time;
 pub mod tree;
 

@@ -10,29 +10,93 @@
 
 use model::encoding::Encoder;
 use model::Logits;
-use rules::{EndRules, Move, Position, RoyalRule};
+use rules::{EndRules, Move, Position, RoyalRule, Variant};
 
 use crate::config::SearchConfig;
+use crate::mate::{MateLimits, MateSolver, MateVerdict, DEFAULT_MAX_PLIES};
+use crate::stop::Control;
+use crate::tactics;
 use crate::tree::{self as shared, find_immediate_win, RootHooks};
 
 pub use crate::tree::{ChildInfo, Leaf, Proof, Selected};
 
-/// The root mate-in-3 scan (`mate_search_plies` >= 3, variants with the check rule),
-/// run when the root is first expanded and at the start of every search.
+/// Table of the root's tsume solver (`SearchConfig::root_mate_nodes`), MiB: ample for
+/// solves of some ten thousand nodes, small beside the search tree.
+const ROOT_MATE_TABLE_MIB: usize = 16;
+
+/// Root moves at most that [`PlayerTree::refute_mated_moves`] checks in one search (the
+/// search's choice and the next ones when it is refuted), and that
+/// [`PlayerTree::check_root_material`] compares.
+const ROOT_MATE_CANDIDATES: usize = 8;
+
+/// Positions searched full width by the material check of one root move at most
+/// (beyond it the leaves' captures decide): a few milliseconds.
+const ROOT_TACTICS_NODES: u64 = 4_000;
+
+/// The root mate-in-3 scan (`mate_search_plies` >= 3, variants with the check rule) and
+/// the root's tsume solve (`root_mate_nodes`, standard shogi), run when the root is first
+/// expanded and at the start of every search.
 #[derive(Default)]
 struct RootScan {
     pos: Option<Position>,
     evasions: Vec<Move>,
     replies: Vec<Move>,
+    /// Allocated at the first solve.
+    solver: Option<MateSolver>,
 }
 
 impl RootHooks for RootScan {
     fn root_expanded(&mut self, tree: &mut shared::Tree) -> bool {
-        self.root_mate3(tree)
+        self.root_mate3(tree) || self.root_tsume(tree)
     }
 }
 
 impl RootScan {
+    /// Solves `pos` for its side to move within `nodes` of the tsume solver: the mating
+    /// line when it proves one. Standard shogi only; anything else is `None`.
+    fn solve(&mut self, pos: &Position, nodes: u64) -> Option<Vec<Move>> {
+        if nodes == 0 || pos.variant() != Variant::Shogi {
+            return None;
+        }
+        let solver = self.solver.get_or_insert_with(|| MateSolver::new(ROOT_MATE_TABLE_MIB));
+        let limits = MateLimits { nodes: Some(nodes), deadline: None, max_plies: DEFAULT_MAX_PLIES, shorten: false };
+        match solver.solve(pos, &limits, &Control::new()).ok()?.verdict {
+            MateVerdict::Mate(line) if !line.is_empty() => Some(line),
+            _ => None,
+        }
+    }
+
+    /// A mate by continuous checks for the side to move at the root, found by the tsume
+    /// solver (dlshogi's root df-pn): the first move's child is proven lost and the root
+    /// won. The root's edges must exist.
+    fn root_tsume(&mut self, tree: &mut shared::Tree) -> bool {
+        if tree.root_proof() != Proof::Unknown {
+            return false;
+        }
+        let Some(line) = self.solve(tree.root_position(), tree.params().root_mate_nodes) else {
+            return false;
+        };
+        match tree.root_edges().find(|&ei| tree.edge(ei).mv == line[0]) {
+            Some(ei) => tree.prove_root_child(ei, Proof::Loss(line.len() as u16 - 1)) != Proof::Unknown,
+            None => false,
+        }
+    }
+
+    /// Whether the opponent has a mate by continuous checks after root move `mv`: the
+    /// length of its line.
+    fn mate_after(&mut self, root: &Position, mv: Move, nodes: u64) -> Option<usize> {
+        let pos = match &mut self.pos {
+            Some(p) => {
+                p.clone_from(root);
+                p
+            }
+            None => self.pos.insert(root.clone()),
+        };
+        pos.play(mv);
+        let after = pos.clone();
+        self.solve(&after, nodes).map(|line| line.len())
+    }
+
     /// Looks for a checking root move after which every reply allows a mate in 1, so that
     /// mates in 3 are found at the first visit of the root whatever the network's priors.
     /// A found move's child is proven lost (in 2) and the root proven won. The root's
@@ -94,6 +158,9 @@ impl RootScan {
 pub struct PlayerTree {
     tree: shared::Tree,
     scan: RootScan,
+    /// The root edge the material check chose over the search's own choice, until the
+    /// next search.
+    chosen: Option<usize>,
     /// Network evaluations requested since [`PlayerTree::begin_search`].
     evaluations: u64,
     max_depth: u32,
@@ -105,6 +172,7 @@ impl PlayerTree {
         PlayerTree {
             tree: shared::Tree::new(params, end_rules, pos),
             scan: RootScan::default(),
+            chosen: None,
             evaluations: 0,
             max_depth: 0,
             depth_sum: 0,
@@ -121,6 +189,7 @@ impl PlayerTree {
 
     /// Drops the whole tree and starts from `pos`, giving its memory back.
     pub fn reset(&mut self, pos: &Position) {
+        self.chosen = None;
         self.tree.reset(pos);
         self.tree.release_memory();
     }
@@ -134,6 +203,7 @@ impl PlayerTree {
     /// afresh (and gives the memory of the dropped tree back). Returns the visits kept. Must
     /// not be called with leaves in flight.
     pub fn set_root(&mut self, pos: &Position) -> u32 {
+        self.chosen = None;
         let kept = self.tree.set_root(pos);
         if kept == 0 {
             // Started afresh: a full tree must not keep the memory of what it dropped.
@@ -144,14 +214,44 @@ impl PlayerTree {
 
     /// Starts counting a new search (statistics only; the tree is kept).
     pub fn begin_search(&mut self) {
+        self.chosen = None;
         self.tree.begin_search();
         self.evaluations = 0;
         self.max_depth = 0;
         self.depth_sum = 0;
         // A reused root was expanded as an inner node: give it the root mate search.
-        if self.tree.root_is_expanded() {
-            self.scan.root_mate3(&mut self.tree);
+        if self.tree.root_is_expanded() && !self.scan.root_mate3(&mut self.tree) {
+            self.scan.root_tsume(&mut self.tree);
         }
+    }
+
+    /// Checks the move the search chose against a mate by continuous checks of the
+    /// opponent (the tsume solver, `SearchConfig::root_mate_nodes` nodes a move; standard
+    /// shogi): a refuted move's child is proven won for the opponent, so that the next
+    /// best move is chosen and checked in turn, up to [`ROOT_MATE_CANDIDATES`] moves.
+    /// A search of a few hundred simulations with a young network's policy often never
+    /// looks at the opponent's quiet-looking sequence of checks. Returns the moves refuted.
+    pub fn refute_mated_moves(&mut self) -> usize {
+        let nodes = self.tree.params().root_mate_nodes;
+        if nodes == 0 || self.tree.root_position().variant() != Variant::Shogi {
+            return 0;
+        }
+        let root = self.tree.root_position().clone();
+        let mut refuted = 0;
+        for _ in 0..ROOT_MATE_CANDIDATES {
+            let Some(ei) = self.tree.best_edge(0) else { break };
+            if self.tree.edge_proof(ei) != Proof::Unknown {
+                break;
+            }
+            match self.scan.mate_after(&root, self.tree.edge(ei).mv, nodes) {
+                Some(plies) => {
+                    self.tree.prove_root_child(ei, Proof::Win(plies as u16));
+                    refuted += 1;
+                }
+                None => break,
+            }
+        }
+        refuted
     }
 
     /// Simulations started since [`PlayerTree::begin_search`].
@@ -240,7 +340,58 @@ impl PlayerTree {
     /// The move to play (the shortest proven win, else the most visited move not proven
     /// to lose), `None` when the root has no legal move or was never expanded.
     pub fn best_move(&self) -> Option<Move> {
-        self.tree.best_edge(0).map(|ei| self.tree.edge(ei).mv)
+        self.chosen.or_else(|| self.tree.best_edge(0)).map(|ei| self.tree.edge(ei).mv)
+    }
+
+    /// The root's material check (`SearchConfig::root_tactics_plies`, [`crate::tactics`]):
+    /// searches the most visited root moves (up to [`ROOT_MATE_CANDIDATES`]) over the
+    /// rules' material and, when the search's choice falls more than
+    /// `root_tactics_margin` short of the best of them, plays the most visited one that
+    /// does not ([`PlayerTree::best_move`] until the next search). A proven result is
+    /// left alone. Returns the move chosen instead, if any.
+    pub fn check_root_material(&mut self) -> Option<Move> {
+        let params = self.tree.params();
+        let plies = params.root_tactics_plies;
+        if plies == 0 || self.tree.root_proof() != Proof::Unknown {
+            return None;
+        }
+        let margin = params.root_tactics_margin as f64;
+        let limits = tactics::TacticsLimits {
+            max_nodes: ROOT_TACTICS_NODES,
+            quiescence: rules::QuiescenceLimits { check_plies: params.leaf_material_check_plies, ..Default::default() },
+        };
+        let mut edges: Vec<(usize, u32)> = self
+            .tree
+            .root_edges()
+            .filter(|&ei| !self.tree.edge_proof(ei).is_loss())
+            .filter_map(|ei| self.tree.edge_stats(ei).map(|(_, visits)| (ei, visits)))
+            .filter(|&(_, visits)| visits > 0)
+            .collect();
+        edges.sort_by_key(|&(_, visits)| std::cmp::Reverse(visits));
+        edges.truncate(ROOT_MATE_CANDIDATES);
+        let first = self.tree.best_edge(0)?;
+        if edges.len() < 2 || edges[0].0 != first {
+            return None;
+        }
+        let mut pos = self.tree.root_position().clone();
+        let end_rules = self.tree.end_rules().clone();
+        let candidates: Vec<(Move, f64)> = edges
+            .iter()
+            .map(|&(ei, _)| {
+                let mv = self.tree.edge(ei).mv;
+                pos.play(mv);
+                let (lo, hi) = (f64::NEG_INFINITY, f64::INFINITY);
+                let score = -tactics::material_outlook(&mut pos, plies - 1, lo, hi, &end_rules, &limits, &mut 0);
+                pos.undo();
+                (mv, score)
+            })
+            .collect();
+        let pick = tactics::choose(&candidates, margin)?;
+        let index = candidates.iter().position(|c| c.0 == pick)?;
+        (index > 0).then(|| {
+            self.chosen = Some(edges[index].0);
+            pick
+        })
     }
 
     /// Principal variation starting with root move `first`: then the best child at each
@@ -306,6 +457,83 @@ mod tests {
         assert!(["2e2c", "2e2c+"].contains(&best.to_usi().as_str()));
         assert_eq!(tree.pv_from(best), vec![best]);
         assert_eq!(tree.root_wdl(), [1.0, 0.0, 0.0]);
+    }
+
+    /// Runs `n` simulations with a uniform policy and an even value.
+    fn simulate(tree: &mut PlayerTree, n: usize) {
+        let policy = vec![0.0; Encoder::new(Variant::Shogi).policy_size()];
+        simulate_with(tree, n, &policy);
+    }
+
+    /// Runs `n` simulations with the policy logits `policy` at every node and an even value.
+    fn simulate_with(tree: &mut PlayerTree, n: usize, policy: &[f32]) {
+        let enc = Encoder::new(Variant::Shogi);
+        let mut input = vec![0.0; enc.input_len()];
+        tree.begin_search();
+        for _ in 0..n {
+            if tree.is_done() {
+                break;
+            }
+            if let Selected::NeedsEval(leaf) = tree.select_leaf(&enc, &mut input) {
+                tree.apply(leaf, policy, [0.3, 0.4, 0.3]);
+            }
+        }
+    }
+
+    /// Sente mates in 7 by continuous checks (data/tsume/reference.tsv, mate-7-9).
+    const MATE_IN_7: &str = "3k5/1n3S3/9/5+P3/6P2/9/9/9/K8 b RB 1";
+
+    /// The root's tsume solve proves a mate beyond the mate-in-3 scan at the first visit.
+    #[test]
+    fn the_root_tsume_solve_proves_a_longer_mate() {
+        let pos = Position::from_sfen(Variant::Shogi, MATE_IN_7).unwrap();
+        let mut off = PlayerTree::new(SearchConfig::default(), EndRules::default(), &pos);
+        simulate(&mut off, 1);
+        assert_eq!(off.root_proof(), Proof::Unknown);
+        let params = SearchConfig { root_mate_nodes: 100_000, ..SearchConfig::default() };
+        let mut on = PlayerTree::new(params, EndRules::default(), &pos);
+        simulate(&mut on, 1);
+        match on.root_proof() {
+            Proof::Win(k) => assert!(k >= 5 && k % 2 == 1, "a mate in {k}"),
+            p => panic!("not proven: {p:?}"),
+        }
+        let mut after = pos.clone();
+        after.play(on.best_move().unwrap());
+        assert!(after.in_check(), "the mate starts with a check");
+    }
+
+    /// With gote to move in the same position, many moves let sente mate in 7. A policy
+    /// that points at one of them makes it the search's choice; it is refuted, and so
+    /// are the next choices, until one holds (or every move is proven to lose).
+    #[test]
+    fn moves_that_allow_a_mate_by_checks_are_refuted() {
+        let sfen = MATE_IN_7.replace(" b ", " w ");
+        let pos = Position::from_sfen(Variant::Shogi, &sfen).unwrap();
+        let mates_after = |mv: Move| {
+            let mut p = pos.clone();
+            p.play(mv);
+            let limits = MateLimits { nodes: Some(100_000), ..MateLimits::default() };
+            matches!(MateSolver::new(16).solve(&p, &limits, &Control::new()).unwrap().verdict, MateVerdict::Mate(_))
+        };
+        let enc = Encoder::new(Variant::Shogi);
+        let (mut moves, mut labels) = (Vec::new(), Vec::new());
+        enc.legal_moves_indexed(&pos, &mut moves, &mut labels);
+        let bad = moves.iter().position(|&mv| mates_after(mv)).expect("a move that allows the mate");
+        let mut policy = vec![0.0; enc.policy_size()];
+        policy[labels[bad] as usize] = 20.0;
+        let params = SearchConfig { root_mate_nodes: 100_000, ..SearchConfig::default() };
+        let mut tree = PlayerTree::new(params, EndRules::default(), &pos);
+        simulate_with(&mut tree, 100, &policy);
+        assert_eq!(tree.best_move(), Some(moves[bad]));
+        assert!(tree.refute_mated_moves() >= 1);
+        let best = tree.best_move().unwrap();
+        assert_ne!(best, moves[bad]);
+        assert!(tree.root_proof().is_loss() || !mates_after(best), "{best} still allows a mate");
+        // Off, nothing is checked.
+        let mut off = PlayerTree::new(SearchConfig::default(), EndRules::default(), &pos);
+        simulate_with(&mut off, 100, &policy);
+        assert_eq!(off.refute_mated_moves(), 0);
+        assert_eq!(off.best_move(), Some(moves[bad]));
     }
 
     /// A tree that filled up to its cap and then gets a root it does not hold (an earlier

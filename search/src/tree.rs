@@ -682,8 +682,9 @@ impl Tree {
 
     /// The material value (win - loss) of the side to move at `work`.
     fn material_value(&self) -> f32 {
-        let balance =
-            rules::quiescent_balance(&self.work, self.work.side_to_move(), rules::QuiescenceLimits::default());
+        let limits =
+            rules::QuiescenceLimits { check_plies: self.params.leaf_material_check_plies, ..Default::default() };
+        let balance = rules::quiescent_balance(&self.work, self.work.side_to_move(), limits);
         let p = rules::material_win_probability(balance, self.params.leaf_material_scale as f64);
         (2.0 * p - 1.0) as f32
     }

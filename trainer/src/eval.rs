@@ -224,7 +224,8 @@ pub enum EvalSetupError {
 }
 
 /// The search of evaluation games (`eval.search`): the engine's defaults (PUCT) or the
-/// config's `[search]` table. The engine's search keeps the config's leaf material mix:
+/// config's `[search]` table. The engine's search keeps the config's leaf material mix
+/// (and its check plies):
 /// the network learned its values beside it, and the engine plays it so
 /// (`SearchConfig::leaf_material_mix`).
 pub fn eval_search(ecfg: &EvalConfig, selfplay: &SearchConfig) -> SearchConfig {
@@ -233,6 +234,7 @@ pub fn eval_search(ecfg: &EvalConfig, selfplay: &SearchConfig) -> SearchConfig {
         EvalSearch::Engine => SearchConfig {
             leaf_material_mix: selfplay.leaf_material_mix,
             leaf_material_scale: selfplay.leaf_material_scale,
+            leaf_material_check_plies: selfplay.leaf_material_check_plies,
             ..SearchConfig::default()
         },
     }

@@ -71,6 +71,15 @@ pub const SPECS: &[OptionSpec] = &[
     // setting the loaded network was trained with (`model::LeafMaterial`), else 0 and 6.
     spin("MaterialMix", AUTO, AUTO, 100),
     spin("MaterialScale", AUTO, AUTO, MAX_MATERIAL_SCALE),
+    // Plies at which the leaf material's capture search also tries quiet checks
+    // (`leaf_material_check_plies`).
+    spin("MaterialCheckPlies", 0, 0, 4),
+    // The root's checks once the search has chosen: the tsume solver's nodes against a
+    // mate by checks (`root_mate_nodes`), and the material check's plies and margin in
+    // hundredths of material units (`root_tactics_plies`, `root_tactics_margin`).
+    spin("RootMateNodes", 0, 0, 10_000_000),
+    spin("RootTactics", 0, 0, 4),
+    spin("RootTacticsMargin", 300, 0, 100_000),
 ];
 
 /// `MaterialMix` and `MaterialScale`: take the loaded network's own setting.
@@ -122,6 +131,11 @@ pub struct Options {
     pub material_mix: i64,
     /// `MaterialScale`: material units, or [`AUTO`] (the network's).
     pub material_scale: i64,
+    pub material_check_plies: i64,
+    pub root_mate_nodes: i64,
+    pub root_tactics: i64,
+    /// `RootTacticsMargin`: hundredths of material units.
+    pub root_tactics_margin: i64,
 }
 
 impl Default for Options {
@@ -151,6 +165,10 @@ impl Default for Options {
             mate_hash_mib: 0,
             material_mix: 0,
             material_scale: 0,
+            material_check_plies: 0,
+            root_mate_nodes: 0,
+            root_tactics: 0,
+            root_tactics_margin: 0,
         };
         for spec in SPECS {
             let v = match spec.kind {
@@ -272,6 +290,10 @@ impl Options {
                 }
                 store(&mut self.material_scale, v, Effect::Tree)
             }
+            "MaterialCheckPlies" => store(&mut self.material_check_plies, int()?, Effect::Tree),
+            "RootMateNodes" => store(&mut self.root_mate_nodes, int()?, Effect::Tree),
+            "RootTactics" => store(&mut self.root_tactics, int()?, Effect::Tree),
+            "RootTacticsMargin" => store(&mut self.root_tactics_margin, int()?, Effect::Tree),
             other => return Err(OptionError::NoHandler(other)),
         })
     }
@@ -336,6 +358,10 @@ impl Options {
             max_tree_mib: self.hash_mib,
             leaf_material_mix,
             leaf_material_scale,
+            leaf_material_check_plies: self.material_check_plies as u32,
+            root_mate_nodes: self.root_mate_nodes as u64,
+            root_tactics_plies: self.root_tactics as u32,
+            root_tactics_margin: self.root_tactics_margin as f32 / 100.0,
             ..SearchConfig::default()
         }
     }
@@ -480,6 +506,29 @@ mod tests {
 
     /// Every value an option announces is one it takes: MateSearchPlies was a spin of
     /// 0..3 whose 2 the tree does not know (`SearchConfig::validate` refuses it).
+    /// The root checks' and the check plies' options default to the search's defaults and
+    /// reach the search.
+    #[test]
+    fn root_check_options_reach_the_search() {
+        let mut o = Options::default();
+        let (search, defaults) = (o.search_config(), SearchConfig::default());
+        assert_eq!(search.leaf_material_check_plies, defaults.leaf_material_check_plies);
+        assert_eq!(search.root_mate_nodes, defaults.root_mate_nodes);
+        assert_eq!(search.root_tactics_plies, defaults.root_tactics_plies);
+        assert_eq!(search.root_tactics_margin, defaults.root_tactics_margin);
+        for (name, value) in [("MaterialCheckPlies", "1"), ("RootMateNodes", "5000"), ("RootTactics", "2")] {
+            assert_eq!(o.set(name, value), Ok(Effect::Tree));
+        }
+        o.set("RootTacticsMargin", "150").unwrap();
+        let search = o.search_config();
+        assert_eq!(search.leaf_material_check_plies, 1);
+        assert_eq!(search.root_mate_nodes, 5000);
+        assert_eq!(search.root_tactics_plies, 2);
+        assert_eq!(search.root_tactics_margin, 1.5);
+        assert!(search.validate().is_ok());
+        assert!(o.set("RootTactics", "5").is_err());
+    }
+
     #[test]
     fn mate_search_plies_offers_only_what_the_tree_takes() {
         let mut o = Options::default();
