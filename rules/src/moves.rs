@@ -34,6 +34,20 @@ impl Move {
         }
     }
 
+    /// Could this move give check to a king on `king`? Only a piece that lands on one of
+    /// the king's eight lines or a knight's jump away, or leaves such a line (uncovering
+    /// a slider), can: a cheap filter before the move is made (never false for a move
+    /// that checks).
+    pub fn may_give_check(self, king: Square) -> bool {
+        let on_line = |s: Square| {
+            let (dx, dy) = (s.file() as i32 - king.file() as i32, s.rank() as i32 - king.rank() as i32);
+            dx == 0 || dy == 0 || dx.abs() == dy.abs()
+        };
+        let to = self.to();
+        let (dx, dy) = ((to.file() as i32 - king.file() as i32).abs(), (to.rank() as i32 - king.rank() as i32).abs());
+        on_line(to) || (dx == 1 && dy == 2) || self.from().is_some_and(on_line)
+    }
+
     pub fn is_drop(self) -> bool {
         matches!(self, Move::Drop { .. })
     }

@@ -138,19 +138,6 @@ struct Quiescence {
     scratch: Vec<Move>,
 }
 
-/// Could `mv` give check to a king on `king`? Only a piece that lands on one of the
-/// king's eight lines or a knight's jump away, or leaves such a line (uncovering a
-/// slider), can: a cheap filter before the move is made.
-fn may_check(king: Square, mv: Move) -> bool {
-    let on_line = |s: Square| {
-        let (dx, dy) = (s.file() as i32 - king.file() as i32, s.rank() as i32 - king.rank() as i32);
-        dx == 0 || dy == 0 || dx.abs() == dy.abs()
-    };
-    let to = mv.to();
-    let (dx, dy) = ((to.file() as i32 - king.file() as i32).abs(), (to.rank() as i32 - king.rank() as i32).abs());
-    on_line(to) || (dx == 1 && dy == 2) || mv.from().is_some_and(on_line)
-}
-
 impl Quiescence {
     /// The side to move's balance after the captures, given its balance `balance` now.
     fn node(&mut self, pos: &mut Position, balance: f64, mut alpha: f64, beta: f64, ply: usize) -> f64 {
@@ -218,7 +205,7 @@ impl Quiescence {
                 Move::Drop { .. } => true,
                 Move::Lion { .. } => false,
             };
-            if !quiet || !may_check(king, mv) {
+            if !quiet || !mv.may_give_check(king) {
                 continue;
             }
             let undo = pos.make(mv);

@@ -103,15 +103,18 @@ pub struct SearchConfig {
     /// chosen lets the opponent mate so, in which case the next best is taken (up to 8
     /// moves). Each solve stops at this many nodes (about a millisecond per thousand).
     /// Players only (the engine, the arena, the in-run evaluation), not self-play's root.
-    /// Default 0 (off). Valid: 0..=10,000,000.
+    /// Default 20,000 (with the material check below it was the best arm against fsf1,
+    /// `docs/strength.md`); 0: off. Valid: 0..=10,000,000.
     pub root_mate_nodes: u64,
-    /// Plies of the root's material check (`search::tactics`), players only: once the
+    /// Plies of the root's material check (`search::tactics`), players of standard shogi
+    /// only (sho and dai are untested, and dai's width would cost a second a move): once the
     /// search has chosen, the most visited root moves (up to 8) are searched this many
     /// plies deep over every legal move (the root move included), then the captures of
     /// the leaf material; the most visited move whose material outlook is within
     /// `root_tactics_margin` of the best of them is played. A young network's search at a
     /// few hundred simulations leaves pieces to plain sequences of captures and forks
-    /// that three plies see. Knowledge from the rules. Default 0 (off). Valid: 0..=4.
+    /// that three plies see. Knowledge from the rules. Default 3 (it lifted the CPU
+    /// demo's networks against fsf1, `docs/strength.md`); 0: off. Valid: 0..=4.
     pub root_tactics_plies: u32,
     /// Material units (pawn 1, gold 6, rook 10; board and hand both count) by which a
     /// move's outlook may fall short of the best candidate's and still be played.
@@ -139,8 +142,8 @@ impl Default for SearchConfig {
             leaf_material_mix: 0.0,
             leaf_material_scale: rules::MATERIAL_SCALE as f32,
             leaf_material_check_plies: 0,
-            root_mate_nodes: 0,
-            root_tactics_plies: 0,
+            root_mate_nodes: 20_000,
+            root_tactics_plies: 3,
             root_tactics_margin: 3.0,
         }
     }

@@ -105,7 +105,9 @@ where
         }
     }
     let _halt_guard = HaltOnDrop(shared.clone());
-    let handles = spawn_workers(tree, evaluators, encoder, limits, settings, &shared);
+    // Under a clock the search leaves a share of its time to the root's checks.
+    let search_limits = &leave_time_for_checks(limits, lock(tree).params());
+    let handles = spawn_workers(tree, evaluators, encoder, search_limits, settings, &shared);
     let mut last_info = Instant::now();
     let stopped_by = loop {
         std::thread::sleep(Duration::from_millis(1));
@@ -121,8 +123,8 @@ where
             break StopReason::Error;
         }
         let now = Instant::now();
-        let progress = progress(&lock(tree), limits, &shared);
-        if let Some(reason) = stop::check(limits, &progress, control, start, now) {
+        let progress = progress(&lock(tree), search_limits, &shared);
+        if let Some(reason) = stop::check(search_limits, &progress, control, start, now) {
             break reason;
         }
         if settings.info_interval_ms > 0
@@ -137,12 +139,37 @@ where
     let outcome = {
         let mut t = lock(tree);
         if stopped_by != StopReason::Error {
-            t.refute_mated_moves();
-            t.check_root_material();
+            let deadline = checks_deadline(limits, control, start);
+            t.refute_mated_moves(deadline);
+            t.check_root_material(deadline);
         }
         outcome(&t, start, settings, &shared, stopped_by)
     };
     (outcome, Workers(handles))
+}
+
+/// Share of a clock's budget kept back from the search for the root's checks (the tsume
+/// guard and the material check, which end at the budget's hard limit).
+const CHECKS_SHARE: f64 = 0.15;
+
+/// `limits` with soft and hard limits shortened by [`CHECKS_SHARE`] when the root's
+/// checks are on.
+fn leave_time_for_checks(limits: &Limits, params: &crate::SearchConfig) -> Limits {
+    let checks = params.root_mate_nodes > 0 || params.root_tactics_plies > 0;
+    let mut shortened = *limits;
+    if let (true, Some(b)) = (checks, limits.budget) {
+        let keep = |ms: u64| ((ms as f64) * (1.0 - CHECKS_SHARE)).max(1.0) as u64;
+        shortened.budget = Some(crate::time::Budget { soft: keep(b.soft), hard: keep(b.hard) });
+    }
+    shortened
+}
+
+/// When the root's checks must be done: the clock's hard limit (from the ponderhit when
+/// pondering), `None` without a clock.
+fn checks_deadline(limits: &Limits, control: &Control, start: Instant) -> Option<Instant> {
+    let budget = limits.budget?;
+    let clock_start = if limits.ponder { control.ponderhit_at().unwrap_or_else(Instant::now) } else { start };
+    Some(clock_start + Duration::from_millis(budget.hard))
 }
 
 fn spawn_workers<L>(

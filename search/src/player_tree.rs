@@ -10,6 +10,8 @@
 
 use model::encoding::Encoder;
 use model::Logits;
+use std::time::Instant;
+
 use rules::{EndRules, Move, Position, RoyalRule, Variant};
 
 use crate::config::SearchConfig;
@@ -54,12 +56,12 @@ impl RootHooks for RootScan {
 impl RootScan {
     /// Solves `pos` for its side to move within `nodes` of the tsume solver: the mating
     /// line when it proves one. Standard shogi only; anything else is `None`.
-    fn solve(&mut self, pos: &Position, nodes: u64) -> Option<Vec<Move>> {
+    fn solve(&mut self, pos: &Position, nodes: u64, deadline: Option<Instant>) -> Option<Vec<Move>> {
         if nodes == 0 || pos.variant() != Variant::Shogi {
             return None;
         }
         let solver = self.solver.get_or_insert_with(|| MateSolver::new(ROOT_MATE_TABLE_MIB));
-        let limits = MateLimits { nodes: Some(nodes), deadline: None, max_plies: DEFAULT_MAX_PLIES, shorten: false };
+        let limits = MateLimits { nodes: Some(nodes), deadline, max_plies: DEFAULT_MAX_PLIES, shorten: false };
         match solver.solve(pos, &limits, &Control::new()).ok()?.verdict {
             MateVerdict::Mate(line) if !line.is_empty() => Some(line),
             _ => None,
@@ -73,7 +75,7 @@ impl RootScan {
         if tree.root_proof() != Proof::Unknown {
             return false;
         }
-        let Some(line) = self.solve(tree.root_position(), tree.params().root_mate_nodes) else {
+        let Some(line) = self.solve(tree.root_position(), tree.params().root_mate_nodes, None) else {
             return false;
         };
         match tree.root_edges().find(|&ei| tree.edge(ei).mv == line[0]) {
@@ -84,7 +86,7 @@ impl RootScan {
 
     /// Whether the opponent has a mate by continuous checks after root move `mv`: the
     /// length of its line.
-    fn mate_after(&mut self, root: &Position, mv: Move, nodes: u64) -> Option<usize> {
+    fn mate_after(&mut self, root: &Position, mv: Move, nodes: u64, deadline: Option<Instant>) -> Option<usize> {
         let pos = match &mut self.pos {
             Some(p) => {
                 p.clone_from(root);
@@ -94,7 +96,7 @@ impl RootScan {
         };
         pos.play(mv);
         let after = pos.clone();
-        self.solve(&after, nodes).map(|line| line.len())
+        self.solve(&after, nodes, deadline).map(|line| line.len())
     }
 
     /// Looks for a checking root move after which every reply allows a mate in 1, so that
@@ -230,8 +232,9 @@ impl PlayerTree {
     /// shogi): a refuted move's child is proven won for the opponent, so that the next
     /// best move is chosen and checked in turn, up to [`ROOT_MATE_CANDIDATES`] moves.
     /// A search of a few hundred simulations with a young network's policy often never
-    /// looks at the opponent's quiet-looking sequence of checks. Returns the moves refuted.
-    pub fn refute_mated_moves(&mut self) -> usize {
+    /// looks at the opponent's quiet-looking sequence of checks. Nothing is solved past
+    /// `deadline` (a clock's hard limit). Returns the moves refuted.
+    pub fn refute_mated_moves(&mut self, deadline: Option<Instant>) -> usize {
         let nodes = self.tree.params().root_mate_nodes;
         if nodes == 0 || self.tree.root_position().variant() != Variant::Shogi {
             return 0;
@@ -239,11 +242,14 @@ impl PlayerTree {
         let root = self.tree.root_position().clone();
         let mut refuted = 0;
         for _ in 0..ROOT_MATE_CANDIDATES {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
             let Some(ei) = self.tree.best_edge(0) else { break };
             if self.tree.edge_proof(ei) != Proof::Unknown {
                 break;
             }
-            match self.scan.mate_after(&root, self.tree.edge(ei).mv, nodes) {
+            match self.scan.mate_after(&root, self.tree.edge(ei).mv, nodes, deadline) {
                 Some(plies) => {
                     self.tree.prove_root_child(ei, Proof::Win(plies as u16));
                     refuted += 1;
@@ -348,17 +354,24 @@ impl PlayerTree {
     /// rules' material and, when the search's choice falls more than
     /// `root_tactics_margin` short of the best of them, plays the most visited one that
     /// does not ([`PlayerTree::best_move`] until the next search). A proven result is
-    /// left alone. Returns the move chosen instead, if any.
-    pub fn check_root_material(&mut self) -> Option<Move> {
+    /// left alone; standard shogi only. A check that `deadline` (a clock's hard limit)
+    /// cuts short changes nothing. Returns the move chosen instead, if any.
+    pub fn check_root_material(&mut self, deadline: Option<Instant>) -> Option<Move> {
         let params = self.tree.params();
         let plies = params.root_tactics_plies;
-        if plies == 0 || self.tree.root_proof() != Proof::Unknown {
+        // Standard shogi only: measured there; in dai three plies of its hundreds of moves
+        // would cost about a second a move.
+        if plies == 0
+            || self.tree.root_position().variant() != Variant::Shogi
+            || self.tree.root_proof() != Proof::Unknown
+        {
             return None;
         }
         let margin = params.root_tactics_margin as f64;
         let limits = tactics::TacticsLimits {
             max_nodes: ROOT_TACTICS_NODES,
             quiescence: rules::QuiescenceLimits { check_plies: params.leaf_material_check_plies, ..Default::default() },
+            deadline,
         };
         let mut edges: Vec<(usize, u32)> = self
             .tree
@@ -386,6 +399,9 @@ impl PlayerTree {
                 (mv, score)
             })
             .collect();
+        if tactics::timed_out(&limits) {
+            return None;
+        }
         let pick = tactics::choose(&candidates, margin)?;
         let index = candidates.iter().position(|c| c.0 == pick)?;
         (index > 0).then(|| {
@@ -480,6 +496,11 @@ mod tests {
         }
     }
 
+    /// The search without the root's tsume solve.
+    fn without_root_mate() -> SearchConfig {
+        SearchConfig { root_mate_nodes: 0, ..SearchConfig::default() }
+    }
+
     /// Sente mates in 7 by continuous checks (data/tsume/reference.tsv, mate-7-9).
     const MATE_IN_7: &str = "3k5/1n3S3/9/5+P3/6P2/9/9/9/K8 b RB 1";
 
@@ -487,7 +508,7 @@ mod tests {
     #[test]
     fn the_root_tsume_solve_proves_a_longer_mate() {
         let pos = Position::from_sfen(Variant::Shogi, MATE_IN_7).unwrap();
-        let mut off = PlayerTree::new(SearchConfig::default(), EndRules::default(), &pos);
+        let mut off = PlayerTree::new(without_root_mate(), EndRules::default(), &pos);
         simulate(&mut off, 1);
         assert_eq!(off.root_proof(), Proof::Unknown);
         let params = SearchConfig { root_mate_nodes: 100_000, ..SearchConfig::default() };
@@ -525,14 +546,14 @@ mod tests {
         let mut tree = PlayerTree::new(params, EndRules::default(), &pos);
         simulate_with(&mut tree, 100, &policy);
         assert_eq!(tree.best_move(), Some(moves[bad]));
-        assert!(tree.refute_mated_moves() >= 1);
+        assert!(tree.refute_mated_moves(None) >= 1);
         let best = tree.best_move().unwrap();
         assert_ne!(best, moves[bad]);
         assert!(tree.root_proof().is_loss() || !mates_after(best), "{best} still allows a mate");
         // Off, nothing is checked.
-        let mut off = PlayerTree::new(SearchConfig::default(), EndRules::default(), &pos);
+        let mut off = PlayerTree::new(without_root_mate(), EndRules::default(), &pos);
         simulate_with(&mut off, 100, &policy);
-        assert_eq!(off.refute_mated_moves(), 0);
+        assert_eq!(off.refute_mated_moves(None), 0);
         assert_eq!(off.best_move(), Some(moves[bad]));
     }
 

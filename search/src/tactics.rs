@@ -5,6 +5,8 @@
 //! also liked that does not. Knowledge from the rules, like the leaf material mix: a
 //! network trained for minutes misses such lines at a few hundred simulations.
 
+use std::time::Instant;
+
 use rules::{quiescent_balance, EndRules, Move, Position, QuiescenceLimits, WIN_SCORE};
 
 /// What one material search may spend and how it reads its leaves.
@@ -14,6 +16,14 @@ pub struct TacticsLimits {
     pub max_nodes: u64,
     /// The captures (and checks) searched at the leaves.
     pub quiescence: QuiescenceLimits,
+    /// When to give up (a clock's hard limit): past it every position is a leaf and
+    /// [`material_outlook`]'s answer is not to be trusted (see [`timed_out`]).
+    pub deadline: Option<Instant>,
+}
+
+/// Whether `limits`' deadline has passed.
+pub fn timed_out(limits: &TacticsLimits) -> bool {
+    limits.deadline.is_some_and(|d| Instant::now() >= d)
 }
 
 /// The material outlook of the side to move at `pos`: `plies` plies of every legal move,
@@ -37,7 +47,7 @@ pub fn material_outlook(
             None => 0.0,
         };
     }
-    if plies == 0 || *nodes >= limits.max_nodes {
+    if plies == 0 || *nodes >= limits.max_nodes || (*nodes % 64 == 63 && timed_out(limits)) {
         return quiescent_balance(pos, me, limits.quiescence);
     }
     *nodes += 1;
@@ -82,7 +92,7 @@ mod tests {
 
     fn outlook(sfen: &str, plies: u32) -> f64 {
         let mut pos = Position::from_sfen(Variant::Shogi, sfen).unwrap();
-        let limits = TacticsLimits { max_nodes: 100_000, quiescence: QuiescenceLimits::default() };
+        let limits = TacticsLimits { max_nodes: 100_000, quiescence: QuiescenceLimits::default(), deadline: None };
         material_outlook(&mut pos, plies, f64::NEG_INFINITY, f64::INFINITY, &EndRules::default(), &limits, &mut 0)
     }
 

@@ -77,8 +77,8 @@ pub const SPECS: &[OptionSpec] = &[
     // The root's checks once the search has chosen: the tsume solver's nodes against a
     // mate by checks (`root_mate_nodes`), and the material check's plies and margin in
     // hundredths of material units (`root_tactics_plies`, `root_tactics_margin`).
-    spin("RootMateNodes", 0, 0, 10_000_000),
-    spin("RootTactics", 0, 0, 4),
+    spin("RootMateNodes", 20_000, 0, 10_000_000),
+    spin("RootTactics", 3, 0, 4),
     spin("RootTacticsMargin", 300, 0, 100_000),
 ];
 

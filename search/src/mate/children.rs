@@ -1,7 +1,7 @@
 //! A node's moves as the solver sees them: the attacker's checks at an OR node, every
 //! evasion at an AND node, each with the child position's keys and first numbers.
 
-use rules::{Color, Move, Position, Square};
+use rules::{Color, Move, Position};
 
 use super::hand::{pack, unit, where_absent, where_present};
 use super::table::{Numbers, Table};
@@ -62,20 +62,6 @@ impl Hands {
     }
 }
 
-/// Could `mv` give check to a king on `king`? Only a piece that lands on one of the
-/// king's eight lines or a knight's jump away, or leaves a line (uncovering a slider),
-/// can: a cheap filter before the move is made.
-#[inline]
-fn may_check(king: Square, mv: Move) -> bool {
-    let on_line = |s: Square| {
-        let (dx, dy) = (s.file() as i32 - king.file() as i32, s.rank() as i32 - king.rank() as i32);
-        dx == 0 || dy == 0 || dx.abs() == dy.abs()
-    };
-    let to = mv.to();
-    let (dx, dy) = ((to.file() as i32 - king.file() as i32).abs(), (to.rank() as i32 - king.rank() as i32).abs());
-    on_line(to) || (dx == 1 && dy == 2) || mv.from().is_some_and(on_line)
-}
-
 /// What the attacker's move `mv` drops and captures, as hand words.
 fn spent_and_gained(pos: &Position, mv: Move) -> (u32, u32) {
     match mv {
@@ -98,7 +84,7 @@ pub(crate) fn checks(pos: &mut Position, table: &Table, ply: u16, moves: &mut Ve
     let Some(&king) = pos.royals(attacker.opponent()).first() else { return };
     pos.generate_legal(moves);
     for &mv in moves.iter() {
-        if !may_check(king, mv) {
+        if !mv.may_give_check(king) {
             continue;
         }
         let (spent, gained) = spent_and_gained(pos, mv);
@@ -184,7 +170,7 @@ mod tests {
                     pos.unmake(mv, undo);
                     if check {
                         checks_seen += 1;
-                        assert!(may_check(king, mv), "{mv} checks in {}", pos.to_sfen());
+                        assert!(mv.may_give_check(king), "{mv} checks in {}", pos.to_sfen());
                     }
                 }
                 seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
