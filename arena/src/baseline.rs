@@ -18,7 +18,8 @@
 //! the same code serves standard, sho and dai shogi. All claim a win by declaration
 //! when the rules allow it.
 
-use rules::{material_balance, EndRules, Move, Position};
+use rules::{material_balance, EndRules, Move, Position, QuiescenceLimits};
+use search::tactics::{material_outlook, TacticsLimits};
 use search::Rng;
 
 use crate::player::{Action, Fault, GoRequest, Player};
@@ -108,9 +109,6 @@ fn random_move(pos: &Position, rng: &mut Rng) -> Option<Move> {
     }
 }
 
-/// The score of a won game, above any material balance; a win found with more depth
-/// left (sooner) scores higher.
-const WIN: f64 = 1.0e6;
 /// Root scores this close are ties.
 const TIE: f64 = 1e-9;
 
@@ -140,31 +138,18 @@ fn material_move(pos: &Position, depth: u32, end_rules: &EndRules, rng: &mut Rng
     Some(ties[rng.below(ties.len())])
 }
 
-/// The side to move's material outlook `depth` plies deep, in (alpha, beta).
-fn negamax(pos: &mut Position, depth: u32, mut alpha: f64, beta: f64, end_rules: &EndRules) -> f64 {
-    let me = pos.side_to_move();
-    if let Some(o) = pos.outcome(end_rules) {
-        return match o.winner {
-            Some(w) if w == me => WIN + depth as f64,
-            Some(_) => -(WIN + depth as f64),
-            None => 0.0,
-        };
-    }
-    if depth == 0 {
-        return material_balance(pos, me);
-    }
-    let mut best = f64::NEG_INFINITY;
-    for mv in ordered_moves(pos) {
-        pos.play(mv);
-        let score = -negamax(pos, depth - 1, -beta, -alpha, end_rules);
-        pos.undo();
-        best = best.max(score);
-        alpha = alpha.max(score);
-        if alpha >= beta {
-            break;
-        }
-    }
-    best
+/// The leaves of the material players: the static balance (no capture search), no
+/// node limit, no clock.
+const STATIC_LEAVES: TacticsLimits = TacticsLimits {
+    max_nodes: u64::MAX,
+    quiescence: QuiescenceLimits { max_depth: 0, max_nodes: 1, check_plies: 0 },
+    deadline: None,
+};
+
+/// The side to move's material outlook `depth` plies deep, in (alpha, beta): the search's
+/// material alpha-beta ([`material_outlook`]) with static leaves.
+fn negamax(pos: &mut Position, depth: u32, alpha: f64, beta: f64, end_rules: &EndRules) -> f64 {
+    material_outlook(pos, depth, alpha, beta, end_rules, &STATIC_LEAVES, &mut 0)
 }
 
 /// Legal moves, the ones that gain the most material at once first (alpha-beta prunes

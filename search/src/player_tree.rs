@@ -87,15 +87,8 @@ impl RootScan {
     /// Whether the opponent has a mate by continuous checks after root move `mv`: the
     /// length of its line.
     fn mate_after(&mut self, root: &Position, mv: Move, nodes: u64, deadline: Option<Instant>) -> Option<usize> {
-        let pos = match &mut self.pos {
-            Some(p) => {
-                p.clone_from(root);
-                p
-            }
-            None => self.pos.insert(root.clone()),
-        };
-        pos.play(mv);
-        let after = pos.clone();
+        let mut after = root.clone();
+        after.play(mv);
         self.solve(&after, nodes, deadline).map(|line| line.len())
     }
 

@@ -14,7 +14,8 @@ use rules::{quiescent_balance, EndRules, Move, Position, QuiescenceLimits, WIN_S
 pub struct TacticsLimits {
     /// Positions searched full width at most; past it every position is a leaf.
     pub max_nodes: u64,
-    /// The captures (and checks) searched at the leaves.
+    /// The captures (and checks) searched at the leaves; `max_depth` 0 reads the static
+    /// balance.
     pub quiescence: QuiescenceLimits,
     /// When to give up (a clock's hard limit): past it every position is a leaf and
     /// [`material_outlook`]'s answer is not to be trusted (see [`timed_out`]).
