@@ -6,9 +6,9 @@
 # release mode and runs
 #   koma train --config configs/shogi-tiny.toml --run <date-time> [your flags]
 # which plays self-play games and trains the network in one process for 25 minutes
-# (train.max_minutes), evaluating it against the material-greedy player and the 2-ply
-# material search (rungs of the ladder, arena/ladder.toml) as it goes, and ends with a
-# one-line summary.
+# (train.max_minutes), then evaluates the last network against the material-greedy player
+# and the 2-ply material search (rungs of the ladder, arena/ladder.toml; about 2 minutes,
+# eval.at_end) and ends with a one-line summary.
 #
 #   scripts/train.sh                              # a new run named after the date
 #   scripts/train.sh --run demo                   # a named run (runs/demo/)

@@ -127,16 +127,8 @@ impl KomaConfig {
     /// material fields that [`KomaConfig::from_network`] names taken from the network's
     /// record when it has one.
     pub fn search_for(&self, meta: Option<&model::ModelMeta>) -> SearchConfig {
-        let mut search = self.search.clone();
-        if let Some(record) = meta.and_then(|m| m.leaf_material) {
-            if self.from_network.mix {
-                search.leaf_material_mix = record.mix;
-            }
-            if self.from_network.scale {
-                search.leaf_material_scale = record.scale;
-            }
-        }
-        search
+        let record = meta.and_then(|m| m.leaf_material);
+        self.search.clone().with_leaf_material_of(record, self.from_network.mix, self.from_network.scale)
     }
 
     /// For reports: the leaf material setting a player of the network at `checkpoint` takes

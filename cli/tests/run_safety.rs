@@ -109,6 +109,26 @@ fn run_of_four_steps(name: &str) -> (PathBuf, PathBuf, PathBuf) {
     (dir, cfg, runs)
 }
 
+/// `eval.at_end`: no evaluation during the run, one of the last checkpoint when the run
+/// reaches its limit, recorded and in the summary.
+#[test]
+fn an_evaluation_at_the_end_plays_the_last_checkpoint_once() {
+    let at_end = CONFIG.replace("interval = 1000", "interval = 0\nat_end = true").replace("games = 2000", "games = 4");
+    let (dir, cfg) = scratch_with("at-end", &at_end);
+    let runs = dir.join("runs");
+    let out = train(&cfg, &runs, &["--max-steps", "8"]).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    let evals = std::fs::read_to_string(runs.join("r/eval.jsonl")).unwrap();
+    let steps: Vec<u64> = evals
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, [8], "{evals}");
+    assert!(format!("{stdout}{stderr}").contains("vs random @8"), "{stdout}{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn state_json_may_only_name_a_checkpoint_of_the_run() {
     // A real run of a few steps, then its state.json pointed outside the run.

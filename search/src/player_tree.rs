@@ -2,6 +2,7 @@
 //! (PUCT, several leaves in flight with virtual loss, exact terminal positions, proofs
 //! with their distance to mate, the short mate search at expansion, reuse of the subtree
 //! of the moves played) plus what a player needs on top: a mate-in-3 scan at the root,
+//! tsume solves at the root and the leaves, the root's material check,
 //! principal variations, depth statistics and `hashfull`.
 //!
 //! The tree is driven leaf by leaf ([`PlayerTree::select_leaf`] then
@@ -18,7 +19,7 @@ use crate::config::SearchConfig;
 use crate::mate::{MateLimits, MateSolver, MateVerdict, DEFAULT_MAX_PLIES};
 use crate::stop::Control;
 use crate::tactics;
-use crate::tree::{self as shared, find_immediate_win, RootHooks};
+use crate::tree::{self as shared, find_immediate_win, TreeHooks};
 
 pub use crate::tree::{ChildInfo, Leaf, Proof, Selected};
 
@@ -35,11 +36,12 @@ const ROOT_MATE_CANDIDATES: usize = 8;
 /// (beyond it the leaves' captures decide): a few milliseconds.
 const ROOT_TACTICS_NODES: u64 = 4_000;
 
-/// The root mate-in-3 scan (`mate_search_plies` >= 3, variants with the check rule) and
-/// the root's tsume solve (`root_mate_nodes`, standard shogi), run when the root is first
-/// expanded and at the start of every search.
+/// A player's mate searches: the root mate-in-3 scan (`mate_search_plies` >= 3, variants
+/// with the check rule) and the root's tsume solve (`root_mate_nodes`, standard shogi),
+/// run when the root is first expanded and at the start of every search, and the leaves'
+/// tsume solves (`leaf_mate_nodes`, standard shogi).
 #[derive(Default)]
-struct RootScan {
+struct PlayerHooks {
     pos: Option<Position>,
     evasions: Vec<Move>,
     replies: Vec<Move>,
@@ -47,13 +49,18 @@ struct RootScan {
     solver: Option<MateSolver>,
 }
 
-impl RootHooks for RootScan {
+impl TreeHooks for PlayerHooks {
     fn root_expanded(&mut self, tree: &mut shared::Tree) -> bool {
         self.root_mate3(tree) || self.root_tsume(tree)
     }
+
+    /// The leaf's tsume solve (`SearchConfig::leaf_mate_nodes`).
+    fn leaf_win(&mut self, pos: &Position, params: &SearchConfig) -> Option<Vec<Move>> {
+        self.solve(pos, params.leaf_mate_nodes, None)
+    }
 }
 
-impl RootScan {
+impl PlayerHooks {
     /// Solves `pos` for its side to move within `nodes` of the tsume solver: the mating
     /// line when it proves one. Standard shogi only; anything else is `None`.
     fn solve(&mut self, pos: &Position, nodes: u64, deadline: Option<Instant>) -> Option<Vec<Move>> {
@@ -152,7 +159,7 @@ impl RootScan {
 /// The search tree of one game of a player.
 pub struct PlayerTree {
     tree: shared::Tree,
-    scan: RootScan,
+    scan: PlayerHooks,
     /// The root edge the material check chose over the search's own choice, until the
     /// next search.
     chosen: Option<usize>,
@@ -166,7 +173,7 @@ impl PlayerTree {
     pub fn new(params: SearchConfig, end_rules: EndRules, pos: &Position) -> PlayerTree {
         PlayerTree {
             tree: shared::Tree::new(params, end_rules, pos),
-            scan: RootScan::default(),
+            scan: PlayerHooks::default(),
             chosen: None,
             evaluations: 0,
             max_depth: 0,
@@ -548,6 +555,42 @@ mod tests {
         simulate_with(&mut off, 100, &policy);
         assert_eq!(off.refute_mated_moves(None), 0);
         assert_eq!(off.best_move(), Some(moves[bad]));
+    }
+
+    /// The leaves' tsume solve proves inside the tree what the root's guard checks only
+    /// after the search: the move the policy points at lets sente mate in 7, its child is
+    /// proven won at its first visit, and the search turns to another move by itself.
+    #[test]
+    fn the_leaves_tsume_solve_proves_the_opponents_mate_in_the_tree() {
+        let sfen = MATE_IN_7.replace(" b ", " w ");
+        let pos = Position::from_sfen(Variant::Shogi, &sfen).unwrap();
+        let enc = Encoder::new(Variant::Shogi);
+        let (mut moves, mut labels) = (Vec::new(), Vec::new());
+        enc.legal_moves_indexed(&pos, &mut moves, &mut labels);
+        // The first move that allows the mate (the guard's test checks such moves exist).
+        let allows_mate = |mv: Move| {
+            let mut p = pos.clone();
+            p.play(mv);
+            let limits = MateLimits { nodes: Some(100_000), ..MateLimits::default() };
+            matches!(MateSolver::new(16).solve(&p, &limits, &Control::new()).unwrap().verdict, MateVerdict::Mate(_))
+        };
+        let bad = moves.iter().position(|&mv| allows_mate(mv)).unwrap();
+        let mut policy = vec![0.0; enc.policy_size()];
+        policy[labels[bad] as usize] = 20.0;
+        let proof_of = |tree: &PlayerTree| tree.root_children().into_iter().find(|c| c.mv == moves[bad]).unwrap().proof;
+        let mut off = PlayerTree::new(without_root_mate(), EndRules::default(), &pos);
+        simulate_with(&mut off, 100, &policy);
+        assert_eq!(proof_of(&off), Proof::Unknown);
+        assert_eq!(off.best_move(), Some(moves[bad]));
+        let params = SearchConfig { leaf_mate_nodes: 100_000, ..without_root_mate() };
+        let mut on = PlayerTree::new(params, EndRules::default(), &pos);
+        simulate_with(&mut on, 100, &policy);
+        match proof_of(&on) {
+            // The move and a mate of at least 7 plies (not shortened).
+            Proof::Loss(k) => assert!(k >= 8 && k % 2 == 0, "lost in {k}"),
+            p => panic!("not proven: {p:?}"),
+        }
+        assert_ne!(on.best_move(), Some(moves[bad]));
     }
 
     /// A tree that filled up to its cap and then gets a root it does not hold (an earlier

@@ -37,7 +37,7 @@ use rules::{EndRules, Move, Position};
 
 use crate::config::SearchConfig;
 use crate::rng::Rng;
-use crate::tree::{Leaf, RootHooks, Selected, Tree};
+use crate::tree::{Leaf, Selected, Tree, TreeHooks};
 
 pub use crate::tree::{ChildInfo, Proof};
 
@@ -79,7 +79,7 @@ struct GumbelRoot {
     active: bool,
 }
 
-impl RootHooks for GumbelRoot {
+impl TreeHooks for GumbelRoot {
     fn root_edge(&mut self, tree: &Tree) -> Option<u32> {
         if !self.active {
             return None;

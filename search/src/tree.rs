@@ -16,7 +16,7 @@
 //! once), so that mates are found even with a uniform evaluator.
 //!
 //! The tree is driven leaf by leaf: [`Tree::select_leaf`] descends (PUCT below the root;
-//! at the root a [`RootHooks`] may choose instead) and either backs up an exact result or
+//! at the root a [`TreeHooks`] may choose instead) and either backs up an exact result or
 //! returns a [`Leaf`] whose input planes it wrote; [`Tree::apply`] takes the leaf's
 //! evaluation. Several leaves may be in flight at once (virtual loss); a descent that
 //! reaches a leaf still waiting for its evaluation is a [`Selected::Collision`].
@@ -180,9 +180,9 @@ pub enum Selected {
     Done,
 }
 
-/// What a user of the tree decides at the root during [`Tree::select_leaf`]. The
-/// defaults: PUCT at the root, nothing more at its expansion.
-pub trait RootHooks {
+/// What a user of the tree decides during [`Tree::select_leaf`]. The defaults: PUCT at
+/// the root, nothing more at the expansion of the root or a leaf.
+pub trait TreeHooks {
     /// The root edge (relative index) to descend, or `None` for PUCT.
     fn root_edge(&mut self, _tree: &Tree) -> Option<u32> {
         None
@@ -196,10 +196,17 @@ pub trait RootHooks {
     fn root_expanded(&mut self, _tree: &mut Tree) -> bool {
         false
     }
+
+    /// Called when a new leaf other than the root was just expanded and the mate search
+    /// at expansion proved nothing: a forced win for the side to move at `pos`, as the
+    /// winning line (the side to move's first), or `None`.
+    fn leaf_win(&mut self, _pos: &Position, _params: &SearchConfig) -> Option<Vec<Move>> {
+        None
+    }
 }
 
 /// PUCT at the root, no extra search.
-impl RootHooks for () {}
+impl TreeHooks for () {}
 
 /// One root move's statistics, from the root's side to move's view.
 #[derive(Clone, Copy, Debug)]
@@ -545,7 +552,7 @@ impl Tree {
     /// Descends to a leaf and either backs up an exact result, or writes the leaf's input
     /// planes to `input` (`encoder.input_len()` values) and returns it for evaluation
     /// (virtual loss on its path until [`Tree::apply`]).
-    pub fn select_leaf<'p, H: RootHooks + ?Sized>(
+    pub fn select_leaf<'p, H: TreeHooks + ?Sized>(
         &mut self,
         encoder: &Encoder,
         input: impl Into<Planes<'p>>,
@@ -657,6 +664,11 @@ impl Tree {
         } else {
             None
         };
+        if proven.is_none() && node != 0 {
+            if let Some(line) = hooks.leaf_win(&self.work, &self.params) {
+                proven = self.prove_win_by(start, &line);
+            }
+        }
         if proven.is_none() && node == 0 && hooks.root_expanded(self) {
             proven = Some(self.nodes[0].proof);
         }
@@ -678,6 +690,21 @@ impl Tree {
         leaf.labels.clear();
         leaf.labels.extend(self.labels_buf.iter().map(|&l| l as u32));
         Selected::NeedsEval(leaf)
+    }
+
+    /// The node just expanded (its edges from `start`, its moves in `moves_buf`) wins by
+    /// `line` (a [`TreeHooks::leaf_win`]): its first move's child is proven lost in the
+    /// line's remaining plies. Returns the node's proof; `None` if the line's first move
+    /// is not among the edges (then nothing is changed).
+    fn prove_win_by(&mut self, start: u32, line: &[Move]) -> Option<Proof> {
+        let i = self.moves_buf.iter().position(|&mv| Some(&mv) == line.first())?;
+        let plies = line.len().min(u16::MAX as usize) as u16;
+        let child = self.nodes.len() as u32;
+        let mut c = Node::new();
+        c.proof = Proof::Loss(plies - 1);
+        self.nodes.push(c);
+        self.edges[start as usize + i].child = child;
+        Some(Proof::Win(plies))
     }
 
     /// The material value (win - loss) of the side to move at `work`.
@@ -737,7 +764,7 @@ impl Tree {
 
     /// Marks root edge `ei`'s child (created if needed) as proven `child_proof` for its
     /// side to move, unless it already has a proof, and recomputes the root's proof from
-    /// its children. For searches at the root ([`RootHooks::root_expanded`]); returns the
+    /// its children. For searches at the root ([`TreeHooks::root_expanded`]); returns the
     /// root's proof.
     pub fn prove_root_child(&mut self, ei: usize, child_proof: Proof) -> Proof {
         let mut child = self.edges[ei].child;

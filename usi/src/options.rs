@@ -78,6 +78,8 @@ pub const SPECS: &[OptionSpec] = &[
     // mate by checks (`root_mate_nodes`), and the material check's plies and margin in
     // hundredths of material units (`root_tactics_plies`, `root_tactics_margin`).
     spin("RootMateNodes", 20_000, 0, 10_000_000),
+    // The tsume solver's nodes at every new leaf of the tree (`leaf_mate_nodes`).
+    spin("LeafMateNodes", 0, 0, 1_000_000),
     spin("RootTactics", 3, 0, 4),
     spin("RootTacticsMargin", 300, 0, 100_000),
 ];
@@ -133,6 +135,7 @@ pub struct Options {
     pub material_scale: i64,
     pub material_check_plies: i64,
     pub root_mate_nodes: i64,
+    pub leaf_mate_nodes: i64,
     pub root_tactics: i64,
     /// `RootTacticsMargin`: hundredths of material units.
     pub root_tactics_margin: i64,
@@ -167,6 +170,7 @@ impl Default for Options {
             material_scale: 0,
             material_check_plies: 0,
             root_mate_nodes: 0,
+            leaf_mate_nodes: 0,
             root_tactics: 0,
             root_tactics_margin: 0,
         };
@@ -292,6 +296,7 @@ impl Options {
             }
             "MaterialCheckPlies" => store(&mut self.material_check_plies, int()?, Effect::Tree),
             "RootMateNodes" => store(&mut self.root_mate_nodes, int()?, Effect::Tree),
+            "LeafMateNodes" => store(&mut self.leaf_mate_nodes, int()?, Effect::Tree),
             "RootTactics" => store(&mut self.root_tactics, int()?, Effect::Tree),
             "RootTacticsMargin" => store(&mut self.root_tactics_margin, int()?, Effect::Tree),
             other => return Err(OptionError::NoHandler(other)),
@@ -309,18 +314,15 @@ impl Options {
     /// the network's value (without a record, 0 and `rules::MATERIAL_SCALE`), any other
     /// value overrides it.
     pub fn leaf_material(&self, network: Option<LeafMaterial>) -> (f32, f32) {
-        let defaults = SearchConfig::default();
-        let mix = match (self.material_mix, network) {
-            (AUTO, Some(n)) => n.mix,
-            (AUTO, None) => defaults.leaf_material_mix,
-            (percent, _) => percent as f32 / 100.0,
-        };
-        let scale = match (self.material_scale, network) {
-            (AUTO, Some(n)) => n.scale,
-            (AUTO, None) => defaults.leaf_material_scale,
-            (units, _) => units as f32,
-        };
-        (mix, scale)
+        let mut own = SearchConfig::default();
+        if self.material_mix != AUTO {
+            own.leaf_material_mix = self.material_mix as f32 / 100.0;
+        }
+        if self.material_scale != AUTO {
+            own.leaf_material_scale = self.material_scale as f32;
+        }
+        let s = own.with_leaf_material_of(network, self.material_mix == AUTO, self.material_scale == AUTO);
+        (s.leaf_material_mix, s.leaf_material_scale)
     }
 
     /// What the search takes from the network's record `network` when it has one and an
@@ -360,6 +362,7 @@ impl Options {
             leaf_material_scale,
             leaf_material_check_plies: self.material_check_plies as u32,
             root_mate_nodes: self.root_mate_nodes as u64,
+            leaf_mate_nodes: self.leaf_mate_nodes as u64,
             root_tactics_plies: self.root_tactics as u32,
             root_tactics_margin: self.root_tactics_margin as f32 / 100.0,
             ..SearchConfig::default()
@@ -514,15 +517,19 @@ mod tests {
         let (search, defaults) = (o.search_config(), SearchConfig::default());
         assert_eq!(search.leaf_material_check_plies, defaults.leaf_material_check_plies);
         assert_eq!(search.root_mate_nodes, defaults.root_mate_nodes);
+        assert_eq!(search.leaf_mate_nodes, defaults.leaf_mate_nodes);
         assert_eq!(search.root_tactics_plies, defaults.root_tactics_plies);
         assert_eq!(search.root_tactics_margin, defaults.root_tactics_margin);
-        for (name, value) in [("MaterialCheckPlies", "1"), ("RootMateNodes", "5000"), ("RootTactics", "2")] {
+        for (name, value) in
+            [("MaterialCheckPlies", "1"), ("RootMateNodes", "5000"), ("LeafMateNodes", "300"), ("RootTactics", "2")]
+        {
             assert_eq!(o.set(name, value), Ok(Effect::Tree));
         }
         o.set("RootTacticsMargin", "150").unwrap();
         let search = o.search_config();
         assert_eq!(search.leaf_material_check_plies, 1);
         assert_eq!(search.root_mate_nodes, 5000);
+        assert_eq!(search.leaf_mate_nodes, 300);
         assert_eq!(search.root_tactics_plies, 2);
         assert_eq!(search.root_tactics_margin, 1.5);
         assert!(search.validate().is_ok());

@@ -1,4 +1,4 @@
-//! The `[eval]` table: the periodic evaluation games of a training run
+//! The `[eval]` table: the evaluation games of a training run, periodic and at its end
 //! (`crate::eval::TrainingEval` plays them).
 
 use std::path::{Path, PathBuf};
@@ -79,6 +79,11 @@ pub struct EvalConfig {
     /// `train.checkpoint_interval` is sensible); 0 disables. Default 5000.
     /// Valid: 0..=1e12. See `trainer::eval` for what is written.
     pub interval: u64,
+    /// Also evaluate the last checkpoint once the run reaches `train.max_minutes` or
+    /// `max_steps` (not when it is interrupted), after training and self-play have
+    /// stopped, so that on a small machine the games take no time from them. With
+    /// `interval = 0` the run is evaluated only then. Default false.
+    pub at_end: bool,
     /// Games against each opponent (each opening twice, colours swapped). Default 40.
     /// Valid: 1..=100000 when `interval` > 0 (no evaluation is `interval = 0`).
     pub games: usize,
@@ -123,6 +128,7 @@ impl Default for EvalConfig {
     fn default() -> Self {
         EvalConfig {
             interval: 5000,
+            at_end: false,
             games: 40,
             opponents: vec!["random".into(), "greedy".into(), "previous".into()],
             simulations: 128,
@@ -156,12 +162,12 @@ pub const OLD_TRAIN_KEYS: [(&str, &str); 11] = [
 impl EvalConfig {
     /// Whether evaluation games are played at all.
     pub fn enabled(&self) -> bool {
-        self.interval > 0
+        self.interval > 0 || self.at_end
     }
 
-    /// Whether an evaluation falls due at optimiser step `step`.
+    /// Whether an evaluation falls due at optimiser step `step` during training.
     pub fn due(&self, step: u64) -> bool {
-        self.enabled() && step % self.interval == 0
+        self.interval > 0 && step % self.interval == 0
     }
 
     /// Checks every field against its valid range (in the field's documentation) and
@@ -176,7 +182,7 @@ impl EvalConfig {
                 model::ConfigError::OutOfRange { field, value, range } => model::ConfigError::OutOfRange {
                     field,
                     value,
-                    range: format!("{range}; eval.interval = 0 turns evaluation off"),
+                    range: format!("{range}; eval.interval = 0 and at_end = false turn evaluation off"),
                 },
                 other => other,
             })?;

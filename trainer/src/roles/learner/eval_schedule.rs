@@ -42,8 +42,9 @@ impl EvalSchedule {
         EvalSchedule { config, plan: Arc::new(plan), runner: EvalRunner::default(), last: Vec::new() }
     }
 
-    pub fn enabled(&self) -> bool {
-        self.config.enabled()
+    /// Whether the last checkpoint is evaluated when the run reaches its limit.
+    pub fn at_end(&self) -> bool {
+        self.config.at_end
     }
 
     /// Whether an evaluation falls due at `step` (its checkpoint is then saved first).

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use arena::Wdl;
 use model::parse_device;
 use model::tch::Device;
 use selfplay::SelfplayFileConfig;
@@ -299,7 +300,7 @@ impl LearnerRole {
 
     /// Trains until stopped or a limit is reached; returns why it stopped.
     pub fn run(&mut self, stop: &AtomicBool) -> Result<String, TrainError> {
-        if self.fresh && self.evals.enabled() {
+        if self.fresh && self.evals.due(0) {
             self.start_evaluation();
         }
         loop {
@@ -460,6 +461,9 @@ impl LearnerRole {
             }
         };
         self.save_last()?;
+        let reached_limit = stop_reason.starts_with("reached");
+        let last_eval =
+            if reached_limit && self.evals.at_end() { self.final_evaluation(last_eval)? } else { last_eval };
         self.log.read_worker_games(&self.files);
         self.log.report_tb_error(&self.display);
         self.log.close(&self.files, &self.display);
@@ -477,6 +481,20 @@ impl LearnerRole {
             last_eval,
             loader_wait_fraction,
         })
+    }
+
+    /// `eval.at_end`: evaluates the last checkpoint, self-play and training stopped, and
+    /// waits for it (Ctrl-C abandons it). Returns the last result per opponent: this
+    /// evaluation's, or `earlier` if it did not finish.
+    fn final_evaluation(&mut self, earlier: Vec<(String, u64, Wdl)>) -> Result<Vec<(String, u64, Wdl)>, TrainError> {
+        self.display.println(&format!("koma train: evaluating the last checkpoint (step {})", self.trainer.step));
+        self.start_evaluation();
+        while self.evals.busy() && !self.opts.stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(100));
+            self.collect_evaluation()?;
+        }
+        let last = self.evals.finish();
+        Ok(if last.is_empty() { earlier } else { last })
     }
 
     /// After a clean stop: the last step's checkpoint (unless it is saved) and state.
