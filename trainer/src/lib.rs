@@ -7,7 +7,9 @@
 //!   encodes shuffled minibatches ahead of the optimiser.
 //! - [`optim`]: SGD with momentum and AdamW in tch tensor operations; their state is
 //!   plain named tensors saved next to each checkpoint ([`optim::optim_path`]).
-//! - [`ema`]: the average of the weights that checkpoints hold (`train.ema_decay`).
+//! - [`ema`]: the average of the weights that checkpoints hold (`train.ema_decay`);
+//!   [`swa`]: the mean of the weights at a run's last checkpoints, which its last
+//!   checkpoint holds (`train.swa_share`).
 //! - [`net_trainer`]: a network being trained ([`NetTrainer`]): loss (policy
 //!   cross-entropy + WDL cross-entropy), warm-up schedule, gradient clipping, f16
 //!   autocast with loss scaling on CUDA.
@@ -37,6 +39,7 @@ pub mod replay;
 pub mod roles;
 pub mod run;
 pub mod supervised;
+pub mod swa;
 pub mod tb;
 
 pub use config::{EvalConfig, OptimizerKind, TrainConfig, TrainFileConfig};

@@ -25,7 +25,10 @@
 //! With `train.ema_decay` the trainer also keeps an average of the weights
 //! ([`WeightAverage`]), updated after each step: [`NetTrainer::playing_net`] is the
 //! network checkpoints hold and self-play plays with, and the raw weights go to the
-//! optimiser state file ([`NetTrainer::save_training_state`]).
+//! optimiser state file ([`NetTrainer::save_training_state`]). With `train.swa_share` it
+//! takes snapshots of the weights at the checkpoints of the run's last stretch
+//! ([`SnapshotAverage`]), and at the run's end the network it plays and checkpoints
+//! becomes their mean ([`NetTrainer::settle_on_snapshot_mean`]).
 
 use model::tch::{self, Device, Kind, Tensor};
 use model::Net;
@@ -34,6 +37,7 @@ use crate::config::{TrainConfig, TrainPrecision};
 use crate::ema::WeightAverage;
 use crate::optim::{optim_path, OptimError, Optimizer};
 use crate::replay::Batch;
+use crate::swa::SnapshotAverage;
 
 /// What one step measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -158,6 +162,10 @@ pub struct NetTrainer {
     pub time_spent: f64,
     /// The average of the weights (`train.ema_decay` above 0), else none.
     average: Option<WeightAverage>,
+    /// Snapshots of the playing network at the checkpoints of `train.swa_share`'s stretch.
+    snapshots: SnapshotAverage,
+    /// Their mean, which the network plays and checkpoints once the run settles on it.
+    settled: Option<Net>,
 }
 
 /// A copy of the network in a lower precision for the forward and backward passes
@@ -244,21 +252,42 @@ impl NetTrainer {
             step,
             average,
             time_spent: 0.0,
+            snapshots: SnapshotAverage::default(),
+            settled: None,
         }
     }
 
-    /// The network to play with and to checkpoint: the average of the weights with
+    /// The network to play with and to checkpoint: the mean of the snapshots once the run
+    /// settled on it (`train.swa_share`), else the average of the weights with
     /// `train.ema_decay`, else the network being trained.
     pub fn playing_net(&self) -> &Net {
+        if let Some(settled) = &self.settled {
+            return settled;
+        }
         self.average.as_ref().map_or(&self.net, WeightAverage::net)
     }
 
+    /// Adds the playing network of the current step to the snapshots
+    /// (`train.swa_share`); nothing if this step's is in already.
+    pub fn take_snapshot(&mut self) {
+        let net = self.average.as_ref().map_or(&self.net, WeightAverage::net);
+        self.snapshots.add(net, self.step);
+    }
+
+    /// From now on the network played and checkpointed is the mean of the snapshots:
+    /// `Some((snapshots, first snapshot's step))`, or none (nothing changes) without any.
+    pub fn settle_on_snapshot_mean(&mut self) -> Option<(usize, u64)> {
+        self.settled = Some(self.snapshots.mean(&self.net)?);
+        Some((self.snapshots.count(), self.snapshots.first_step()?))
+    }
+
     /// Writes the optimiser state of checkpoint `stem` ([`optim_path`]), with the raw
-    /// weights when the checkpoint holds their average.
+    /// weights when the checkpoint holds an average of them.
     pub fn save_training_state(&self, stem: &std::path::Path) -> Result<(), OptimError> {
-        match self.average {
-            Some(_) => self.opt.save_with_weights(&optim_path(stem)),
-            None => self.opt.save(&optim_path(stem)),
+        if self.average.is_some() || self.settled.is_some() {
+            self.opt.save_with_weights(&optim_path(stem))
+        } else {
+            self.opt.save(&optim_path(stem))
         }
     }
 

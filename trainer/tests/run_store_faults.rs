@@ -10,9 +10,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::learner::{chunk, options};
 use dataio::run_layout::{self as layout, ModelPointer};
-use dataio::{encode_chunk, ChunkHeader, GameResult};
-use model::encoding::{Encoder, ENCODER_VERSION};
 use rules::Variant;
 use trainer::roles::files::RunFiles;
 use trainer::{LearnerOptions, LearnerRole, TrainError, TrainFileConfig};
@@ -42,20 +41,6 @@ fn config() -> TrainFileConfig {
     TrainFileConfig::from_toml(CONFIG, "tiny").unwrap()
 }
 
-fn options(max_steps: u64) -> LearnerOptions {
-    LearnerOptions {
-        name: "r".into(),
-        resume: true,
-        init: None,
-        max_minutes: None,
-        max_steps: Some(max_steps),
-        progress: false,
-        poll: Duration::from_millis(10),
-        stop: Arc::new(AtomicBool::new(false)),
-        lease_wait: Duration::ZERO,
-    }
-}
-
 fn open(url: &str, cache: &Path) -> RunFiles {
     RunFiles::open(url, Some(cache)).unwrap()
 }
@@ -71,21 +56,6 @@ fn train(url: &str, cache: &Path, max_steps: u64) -> Result<u64, TrainError> {
     let stop = AtomicBool::new(false);
     let outcome = role.run(&stop);
     Ok(role.finish(outcome)?.step)
-}
-
-/// A sample chunk of `n` positions as worker `w` uploads it.
-fn chunk(files: &RunFiles, w: &str, seq: u64, n: usize) {
-    let samples = common::game_samples(n, 3, |_| GameResult::Win, [0.5, 0.3, 0.2]);
-    let header = ChunkHeader {
-        variant: Variant::Shogi,
-        encoder_version: ENCODER_VERSION,
-        policy_size: Encoder::new(Variant::Shogi).policy_size() as u32,
-        count: n as u32,
-    };
-    files
-        .store
-        .put(&layout::chunk_key(w, 1_700_000_000_000, 7, seq), encode_chunk(&header, &samples).unwrap())
-        .unwrap();
 }
 
 /// Chunks of 8 samples each, enough for `steps` steps of the tiny config (ratio 1).

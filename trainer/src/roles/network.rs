@@ -93,25 +93,32 @@ const PUBLISH_ATTEMPTS: usize = 5;
 /// Publishes checkpoint `step`'s network as `models/ckpt-<step>` and then points
 /// `models/latest.json` at it, unless the pointer names a newer step. The pointer is
 /// replaced with a conditional write of the version read, so that of two publishers the
-/// older step never wins; a damaged pointer is replaced.
+/// older step never wins; a damaged pointer is replaced. Publishing the step the pointer
+/// names already copies the checkpoint again.
 pub fn publish_model(files: &RunFiles, step: u64) -> Result<Published, TrainError> {
     let (from, to) = (checkpoint_stem(step), model_stem(step));
     let mut copied = false;
     for _ in 0..PUBLISH_ATTEMPTS {
         let current = files.store.get_versioned(layout::LATEST_MODEL)?;
-        if let Some(v) = &current {
-            match ModelPointer::parse(&v.bytes, layout::LATEST_MODEL) {
-                Ok(p) if p.step > step => return Ok(Published::Newer(p.step)),
-                Ok(p) if p.step == step => return Ok(Published::Step(step)),
-                Ok(_) => {}
-                Err(e) => log::warn!("koma: {}: replacing a damaged pointer ({e})", files.describe()),
+        let named = match current.as_ref().map(|v| ModelPointer::parse(&v.bytes, layout::LATEST_MODEL)) {
+            Some(Ok(p)) if p.step > step => return Ok(Published::Newer(p.step)),
+            Some(Ok(p)) => Some(p.step),
+            Some(Err(e)) => {
+                log::warn!("koma: {}: replacing a damaged pointer ({e})", files.describe());
+                None
             }
-        }
+            None => None,
+        };
         if !copied {
             for ext in ["safetensors", "json"] {
                 files.store.copy(&format!("{from}.{ext}"), &format!("{to}.{ext}"))?;
             }
             copied = true;
+        }
+        // A step published already has its copy refreshed (a run's last checkpoint is
+        // rewritten with the mean of its weights, `train.swa_share`) and keeps the pointer.
+        if named == Some(step) {
+            return Ok(Published::Step(step));
         }
         let pointer = ModelPointer { step, model: to.clone() }.to_json();
         if files.store.put_if(layout::LATEST_MODEL, pointer, current.as_ref())?.is_some() {

@@ -1,5 +1,7 @@
 //! Shared by the trainer's tests: a short game from the start position as training
-//! samples.
+//! samples; a learner's options and chunks ([`learner`]).
+
+pub mod learner;
 
 use dataio::{GameResult, Sample};
 use model::encoding::Encoder;

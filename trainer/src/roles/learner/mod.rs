@@ -96,6 +96,8 @@ pub struct LearnerRole {
     base_elapsed: f64,
     last_poll: Instant,
     last_ckpt_step: Option<u64>,
+    /// The step this session started at.
+    first_step: u64,
     session_seed: u64,
     fresh: bool,
 }
@@ -148,6 +150,7 @@ impl LearnerRole {
             base_elapsed: state.elapsed_seconds,
             last_poll: now - Duration::from_secs(3600),
             last_ckpt_step: None,
+            first_step: trainer.step,
             session_seed: startup::session_seed(&state),
             fresh,
             files,
@@ -384,6 +387,9 @@ impl LearnerRole {
         self.state.step = step;
         self.state.checkpoint = checkpoint_stem(step);
         self.state.elapsed_seconds = self.elapsed();
+        if self.tcfg.in_swa_stretch(step, self.trainer.time_spent) {
+            self.trainer.take_snapshot();
+        }
         self.lease.renew_now()?;
         save_learner_checkpoint(&self.files, &self.trainer, &self.state, self.cfg.leaf_material())?;
         if let Published::Newer(newer) = publish_model(&self.files, step)? {
@@ -497,12 +503,36 @@ impl LearnerRole {
         Ok(if last.is_empty() { earlier } else { last })
     }
 
-    /// After a clean stop: the last step's checkpoint (unless it is saved) and state.
+    /// `train.swa_share`: the last step's weights join the snapshots (when its stretch
+    /// has begun) and the network becomes their mean; true if it did. A session that
+    /// trained no step leaves the run's last checkpoint as it is.
+    fn settle_on_snapshot_mean(&mut self) -> bool {
+        if self.trainer.step == self.first_step {
+            return false;
+        }
+        if self.tcfg.max_minutes > 0.0 {
+            self.trainer.time_spent = self.elapsed() / (self.tcfg.max_minutes * 60.0);
+        }
+        if self.tcfg.in_swa_stretch(self.trainer.step, self.trainer.time_spent) {
+            self.trainer.take_snapshot();
+        }
+        let Some((count, first)) = self.trainer.settle_on_snapshot_mean() else { return false };
+        self.display.println(&format!(
+            "koma train: the last checkpoint holds the mean of the weights at {count} checkpoints, steps {first} \
+             to {} (train.swa_share = {})",
+            self.trainer.step, self.tcfg.swa_share
+        ));
+        true
+    }
+
+    /// After a clean stop: the last step's checkpoint (unless it is saved, and the
+    /// network did not become an average since) and state.
     fn save_last(&mut self) -> Result<(), TrainError> {
         // What the workers uploaded last is taken in too, so that after a clean stop the
         // consumed chunks are the chunks present (they wait in the window for a resume).
         self.take_from_store(true)?;
-        if self.last_ckpt_step != Some(self.trainer.step) {
+        let settled = self.settle_on_snapshot_mean();
+        if settled || self.last_ckpt_step != Some(self.trainer.step) {
             self.checkpoint()
         } else {
             self.state.elapsed_seconds = self.elapsed();

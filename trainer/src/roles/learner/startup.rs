@@ -80,6 +80,14 @@ pub(crate) fn with_limits(
             .into();
         return Err(ConfigError::Invalid { path: "command line".into(), message }.into());
     }
+    if tcfg.swa_share > 0.0 && tcfg.max_steps == 0 && tcfg.max_minutes <= 0.0 {
+        let message = format!(
+            "train.swa_share = {} averages the end of max_steps or max_minutes, and both are 0 (no limit): \
+             set one, or swa_share = 0",
+            tcfg.swa_share
+        );
+        return Err(ConfigError::Invalid { path: "command line".into(), message }.into());
+    }
     Ok(tcfg)
 }
 
@@ -302,7 +310,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cosine_learning_rate_needs_a_budget_to_decay_over() {
+    fn a_cosine_learning_rate_and_swa_need_a_budget() {
         let cosine =
             TrainConfig { lr_schedule: LrSchedule::Cosine, max_steps: 0, max_minutes: 0.0, ..Default::default() };
         let err = with_limits(&cosine, None, None).unwrap_err().to_string();
@@ -311,5 +319,9 @@ mod tests {
         assert!(with_limits(&cosine, None, Some(1_000)).is_ok());
         let constant = TrainConfig { max_steps: 0, max_minutes: 0.0, ..Default::default() };
         assert!(with_limits(&constant, None, None).is_ok());
+        let swa = TrainConfig { swa_share: 0.15, ..constant };
+        let err = with_limits(&swa, None, None).unwrap_err().to_string();
+        assert!(err.contains("train.swa_share") && err.contains("max_steps or max_minutes"), "{err}");
+        assert!(with_limits(&swa, Some(25.0), None).is_ok());
     }
 }
