@@ -63,9 +63,10 @@ impl SnapshotAverage {
         if self.count == 0 {
             return None;
         }
-        let mut net =
+        // The sums hold every variable, so the new network's initial values are all
+        // replaced.
+        let net =
             Net::new(like.config(), like.shape(), 0, like.device()).expect("a network's own configuration builds");
-        net.var_store_mut().copy(like.var_store()).expect("same variables");
         let vars = net.var_store().variables();
         tch::no_grad(|| {
             for (name, sum) in &self.sums {

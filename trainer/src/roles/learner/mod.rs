@@ -330,9 +330,7 @@ impl LearnerRole {
     /// interval and before every checkpoint (so a non-finite loss stops the run before
     /// any weights that saw it are saved).
     fn train_one(&mut self) -> Result<(), TrainError> {
-        if self.tcfg.max_minutes > 0.0 {
-            self.trainer.time_spent = self.elapsed() / (self.tcfg.max_minutes * 60.0);
-        }
+        self.update_time_spent();
         let loader = self.loader.as_mut().expect("loader started");
         let Some(batch) = loader.next(Duration::from_secs(1)) else { return Ok(()) };
         let t = Instant::now();
@@ -358,6 +356,14 @@ impl LearnerRole {
             }
         }
         Ok(())
+    }
+
+    /// The share of `max_minutes` spent, which the cosine learning rate and
+    /// `swa_share`'s stretch read (stays 0 without a clock).
+    fn update_time_spent(&mut self) {
+        if self.tcfg.max_minutes > 0.0 {
+            self.trainer.time_spent = self.elapsed() / (self.tcfg.max_minutes * 60.0);
+        }
     }
 
     fn loader_wait_seconds(&self) -> f64 {
@@ -510,9 +516,7 @@ impl LearnerRole {
         if self.trainer.step == self.first_step {
             return false;
         }
-        if self.tcfg.max_minutes > 0.0 {
-            self.trainer.time_spent = self.elapsed() / (self.tcfg.max_minutes * 60.0);
-        }
+        self.update_time_spent();
         if self.tcfg.in_swa_stretch(self.trainer.step, self.trainer.time_spent) {
             self.trainer.take_snapshot();
         }

@@ -74,18 +74,18 @@ pub(crate) fn with_limits(
     tcfg.max_minutes = max_minutes.unwrap_or(tcfg.max_minutes);
     tcfg.max_steps = max_steps.unwrap_or(tcfg.max_steps);
     tcfg.validate().map_err(|e| ConfigError::Invalid { path: "command line".into(), message: e.to_string() })?;
-    if tcfg.lr_schedule == LrSchedule::Cosine && tcfg.max_steps == 0 && tcfg.max_minutes <= 0.0 {
-        let message = "train.lr_schedule = \"cosine\" decays over max_steps or max_minutes, and both are 0 \
-                       (no limit): set one, or use lr_schedule = \"constant\""
-            .into();
-        return Err(ConfigError::Invalid { path: "command line".into(), message }.into());
-    }
-    if tcfg.swa_share > 0.0 && tcfg.max_steps == 0 && tcfg.max_minutes <= 0.0 {
-        let message = format!(
-            "train.swa_share = {} averages the end of max_steps or max_minutes, and both are 0 (no limit): \
-             set one, or swa_share = 0",
-            tcfg.swa_share
-        );
+    // Settings that act over the run's budget need one.
+    let unbounded = tcfg.max_steps == 0 && tcfg.max_minutes <= 0.0;
+    let over_the_budget = [
+        (
+            tcfg.lr_schedule == LrSchedule::Cosine,
+            "train.lr_schedule = \"cosine\" decays over".to_string(),
+            "use lr_schedule = \"constant\"",
+        ),
+        (tcfg.swa_share > 0.0, format!("train.swa_share = {} averages the end of", tcfg.swa_share), "swa_share = 0"),
+    ];
+    if let Some((_, what, instead)) = over_the_budget.into_iter().find(|(on, _, _)| unbounded && *on) {
+        let message = format!("{what} max_steps or max_minutes, and both are 0 (no limit): set one, or {instead}");
         return Err(ConfigError::Invalid { path: "command line".into(), message }.into());
     }
     Ok(tcfg)
