@@ -179,6 +179,11 @@ pub struct BenchNnArgs {
     /// Seconds to measure each batch size (end to end, then the device alone).
     #[arg(long, default_value_t = 2.0)]
     seconds: f64,
+    /// plain, channels-last or cudnn-fused (default: KOMA_KERNELS, else cudnn-fused on
+    /// CUDA and channels-last on the CPU). Other than plain, the last two columns give the largest
+    /// difference of the policy logits and the WDL from the plain kernels' on the same inputs.
+    #[arg(long)]
+    kernels: Option<model::Kernels>,
 }
 
 pub fn bench_nn(args: BenchNnArgs) -> Result<ExitCode> {
@@ -186,12 +191,19 @@ pub fn bench_nn(args: BenchNnArgs) -> Result<ExitCode> {
     let encoder = Encoder::for_net(variant, &config);
     let device = device(&args.device)?;
     model::set_torch_threads(args.threads, model::CpuShare::Whole);
-    let options =
-        model::BenchOptions { min_time: std::time::Duration::from_secs_f64(args.seconds), ..Default::default() };
+    let kernels = match args.kernels {
+        Some(k) => k,
+        None => model::Kernels::for_device(device)?,
+    };
+    let options = model::BenchOptions {
+        min_time: std::time::Duration::from_secs_f64(args.seconds),
+        kernels: Some(kernels),
+        ..Default::default()
+    };
     let shape = encoder.net_shape();
     let kind = model::inference::bench::kind_name(args.precision.kind_for(device));
     eprintln!(
-        "bench nn: {variant}, {} blocks x {} channels, input {}x{}x{}, policy {}, device {}, {kind}, {} CPU threads",
+        "bench nn: {variant}, {} blocks x {} channels, input {}x{}x{}, policy {}, device {}, {kind}, {kernels} kernels, {} CPU threads",
         config.blocks,
         config.channels,
         shape.input_planes,
@@ -205,11 +217,20 @@ pub fn bench_nn(args: BenchNnArgs) -> Result<ExitCode> {
         .context("benchmark failed")?;
     // End to end: host inputs in, results on the host (as self-play); device: the forward
     // pass alone on inputs already there.
-    println!("{:>6} {:>12} {:>10} {:>14} {:>12}", "batch", "evals/s", "ms/batch", "device evals/s", "device ms");
+    println!(
+        "{:>6} {:>12} {:>10} {:>14} {:>12} {:>12} {:>10}",
+        "batch", "evals/s", "ms/batch", "device evals/s", "device ms", "policy diff", "wdl diff"
+    );
     for r in rows {
         println!(
-            "{:>6} {:>12.1} {:>10.3} {:>14.1} {:>12.3}",
-            r.batch, r.evals_per_sec, r.ms_per_batch, r.device_evals_per_sec, r.device_ms_per_batch
+            "{:>6} {:>12.1} {:>10.3} {:>14.1} {:>12.3} {:>12.2e} {:>10.2e}",
+            r.batch,
+            r.evals_per_sec,
+            r.ms_per_batch,
+            r.device_evals_per_sec,
+            r.device_ms_per_batch,
+            r.max_policy_diff,
+            r.max_wdl_diff
         );
     }
     Ok(ExitCode::SUCCESS)

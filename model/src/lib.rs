@@ -49,7 +49,7 @@ pub use inference::evaluator::{
 pub use inference::host_buffer::HostBuffer;
 pub use inference::planes::{PlaneKind, PlaneValue, Planes, PlanesRef};
 pub use network::config::{check_device_name, check_real, check_whole, ConfigError, NetConfig, Range};
-pub use network::net::{HeadOutputs, Net, NetError, ResNet};
+pub use network::net::{HeadOutputs, Kernels, Net, NetError, ResNet, UnknownKernels};
 pub use network::params::{parameter_count, parameter_specs, ParamSpec};
 pub use network::shape::{NetShape, ShapeError, WDL_LEN};
 pub use threads::{set_torch_threads, CpuShare};

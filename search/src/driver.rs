@@ -77,6 +77,15 @@ fn lock(tree: &Mutex<PlayerTree>) -> MutexGuard<'_, PlayerTree> {
     tree.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The tree if nobody holds it.
+fn try_lock(tree: &Mutex<PlayerTree>) -> Option<MutexGuard<'_, PlayerTree>> {
+    match tree.try_lock() {
+        Ok(t) => Some(t),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
 /// Runs one search of the tree's current root (set it first with
 /// [`PlayerTree::set_root`]) with one thread per evaluator. `report` receives progress
 /// every `info_interval_ms`; the final state is returned as soon as the search stops,
@@ -107,6 +116,7 @@ where
     let _halt_guard = HaltOnDrop(shared.clone());
     // Under a clock the search leaves a share of its time to the root's checks.
     let search_limits = &leave_time_for_checks(limits, lock(tree).params());
+    let mut last_progress = progress(&lock(tree), search_limits, &shared);
     let handles = spawn_workers(tree, evaluators, encoder, search_limits, settings, &shared);
     let mut last_info = Instant::now();
     let stopped_by = loop {
@@ -123,16 +133,24 @@ where
             break StopReason::Error;
         }
         let now = Instant::now();
-        let progress = progress(&lock(tree), search_limits, &shared);
-        if let Some(reason) = stop::check(search_limits, &progress, control, start, now) {
+        // With a fast device the workers hold the tree's lock nearly all the time, and a
+        // std mutex does not queue its waiters: the clock must not wait for the lock
+        // (three threads on a GPU once searched 15 s of a 3 s budget). When the tree is
+        // busy the last progress stands; the time limits read the clock.
+        if let Some(t) = try_lock(tree) {
+            last_progress = progress(&t, search_limits, &shared);
+        }
+        last_progress.in_flight = shared.in_flight.load(Ordering::SeqCst);
+        if let Some(reason) = stop::check(search_limits, &last_progress, control, start, now) {
             break reason;
         }
         if settings.info_interval_ms > 0
             && now.duration_since(last_info).as_millis() as u64 >= settings.info_interval_ms
         {
-            last_info = now;
-            let info = snapshot(&lock(tree), now.saturating_duration_since(start), settings.multipv);
-            report(&info);
+            if let Some(t) = try_lock(tree) {
+                last_info = now;
+                report(&snapshot(&t, now.saturating_duration_since(start), settings.multipv));
+            }
         }
     };
     shared.halt.store(true, Ordering::SeqCst);
@@ -271,7 +289,7 @@ fn worker<L>(
     let mut inputs = vec![0.0f32; len * batch];
     let mut leaves = Vec::with_capacity(batch);
     while !shared.halt.load(Ordering::SeqCst) {
-        let mut exact = 0usize;
+        let (mut exact, mut collided) = (0usize, false);
         {
             let mut t = lock(tree);
             while leaves.len() < batch && !limits.nodes_reached(t.started()) {
@@ -284,10 +302,18 @@ fn worker<L>(
                             break;
                         }
                     }
-                    Selected::Collision | Selected::Done => break,
+                    Selected::Collision => {
+                        collided = true;
+                        break;
+                    }
+                    Selected::Done => break,
                 }
             }
             shared.in_flight.fetch_add(leaves.len() as u64, Ordering::SeqCst);
+        }
+        if collided {
+            let mut stats = shared.batches.lock().unwrap_or_else(|e| e.into_inner());
+            stats.add(BatchStats { collisions: 1, ..BatchStats::default() });
         }
         if leaves.is_empty() {
             if exact > 0 {
@@ -317,6 +343,6 @@ fn worker<L>(
         }
         shared.in_flight.fetch_sub(n as u64, Ordering::SeqCst);
         let mut stats = shared.batches.lock().unwrap_or_else(|e| e.into_inner());
-        stats.add(BatchStats { batches: 1, leaves: n as u64, largest_batch: n });
+        stats.add(BatchStats { batches: 1, leaves: n as u64, largest_batch: n, collisions: 0 });
     }
 }

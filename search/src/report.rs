@@ -56,6 +56,9 @@ pub struct BatchStats {
     pub leaves: u64,
     /// The largest batch (leaves, without padding).
     pub largest_batch: usize,
+    /// Descents that ended at a leaf already waiting for its evaluation (discarded; each
+    /// one ends the batch being gathered).
+    pub collisions: u64,
 }
 
 impl BatchStats {
@@ -64,6 +67,16 @@ impl BatchStats {
         self.batches += other.batches;
         self.leaves += other.leaves;
         self.largest_batch = self.largest_batch.max(other.largest_batch);
+        self.collisions += other.collisions;
+    }
+
+    /// Leaves per call, 0 without calls.
+    pub fn mean_batch(&self) -> f64 {
+        if self.batches == 0 {
+            0.0
+        } else {
+            self.leaves as f64 / self.batches as f64
+        }
     }
 }
 

@@ -175,17 +175,22 @@ struct NetKey {
     device: String,
     variant: Variant,
     torch_threads: usize,
-    /// Warmed-up batch size.
-    batch: usize,
+    /// `BatchSize` (0: auto), which sets the warmed-up batch size.
+    batch_size: usize,
 }
 
 struct Network {
+    /// On the first device of `Device` (its metadata and encoder are the network's).
     network: model::Network,
+    /// One evaluator per device of `Device` (`cuda:0,cuda:1`: the search threads take
+    /// them in turn), the first `network`'s.
+    evaluators: Vec<Arc<dyn model::Evaluator>>,
     /// The network's encoder, shared with the search threads.
     encoder: Arc<Encoder>,
     key: NetKey,
     description: String,
-    cuda: bool,
+    /// How many of the devices are GPUs (0: the CPU).
+    gpus: usize,
 }
 
 struct Running {
@@ -292,7 +297,7 @@ impl Core {
             device: self.opts.device.clone(),
             variant: self.opts.variant,
             torch_threads: self.opts.torch_threads,
-            batch: self.opts.batch_size.max(1),
+            batch_size: self.opts.batch_size,
         })
     }
 
@@ -314,6 +319,13 @@ impl Core {
         // differ (`MaterialMix` auto).
         self.tree_dirty = true;
         Ok(description)
+    }
+
+    /// The search threads and leaves per forward pass a search runs with the loaded
+    /// network (`Threads` and `BatchSize`, or their auto values for its devices).
+    pub fn search_shape(&self) -> Option<(usize, usize)> {
+        let net = self.net.as_ref()?;
+        Some((self.opts.search_threads(net.gpus), self.opts.leaves_per_batch(net.gpus > 0)))
     }
 
     /// The leaf material setting the loaded network records (the one it was trained with).
@@ -401,15 +413,16 @@ impl Core {
             limits.nodes = Some(limits.nodes.map_or(self.opts.nodes_limit, |n| n.min(self.opts.nodes_limit)));
         }
         let settings = Settings {
-            batch_size: self.opts.batch_size,
+            batch_size: self.opts.leaves_per_batch(net.gpus > 0),
             multipv: self.opts.multipv,
             info_interval_ms: self.opts.info_interval_ms,
-            pad_batches: net.cuda,
+            pad_batches: net.gpus > 0,
         };
         let control = Arc::new(Control::new());
         let tree = self.tree.clone();
-        let evaluators: Vec<DirectEvaluator> =
-            (0..self.opts.threads.max(1)).map(|_| DirectEvaluator::new(net.network.evaluator.clone())).collect();
+        let evaluators: Vec<DirectEvaluator> = (0..self.opts.search_threads(net.gpus))
+            .map(|i| DirectEvaluator::new(net.evaluators[i % net.evaluators.len()].clone()))
+            .collect();
         let encoder = net.encoder.clone();
         let ctl = control.clone();
         let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -514,15 +527,15 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 fn load(key: &NetKey) -> Result<Network, EngineError> {
-    let batch = key.batch;
     if key.model.as_os_str() == UNIFORM {
         let network = model::Network::uniform(key.variant);
         return Ok(Network {
             encoder: Arc::new(network.encoder.clone()),
+            evaluators: vec![network.evaluator.clone()],
             network,
             key: key.clone(),
             description: format!("uniform evaluator ({})", key.variant),
-            cuda: false,
+            gpus: 0,
         });
     }
     let path = &key.model;
@@ -530,26 +543,42 @@ fn load(key: &NetKey) -> Result<Network, EngineError> {
     // of libtorch's two threads, and 31-0-9 against 27-0-13 vs fsf5 at byoyomi 1 s
     // (docs/strength.md, "At a clock").
     model::set_torch_threads(key.torch_threads, model::CpuShare::HalfOfSmall);
-    let device = model::parse_device(&key.device)?;
-    // The network brings the encoder its input planes were trained with.
-    let network = model::Network::load(path, &Expected::variant(key.variant), device, Precision::Auto)
-        .map_err(|why| EngineError::Load { why: Box::new(why) })?;
-    // Warm-up: the first forward passes are slow (allocation, cuDNN autotuning).
-    let zeros = vec![0.0f32; batch * network.encoder.input_len()];
-    for _ in 0..2 {
-        network.evaluator.evaluate(&zeros, batch)?;
+    let devices = parse_devices(&key.device)?;
+    let gpus = devices.iter().filter(|d| d.is_cuda()).count();
+    let batch = if key.batch_size > 0 { key.batch_size } else { Options::default().leaves_per_batch(gpus > 0) };
+    let mut networks = Vec::with_capacity(devices.len());
+    for &device in &devices {
+        // The network brings the encoder its input planes were trained with.
+        let network = model::Network::load(path, &Expected::variant(key.variant), device, Precision::Auto)
+            .map_err(|why| EngineError::Load { why: Box::new(why) })?;
+        // Warm-up: the first forward passes are slow (allocation, cuDNN autotuning).
+        let zeros = vec![0.0f32; batch * network.encoder.input_len()];
+        for _ in 0..2 {
+            network.evaluator.evaluate(&zeros, batch)?;
+        }
+        networks.push(network);
     }
+    let evaluators: Vec<_> = networks.iter().map(|n| n.evaluator.clone()).collect();
+    let network = networks.swap_remove(0);
     let meta = network.meta.as_ref().expect("a loaded network has metadata");
+    let on: Vec<String> = evaluators.iter().map(|e| e.describe()).collect();
     let description = format!(
         "{} (step {}, {} blocks x {} channels) on {}",
         path.display(),
         meta.step,
         meta.net.blocks,
         meta.net.channels,
-        network.evaluator.describe()
+        on.join(", ")
     );
     let encoder = Arc::new(network.encoder.clone());
-    Ok(Network { network, encoder, key: key.clone(), description, cuda: device.is_cuda() })
+    Ok(Network { network, evaluators, encoder, key: key.clone(), description, gpus })
+}
+
+/// The devices of `Device`: one name, or several separated by commas (`cuda:0,cuda:1`).
+/// A device named twice holds two copies of the network, whose threads then prepare and
+/// hand back their batches side by side (one copy serialises them).
+fn parse_devices(spec: &str) -> Result<Vec<model::tch::Device>, DeviceError> {
+    spec.split(',').map(model::parse_device).collect()
 }
 
 #[cfg(test)]
@@ -630,5 +659,38 @@ mod tests {
         core.set_option("ModelFile", with.to_str().unwrap()).unwrap();
         core.load_network().unwrap();
         assert_eq!(searched_with(&mut core), (0.5, 36.0));
+    }
+
+    /// `Device cpu,cpu` loads the network twice and the search threads take the copies in
+    /// turn: both evaluate leaves. The description names both.
+    #[test]
+    fn threads_spread_over_the_devices_of_device() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = model_file(dir.path(), "net.safetensors", None);
+        let mut core = Core::new();
+        for (name, value) in
+            [("ModelFile", file.to_str().unwrap()), ("Device", "cpu,cpu"), ("Threads", "2"), ("BatchSize", "4")]
+        {
+            core.set_option(name, value).unwrap();
+        }
+        let description = core.load_network().unwrap();
+        assert_eq!(description.matches("torch Cpu").count(), 2, "{description}");
+        let net = core.net.as_ref().unwrap();
+        assert_eq!((net.evaluators.len(), net.gpus), (2, 0));
+        let batches = |core: &Core| -> Vec<u64> {
+            core.net.as_ref().unwrap().evaluators.iter().map(|e| e.copy_stats().unwrap().batches).collect()
+        };
+        let before = batches(&core);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let limits = Limits { nodes: Some(200), ..Limits::default() };
+        let done = Box::new(move |o: SearchOutcome| tx.send(o).unwrap());
+        core.start(Position::startpos(Variant::Shogi), limits, Box::new(|_| {}), done).unwrap();
+        let outcome = rx.recv_timeout(std::time::Duration::from_secs(120)).unwrap();
+        core.stop();
+        assert!(outcome.error.is_none(), "{:?}", outcome.error);
+        let after = batches(&core);
+        assert!(after.iter().zip(&before).all(|(a, b)| a > b), "batches before {before:?}, after {after:?}");
+        core.set_option("Device", "cpu,gpu9").unwrap();
+        assert!(core.load_network().is_err());
     }
 }

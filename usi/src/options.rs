@@ -45,8 +45,10 @@ const fn spin(name: &'static str, default: i64, min: i64, max: i64) -> OptionSpe
 pub const SPECS: &[OptionSpec] = &[
     OptionSpec { name: "ModelFile", kind: OptionKind::File("auto") },
     OptionSpec { name: "Device", kind: OptionKind::Text("auto") },
-    spin("Threads", 1, 1, 256),
-    spin("BatchSize", 16, 1, 4096),
+    // 0 (the default): auto, by the device ([`Options::search_threads`],
+    // [`Options::leaves_per_batch`]).
+    spin("Threads", 0, 0, 256),
+    spin("BatchSize", 0, 0, 4096),
     spin("TorchThreads", 0, 0, 1024),
     spin("USI_Hash", 1024, 16, 1 << 20),
     OptionSpec { name: "USI_Ponder", kind: OptionKind::Check(false) },
@@ -57,6 +59,9 @@ pub const SPECS: &[OptionSpec] = &[
     OptionSpec { name: "UCI_Variant", kind: OptionKind::Combo { default: "shogi", vars: &["shogi", "sho", "dai"] } },
     spin("MaxPlies", 0, 0, 1_000_000),
     spin("InfoInterval", 1000, 0, 3_600_000),
+    // An `info string` after each search with its forward passes: how many, leaves per
+    // pass, the collisions that cut batches short (for tuning Threads and BatchSize).
+    OptionSpec { name: "SearchStats", kind: OptionKind::Check(false) },
     spin("CPuct", 125, 1, 10_000),
     spin("CPuctBase", 19652, 1, 1_000_000_000),
     spin("FpuReduction", 25, 0, 1000),
@@ -120,6 +125,7 @@ pub struct Options {
     pub variant: Variant,
     pub max_plies: u32,
     pub info_interval_ms: u64,
+    pub search_stats: bool,
     pub c_puct: i64,
     pub c_puct_base: i64,
     pub fpu_reduction: i64,
@@ -158,6 +164,7 @@ impl Default for Options {
             variant: Variant::Shogi,
             max_plies: 0,
             info_interval_ms: 0,
+            search_stats: false,
             c_puct: 0,
             c_puct_base: 0,
             fpu_reduction: 0,
@@ -218,7 +225,38 @@ pub enum OptionError {
     NoHandler(&'static str),
 }
 
+/// Search threads and leaves per forward pass when `Threads` and `BatchSize` are 0
+/// (auto). On the CPU one thread with batches of 16: a second thread gains nothing on two
+/// cores and 16 won at byoyomi 1 s (docs/strength.md, "At a clock"). On a GPU a batch must
+/// be large to use the device and several threads keep it busy while each selects its
+/// next batch under the tree's lock: per GPU, the setting that `scripts/gpu-bench.sh`
+/// measured fastest in one game on an H200 (docs/performance.md, "koma-usi on a GPU").
+pub const CPU_THREADS: usize = 1;
+pub const CPU_BATCH: usize = 16;
+pub const GPU_THREADS_PER_DEVICE: usize = 2;
+pub const GPU_BATCH: usize = 256;
+
 impl Options {
+    /// Search threads for a network on `gpus` GPUs (0: the CPU): `Threads`, or at auto
+    /// [`CPU_THREADS`], else [`GPU_THREADS_PER_DEVICE`] for each GPU.
+    pub fn search_threads(&self, gpus: usize) -> usize {
+        match (self.threads, gpus) {
+            (0, 0) => CPU_THREADS,
+            (0, g) => GPU_THREADS_PER_DEVICE * g,
+            (t, _) => t,
+        }
+    }
+
+    /// Leaves a search thread evaluates in one forward pass: `BatchSize`, or at auto
+    /// [`CPU_BATCH`] on the CPU and [`GPU_BATCH`] on a GPU.
+    pub fn leaves_per_batch(&self, gpu: bool) -> usize {
+        match (self.batch_size, gpu) {
+            (0, false) => CPU_BATCH,
+            (0, true) => GPU_BATCH,
+            (b, _) => b,
+        }
+    }
+
     /// Sets an option by name (case-insensitive). Errors name the problem.
     pub fn set(&mut self, name: &str, value: &str) -> Result<Effect, OptionError> {
         let spec = find(name).ok_or_else(|| OptionError::Unknown(name.to_string()))?;
@@ -274,6 +312,7 @@ impl Options {
             }
             "MaxPlies" => store(&mut self.max_plies, int()? as u32, Effect::Tree),
             "InfoInterval" => store(&mut self.info_interval_ms, int()? as u64, Effect::Other),
+            "SearchStats" => store(&mut self.search_stats, check()?, Effect::Other),
             "CPuct" => store(&mut self.c_puct, int()?, Effect::Tree),
             "CPuctBase" => store(&mut self.c_puct_base, int()?, Effect::Tree),
             "FpuReduction" => store(&mut self.fpu_reduction, int()?, Effect::Tree),
@@ -438,9 +477,14 @@ mod tests {
     fn defaults_and_errors() {
         let mut o = Options::default();
         assert_eq!(o.model_file, "auto");
-        assert_eq!(o.threads, 1);
+        assert_eq!((o.threads, o.batch_size), (0, 0), "auto");
+        assert_eq!((o.search_threads(0), o.leaves_per_batch(false)), (CPU_THREADS, CPU_BATCH));
+        assert_eq!((o.search_threads(2), o.leaves_per_batch(true)), (2 * GPU_THREADS_PER_DEVICE, GPU_BATCH));
+        o.set("Threads", "3").unwrap();
+        o.set("BatchSize", "48").unwrap();
+        assert_eq!((o.search_threads(0), o.search_threads(2), o.leaves_per_batch(true)), (3, 3, 48));
         assert_eq!(o.search_config().c_puct, 1.25);
-        assert!(o.set("Threads", "0").is_err());
+        assert!(o.set("Threads", "-1").is_err());
         assert!(o.set("Threads", "x").is_err());
         assert!(o.set("Nope", "1").is_err());
         assert_eq!(o.set("uci_variant", "sho"), Ok(Effect::Variant));

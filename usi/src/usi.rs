@@ -126,6 +126,12 @@ impl Usi {
                     match self.core.load_network() {
                         Ok(d) => {
                             self.out.line(&format!("info string network: {d}"));
+                            if let Some((threads, batch)) = self.core.search_shape() {
+                                self.out.line(&format!(
+                                    "info string search: {threads} thread{}, up to {batch} leaves a forward pass",
+                                    if threads == 1 { "" } else { "s" }
+                                ));
+                            }
                             if let Some(note) = self.core.leaf_material_note() {
                                 self.out.line(&format!("info string {note}"));
                             }
@@ -208,6 +214,7 @@ impl Usi {
         let side = if pos.side_to_move() == Color::Sente { 0 } else { 1 };
         let limits = search_limits(&go, &go.clock[side], self.core.opts.margin_ms, origin);
         let multipv = self.core.opts.multipv;
+        let search_stats = self.core.opts.search_stats;
         let resign_value = self.core.opts.resign_value;
         let end_rules = self.core.opts.end_rules();
         let out = self.out.clone();
@@ -219,6 +226,9 @@ impl Usi {
         let out = self.out.clone();
         let root = pos.clone();
         let on_done = Box::new(move |o: SearchOutcome| {
+            if search_stats {
+                out.line(&search_stats_line(&o));
+            }
             let text = bestmove_text(&root, &o, resign_value, &end_rules, &out, multipv);
             out.line(&text);
         });
@@ -347,6 +357,20 @@ pub fn search_limits(go: &GoCommand, clock: &Clock, margin_ms: u64, origin: std:
         b => b,
     };
     Limits { nodes, budget, infinite: go.infinite, ponder: go.ponder, origin: Some(origin) }
+}
+
+/// `SearchStats`: the search's forward passes.
+fn search_stats_line(o: &SearchOutcome) -> String {
+    let b = &o.batches;
+    format!(
+        "info string search stats: {} nodes in {} ms, {} forward passes, {:.1} leaves a pass (largest {}), {} collisions",
+        o.info.nodes,
+        o.info.time_ms,
+        b.batches,
+        b.mean_batch(),
+        b.largest_batch,
+        b.collisions
+    )
 }
 
 /// Reports the final info and returns the `bestmove ...` line.

@@ -10,7 +10,7 @@ use super::evaluation::Evaluation;
 use super::evaluator::{EvalError, EvalPart, Evaluator, TorchEvaluator};
 use super::host_buffer::HostBuffer;
 use crate::network::config::NetConfig;
-use crate::network::net::{Net, NetError};
+use crate::network::net::{Kernels, Net, NetError};
 use crate::network::shape::NetShape;
 
 /// How long to measure each batch size.
@@ -26,11 +26,20 @@ pub struct BenchOptions {
     pub max_iters: usize,
     /// Seed of the random weights. Default 0.
     pub seed: u64,
+    /// The kernels to measure; `None`: [`Kernels::for_device`]'s. Default `None`.
+    pub kernels: Option<Kernels>,
 }
 
 impl Default for BenchOptions {
     fn default() -> Self {
-        BenchOptions { warmup_iters: 3, min_time: Duration::from_secs(1), min_iters: 5, max_iters: 100_000, seed: 0 }
+        BenchOptions {
+            warmup_iters: 3,
+            min_time: Duration::from_secs(1),
+            min_iters: 5,
+            max_iters: 100_000,
+            seed: 0,
+            kernels: None,
+        }
     }
 }
 
@@ -51,6 +60,10 @@ pub struct BenchRow {
     /// the end-to-end figures is the data path's cost.
     pub device_evals_per_sec: f64,
     pub device_ms_per_batch: f64,
+    /// The largest difference of the measured kernels' policy logits and WDL from the
+    /// plain kernels' (same weights, inputs and precision); 0 when they are the plain ones.
+    pub max_policy_diff: f64,
+    pub max_wdl_diff: f64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -75,7 +88,14 @@ pub fn bench_forward(
     options: &BenchOptions,
 ) -> Result<Vec<BenchRow>, BenchError> {
     let net = Net::new(config, shape, options.seed, device)?;
-    let evaluator = TorchEvaluator::new(&net, device, precision)?;
+    let kernels = match options.kernels {
+        Some(k) => k,
+        None => Kernels::for_device(device).map_err(EvalError::from)?,
+    };
+    let evaluator = TorchEvaluator::with_kernels(&net, device, precision, kernels)?;
+    let plain = (kernels != Kernels::Plain)
+        .then(|| TorchEvaluator::with_kernels(&net, device, precision, Kernels::Plain))
+        .transpose()?;
     drop(net);
     let mut rows = Vec::with_capacity(batch_sizes.len());
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
@@ -105,6 +125,10 @@ pub fn bench_forward(
             .and_then(|t| t.f_to_kind(evaluator.kind()))
             .map_err(EvalError::from)?;
         let (device_iterations, device_seconds) = timed(options, || evaluator.forward_on_device(&xs))?;
+        let (max_policy_diff, max_wdl_diff) = match &plain {
+            Some(plain) => max_diffs(&evaluator, plain, &values, batch)?,
+            None => (0.0, 0.0),
+        };
         rows.push(BenchRow {
             batch,
             iterations,
@@ -113,9 +137,19 @@ pub fn bench_forward(
             ms_per_batch: seconds * 1e3 / iterations as f64,
             device_evals_per_sec: (batch * device_iterations) as f64 / device_seconds,
             device_ms_per_batch: device_seconds * 1e3 / device_iterations as f64,
+            max_policy_diff,
+            max_wdl_diff,
         });
     }
     Ok(rows)
+}
+
+/// The largest differences of `a`'s policy logits and WDL from `b`'s on `values`.
+fn max_diffs(a: &TorchEvaluator, b: &TorchEvaluator, values: &[f32], batch: usize) -> Result<(f64, f64), EvalError> {
+    let (x, y) = (a.evaluate(values, batch)?, b.evaluate(values, batch)?);
+    let diff = |p: &[f32], q: &[f32]| p.iter().zip(q).map(|(u, v)| (u - v).abs() as f64).fold(0.0, f64::max);
+    let wdl = (0..batch).map(|i| diff(&x.wdl(i), &y.wdl(i))).fold(0.0, f64::max);
+    Ok((diff(x.policy_all(), y.policy_all()), wdl))
 }
 
 /// Runs `pass` for the warm-up, then times it for `min_time` and `min_iters` (each pass

@@ -9,7 +9,7 @@ use tch::{Device, Kind, Tensor};
 use super::device::Precision;
 pub use super::evaluation::{Evaluation, Logits};
 use super::planes::{PlaneKind, PlanesRef};
-use crate::network::net::{FusedNet, Net};
+use crate::network::net::{FusedNet, Kernels, Net, UnknownKernels};
 use crate::network::shape::{NetShape, WDL_LEN};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -22,6 +22,8 @@ pub enum EvalError {
     Torch(String),
     #[error("evaluator panicked: {0}")]
     Panic(String),
+    #[error(transparent)]
+    Kernels(#[from] UnknownKernels),
 }
 
 impl From<tch::TchError> for EvalError {
@@ -202,8 +204,8 @@ impl Evaluator for UniformEvaluator {
 /// [`Evaluator::copy_stats`] counts the bytes of every copy.
 ///
 /// libtorch modules are not `Sync` in tch's types; a mutex serialises forward passes
-/// (uncontended in the usual set-up: one [`crate::Batcher`] thread per evaluator, and one
-/// evaluator and batcher per device).
+/// (uncontended in self-play: one [`crate::Batcher`] thread per evaluator). An engine's
+/// search threads share one evaluator per device copy (`Device cuda,cuda` holds two).
 pub struct TorchEvaluator {
     state: Mutex<Inference>,
     shape: NetShape,
@@ -241,13 +243,35 @@ impl TorchEvaluator {
     /// Snapshot of `net`'s current weights on `device` in `precision` (`[train]
     /// precision` for self-play). Later changes to `net` (training) do not affect this
     /// evaluator; build a new one and hand it to the batcher.
+    ///
+    /// The kernels are [`Kernels::for_device`]'s; cuDNN's fused kernels that fail a first
+    /// forward pass (an old cuDNN, an unsupported GPU) give way to channels last, with a
+    /// warning on stderr.
     pub fn new(net: &Net, device: Device, precision: Precision) -> Result<Self, EvalError> {
+        let kernels = Kernels::for_device(device)?;
+        match Self::with_kernels(net, device, precision, kernels) {
+            Err(EvalError::Torch(e)) if kernels == Kernels::CudnnFused && device.is_cuda() => {
+                eprintln!("warning: cuDNN's fused kernels failed ({e}); using channels-last kernels");
+                Self::with_kernels(net, device, precision, Kernels::ChannelsLast)
+            }
+            result => result,
+        }
+    }
+
+    /// [`TorchEvaluator::new`] with the given kernels (`koma bench nn --kernels`), tried
+    /// once on a batch of one.
+    pub fn with_kernels(net: &Net, device: Device, precision: Precision, kernels: Kernels) -> Result<Self, EvalError> {
         crate::torch_link::anchor();
         let kind = precision.kind_for(device);
         if device.is_cuda() {
             tch::Cuda::cudnn_set_benchmark(true);
         }
-        let fused = net.fuse(device, kind)?;
+        let fused = net.fuse(device, kind, kernels)?;
+        if device.is_cuda() {
+            let s = net.shape();
+            let dims = [1i64, s.input_planes as i64, s.board_height as i64, s.board_width as i64];
+            let _ = tch::no_grad(|| fused.forward(&Tensor::f_zeros(dims, (kind, device))?))?;
+        }
         let input = Tensor::zeros([0], (kind, Device::Cpu));
         Ok(TorchEvaluator {
             state: Mutex::new(Inference { net: fused, input }),
@@ -264,6 +288,10 @@ impl TorchEvaluator {
 
     pub fn kind(&self) -> Kind {
         self.kind
+    }
+
+    pub fn kernels(&self) -> Kernels {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).net.kernels()
     }
 
     /// Forward pass only, on inputs already on the device in the network's precision

@@ -122,7 +122,7 @@ impl ConvBn {
     }
 
     /// Folds the batch norm into the convolution (inference only).
-    fn fuse(&self, device: Device, kind: Kind) -> Result<FusedConv, tch::TchError> {
+    fn fuse(&self, device: Device, kind: Kind, kernels: Kernels) -> Result<FusedConv, tch::TchError> {
         let bn = &self.bn;
         let w = self.conv.ws.f_to_kind(Kind::Float)?;
         let gamma = bn.ws.as_ref().expect("affine batch norm").f_to_kind(Kind::Float)?;
@@ -133,7 +133,7 @@ impl ConvBn {
         let w = w.f_mul(&scale.f_view([-1, 1, 1, 1])?)?;
         let b = beta.f_sub(&mean.f_mul(&scale)?)?;
         let pad = self.pad;
-        FusedConv::new(w, b, pad, device, kind)
+        FusedConv::new(w, b, pad, Placement { device, kind, kernels })
     }
 }
 
@@ -335,20 +335,23 @@ impl ResNet {
     }
 
     /// An inference-only copy with every batch norm folded into its convolution, with
-    /// weights on `device` in `kind` (f32, f16 or bf16). Computed in f32. The auxiliary
-    /// heads are left out (search reads the policy and the WDL only).
-    pub fn fuse(&self, device: Device, kind: Kind) -> Result<FusedNet, tch::TchError> {
+    /// weights on `device` in `kind` (f32, f16 or bf16), run with `kernels`. Computed in
+    /// f32. The auxiliary heads are left out (search reads the policy and the WDL only).
+    pub fn fuse(&self, device: Device, kind: Kind, kernels: Kernels) -> Result<FusedNet, tch::TchError> {
+        let at = Placement { device, kind, kernels };
         tch::no_grad(|| {
             let blocks = self
                 .blocks
                 .iter()
                 .map(|b| {
                     Ok(FusedBlock {
-                        c1: b.c1.fuse(device, kind)?,
-                        c2: b.c2.fuse(device, kind)?,
+                        c1: b.c1.fuse(device, kind, kernels)?,
+                        c2: b.c2.fuse(device, kind, kernels)?,
                         gpool: match &b.gpool {
                             None => None,
-                            Some(gp) => Some((gp.conv.fuse(device, kind)?, to_dev(&gp.linear.ws, device, kind)?)),
+                            Some(gp) => {
+                                Some((gp.conv.fuse(device, kind, kernels)?, to_dev(&gp.linear.ws, device, kind)?))
+                            }
                         },
                     })
                 })
@@ -358,17 +361,17 @@ impl ResNet {
                 shape: self.shape,
                 device,
                 kind,
-                stem: self.stem.fuse(device, kind)?,
+                kernels,
+                stem: self.stem.fuse(device, kind, kernels)?,
                 blocks,
-                policy_conv: self.policy.conv.fuse(device, kind)?,
+                policy_conv: self.policy.conv.fuse(device, kind, kernels)?,
                 policy_out: FusedConv::new(
                     self.policy.out.ws.f_to_kind(Kind::Float)?,
                     out_b.f_to_kind(Kind::Float)?,
                     0,
-                    device,
-                    kind,
+                    at,
                 )?,
-                value_conv: self.value_conv.fuse(device, kind)?,
+                value_conv: self.value_conv.fuse(device, kind, kernels)?,
                 fc1: linear_params(&self.value_fc1, device, kind)?,
                 fc2: linear_params(&self.value_fc2, device, kind)?,
             })
@@ -385,21 +388,127 @@ fn linear_params(l: &nn::Linear, device: Device, kind: Kind) -> Result<(Tensor, 
     Ok((to_dev(&l.ws, device, kind)?, to_dev(b, device, kind)?))
 }
 
+/// How an inference pass lays out its tensors and which kernels it calls. All three
+/// compute the same function; they differ in rounding only (`model/tests/kernels.rs`
+/// compares them on real positions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernels {
+    /// NCHW tensors; one kernel for each convolution, bias, residual add and ReLU.
+    Plain,
+    /// NHWC memory ("channels last"), which cuDNN's tensor-core kernels for f16 and bf16
+    /// read directly (in NCHW they transpose around every convolution).
+    ChannelsLast,
+    /// Channels last, and cuDNN's fused convolution + bias + ReLU and convolution + bias +
+    /// residual + ReLU (two kernels a residual block where `Plain` launches seven).
+    /// CUDA only: elsewhere the same as `ChannelsLast`.
+    CudnnFused,
+}
+
+impl Kernels {
+    /// The names `KOMA_KERNELS` and `koma bench nn --kernels` take.
+    pub const NAMES: [&'static str; 3] = ["plain", "channels-last", "cudnn-fused"];
+
+    /// `KOMA_KERNELS` when set (an escape hatch, and for benchmarks), else the fastest
+    /// measured for the device (docs/performance.md): cuDNN's fused kernels on CUDA (2.4
+    /// times plain's evaluations a second for b10c128 in f16 at batch 1,024 on an H200),
+    /// channels last on the CPU (oneDNN: about 1.2 times plain's for the tiny presets at
+    /// batches of 16 and 32).
+    pub fn for_device(device: Device) -> Result<Kernels, UnknownKernels> {
+        match std::env::var("KOMA_KERNELS") {
+            Ok(name) if !name.is_empty() => name.parse(),
+            _ => Ok(if device.is_cuda() { Kernels::CudnnFused } else { Kernels::ChannelsLast }),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernels::Plain => Self::NAMES[0],
+            Kernels::ChannelsLast => Self::NAMES[1],
+            Kernels::CudnnFused => Self::NAMES[2],
+        }
+    }
+
+    fn channels_last(self) -> bool {
+        self != Kernels::Plain
+    }
+}
+
+impl std::fmt::Display for Kernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown kernels '{0}' (KOMA_KERNELS or --kernels: plain, channels-last or cudnn-fused)")]
+pub struct UnknownKernels(String);
+
+impl std::str::FromStr for Kernels {
+    type Err = UnknownKernels;
+    fn from_str(s: &str) -> Result<Kernels, UnknownKernels> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "plain" => Ok(Kernels::Plain),
+            "channels-last" | "channels_last" | "nhwc" => Ok(Kernels::ChannelsLast),
+            "cudnn-fused" | "cudnn_fused" | "fused" => Ok(Kernels::CudnnFused),
+            _ => Err(UnknownKernels(s.chars().take(40).collect())),
+        }
+    }
+}
+
+/// Where an inference network's tensors live and how it runs them.
+#[derive(Clone, Copy, Debug)]
+struct Placement {
+    device: Device,
+    kind: Kind,
+    kernels: Kernels,
+}
+
+/// `t` (`[N, C, H, W]`) with channels-last strides: the same values and shape, NHWC in
+/// memory (tch has no memory-format argument; these strides are what libtorch reads as
+/// channels last).
+fn channels_last(t: &Tensor) -> Result<Tensor, tch::TchError> {
+    t.f_permute([0i64, 2, 3, 1])?.f_contiguous()?.f_permute([0i64, 3, 1, 2])
+}
+
 /// A convolution with bias, batch norm already folded in.
 #[derive(Debug)]
 struct FusedConv {
     w: Tensor,
     b: Tensor,
     pad: i64,
+    /// cuDNN's fused convolution + bias (+ residual) + ReLU.
+    cudnn_fused: bool,
 }
 
 impl FusedConv {
-    fn new(w: Tensor, b: Tensor, pad: i64, device: Device, kind: Kind) -> Result<Self, tch::TchError> {
-        Ok(FusedConv { w: to_dev(&w, device, kind)?, b: to_dev(&b, device, kind)?, pad })
+    fn new(w: Tensor, b: Tensor, pad: i64, at: Placement) -> Result<Self, tch::TchError> {
+        let mut w = to_dev(&w, at.device, at.kind)?;
+        if at.kernels.channels_last() {
+            w = channels_last(&w)?;
+        }
+        let cudnn_fused = at.kernels == Kernels::CudnnFused && at.device.is_cuda();
+        Ok(FusedConv { w, b: to_dev(&b, at.device, at.kind)?, pad, cudnn_fused })
     }
 
     fn forward(&self, xs: &Tensor) -> Result<Tensor, tch::TchError> {
         xs.f_conv2d(&self.w, Some(&self.b), [1i64, 1], [self.pad, self.pad], [1i64, 1], 1)
+    }
+
+    /// `relu(conv(xs) + b)`.
+    fn forward_relu(&self, xs: &Tensor) -> Result<Tensor, tch::TchError> {
+        if self.cudnn_fused {
+            return xs.f_cudnn_convolution_relu(&self.w, Some(&self.b), [1i64, 1], [self.pad, self.pad], [1i64, 1], 1);
+        }
+        self.forward(xs)?.f_relu()
+    }
+
+    /// `relu(conv(xs) + b + residual)`.
+    fn forward_add_relu(&self, xs: &Tensor, residual: &Tensor) -> Result<Tensor, tch::TchError> {
+        if self.cudnn_fused {
+            let (stride, pad, dilation) = ([1i64, 1], [self.pad, self.pad], [1i64, 1]);
+            return xs.f_cudnn_convolution_add_relu(&self.w, residual, 1.0, Some(&self.b), stride, pad, dilation, 1);
+        }
+        self.forward(xs)?.f_add(residual)?.f_relu()
     }
 }
 
@@ -418,6 +527,7 @@ pub struct FusedNet {
     shape: NetShape,
     device: Device,
     kind: Kind,
+    kernels: Kernels,
     stem: FusedConv,
     blocks: Vec<FusedBlock>,
     policy_conv: FusedConv,
@@ -440,23 +550,31 @@ impl FusedNet {
         self.kind
     }
 
+    pub fn kernels(&self) -> Kernels {
+        self.kernels
+    }
+
     /// `xs` on this net's device and kind, `[B, planes, H, W]`. Returns (policy logits,
-    /// wdl logits) in this net's kind. Call under `tch::no_grad`.
+    /// wdl logits) in this net's kind, contiguous. Call under `tch::no_grad`.
     pub fn forward(&self, xs: &Tensor) -> Result<(Tensor, Tensor), tch::TchError> {
-        let mut x = self.stem.forward(xs)?.f_relu()?;
+        let xs = if self.kernels.channels_last() { channels_last(xs)? } else { xs.shallow_clone() };
+        let mut x = self.stem.forward_relu(&xs)?;
         for b in &self.blocks {
-            let mut a = b.c1.forward(&x)?;
-            if let Some((conv, lw)) = &b.gpool {
-                let g = conv.forward(&x)?.f_relu()?;
-                let bias = global_pool(&g)?.f_linear(lw, None::<&Tensor>)?;
-                a = a.f_add(&bias.f_unsqueeze(-1)?.f_unsqueeze(-1)?)?;
-            }
-            let y = b.c2.forward(&a.f_relu()?)?;
-            x = y.f_add(&x)?.f_relu()?;
+            let a = match &b.gpool {
+                None => b.c1.forward_relu(&x)?,
+                Some((conv, lw)) => {
+                    let g = conv.forward_relu(&x)?;
+                    let bias = global_pool(&g)?.f_linear(lw, None::<&Tensor>)?;
+                    b.c1.forward(&x)?.f_add(&bias.f_unsqueeze(-1)?.f_unsqueeze(-1)?)?.f_relu()?
+                }
+            };
+            x = b.c2.forward_add_relu(&a, &x)?;
         }
-        let p = self.policy_out.forward(&self.policy_conv.forward(&x)?.f_relu()?)?;
+        // Flattening a channels-last map copies it into NCHW order: the policy's labels
+        // and the value layer's weights read that order.
+        let p = self.policy_out.forward(&self.policy_conv.forward_relu(&x)?)?;
         let policy = p.f_flatten(1, -1)?;
-        let v = self.value_conv.forward(&x)?.f_relu()?.f_flatten(1, -1)?;
+        let v = self.value_conv.forward_relu(&x)?.f_flatten(1, -1)?;
         let v = v.f_linear(&self.fc1.0, Some(&self.fc1.1))?.f_relu()?;
         let wdl = v.f_linear(&self.fc2.0, Some(&self.fc2.1))?;
         Ok((policy, wdl))
@@ -571,7 +689,7 @@ impl Net {
     }
 
     /// See [`ResNet::fuse`].
-    pub fn fuse(&self, device: Device, kind: Kind) -> Result<FusedNet, tch::TchError> {
-        self.model.fuse(device, kind)
+    pub fn fuse(&self, device: Device, kind: Kind, kernels: Kernels) -> Result<FusedNet, tch::TchError> {
+        self.model.fuse(device, kind, kernels)
     }
 }
