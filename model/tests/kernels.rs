@@ -21,8 +21,7 @@ fn game_positions(encoder: &Encoder, seed: u64, plies: usize, stride: usize) -> 
     let mut inputs = Vec::new();
     for ply in 0..plies {
         let legal = pos.legal_moves();
-        if legal.is_empty() || pos.royals(rules::Color::Sente).is_empty() || pos.royals(rules::Color::Gote).is_empty()
-        {
+        if legal.is_empty() || pos.royals(rules::Color::Sente).is_empty() || pos.royals(rules::Color::Gote).is_empty() {
             break;
         }
         if ply % stride == 0 {
