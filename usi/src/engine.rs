@@ -545,7 +545,7 @@ fn load(key: &NetKey) -> Result<Network, EngineError> {
     model::set_torch_threads(key.torch_threads, model::CpuShare::HalfOfSmall);
     let devices = parse_devices(&key.device)?;
     let gpus = devices.iter().filter(|d| d.is_cuda()).count();
-    let batch = if key.batch_size > 0 { key.batch_size } else { Options::default().leaves_per_batch(gpus > 0) };
+    let batch = crate::options::leaves_per_batch(key.batch_size, gpus > 0);
     let mut networks = Vec::with_capacity(devices.len());
     for &device in &devices {
         // The network brings the encoder its input planes were trained with.
@@ -604,15 +604,20 @@ mod tests {
         file
     }
 
-    /// The leaf material mix and scale of the tree a search from the start runs with.
-    fn searched_with(core: &mut Core) -> (f32, f32) {
+    /// Searches the start position for `nodes` simulations; the search must not fail.
+    fn search_from_start(core: &mut Core, nodes: u64) {
         let (tx, rx) = std::sync::mpsc::channel();
-        let limits = Limits { nodes: Some(4), ..Limits::default() };
+        let limits = Limits { nodes: Some(nodes), ..Limits::default() };
         let done = Box::new(move |o: SearchOutcome| tx.send(o).unwrap());
         core.start(Position::startpos(Variant::Shogi), limits, Box::new(|_| {}), done).unwrap();
         let outcome = rx.recv_timeout(std::time::Duration::from_secs(120)).unwrap();
         core.stop();
         assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    }
+
+    /// The leaf material mix and scale of the tree a search from the start runs with.
+    fn searched_with(core: &mut Core) -> (f32, f32) {
+        search_from_start(core, 4);
         let tree = core.tree.lock().unwrap();
         let params = tree.params();
         assert_eq!(params, &core.search_config());
@@ -681,13 +686,7 @@ mod tests {
             core.net.as_ref().unwrap().evaluators.iter().map(|e| e.copy_stats().unwrap().batches).collect()
         };
         let before = batches(&core);
-        let (tx, rx) = std::sync::mpsc::channel();
-        let limits = Limits { nodes: Some(200), ..Limits::default() };
-        let done = Box::new(move |o: SearchOutcome| tx.send(o).unwrap());
-        core.start(Position::startpos(Variant::Shogi), limits, Box::new(|_| {}), done).unwrap();
-        let outcome = rx.recv_timeout(std::time::Duration::from_secs(120)).unwrap();
-        core.stop();
-        assert!(outcome.error.is_none(), "{:?}", outcome.error);
+        search_from_start(&mut core, 200);
         let after = batches(&core);
         assert!(after.iter().zip(&before).all(|(a, b)| a > b), "batches before {before:?}, after {after:?}");
         core.set_option("Device", "cpu,gpu9").unwrap();

@@ -236,6 +236,16 @@ pub const CPU_BATCH: usize = 16;
 pub const GPU_THREADS_PER_DEVICE: usize = 2;
 pub const GPU_BATCH: usize = 256;
 
+/// Leaves per forward pass for a `BatchSize` of `batch_size`: itself, or at auto (0)
+/// [`CPU_BATCH`] on the CPU and [`GPU_BATCH`] on a GPU.
+pub fn leaves_per_batch(batch_size: usize, gpu: bool) -> usize {
+    match (batch_size, gpu) {
+        (0, false) => CPU_BATCH,
+        (0, true) => GPU_BATCH,
+        (b, _) => b,
+    }
+}
+
 impl Options {
     /// Search threads for a network on `gpus` GPUs (0: the CPU): `Threads`, or at auto
     /// [`CPU_THREADS`], else [`GPU_THREADS_PER_DEVICE`] for each GPU.
@@ -247,14 +257,10 @@ impl Options {
         }
     }
 
-    /// Leaves a search thread evaluates in one forward pass: `BatchSize`, or at auto
-    /// [`CPU_BATCH`] on the CPU and [`GPU_BATCH`] on a GPU.
+    /// Leaves a search thread evaluates in one forward pass ([`leaves_per_batch`] of
+    /// `BatchSize`).
     pub fn leaves_per_batch(&self, gpu: bool) -> usize {
-        match (self.batch_size, gpu) {
-            (0, false) => CPU_BATCH,
-            (0, true) => GPU_BATCH,
-            (b, _) => b,
-        }
+        leaves_per_batch(self.batch_size, gpu)
     }
 
     /// Sets an option by name (case-insensitive). Errors name the problem.

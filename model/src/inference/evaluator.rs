@@ -211,6 +211,7 @@ pub struct TorchEvaluator {
     shape: NetShape,
     device: Device,
     kind: Kind,
+    kernels: Kernels,
     copies: CopyCounters,
 }
 
@@ -278,6 +279,7 @@ impl TorchEvaluator {
             shape: net.shape(),
             device,
             kind,
+            kernels,
             copies: CopyCounters::default(),
         })
     }
@@ -291,7 +293,7 @@ impl TorchEvaluator {
     }
 
     pub fn kernels(&self) -> Kernels {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).net.kernels()
+        self.kernels
     }
 
     /// Forward pass only, on inputs already on the device in the network's precision

@@ -122,7 +122,7 @@ impl ConvBn {
     }
 
     /// Folds the batch norm into the convolution (inference only).
-    fn fuse(&self, device: Device, kind: Kind, kernels: Kernels) -> Result<FusedConv, tch::TchError> {
+    fn fuse(&self, at: Placement) -> Result<FusedConv, tch::TchError> {
         let bn = &self.bn;
         let w = self.conv.ws.f_to_kind(Kind::Float)?;
         let gamma = bn.ws.as_ref().expect("affine batch norm").f_to_kind(Kind::Float)?;
@@ -133,7 +133,7 @@ impl ConvBn {
         let w = w.f_mul(&scale.f_view([-1, 1, 1, 1])?)?;
         let b = beta.f_sub(&mean.f_mul(&scale)?)?;
         let pad = self.pad;
-        FusedConv::new(w, b, pad, Placement { device, kind, kernels })
+        FusedConv::new(w, b, pad, at)
     }
 }
 
@@ -345,13 +345,11 @@ impl ResNet {
                 .iter()
                 .map(|b| {
                     Ok(FusedBlock {
-                        c1: b.c1.fuse(device, kind, kernels)?,
-                        c2: b.c2.fuse(device, kind, kernels)?,
+                        c1: b.c1.fuse(at)?,
+                        c2: b.c2.fuse(at)?,
                         gpool: match &b.gpool {
                             None => None,
-                            Some(gp) => {
-                                Some((gp.conv.fuse(device, kind, kernels)?, to_dev(&gp.linear.ws, device, kind)?))
-                            }
+                            Some(gp) => Some((gp.conv.fuse(at)?, to_dev(&gp.linear.ws, device, kind)?)),
                         },
                     })
                 })
@@ -362,16 +360,16 @@ impl ResNet {
                 device,
                 kind,
                 kernels,
-                stem: self.stem.fuse(device, kind, kernels)?,
+                stem: self.stem.fuse(at)?,
                 blocks,
-                policy_conv: self.policy.conv.fuse(device, kind, kernels)?,
+                policy_conv: self.policy.conv.fuse(at)?,
                 policy_out: FusedConv::new(
                     self.policy.out.ws.f_to_kind(Kind::Float)?,
                     out_b.f_to_kind(Kind::Float)?,
                     0,
                     at,
                 )?,
-                value_conv: self.value_conv.fuse(device, kind, kernels)?,
+                value_conv: self.value_conv.fuse(at)?,
                 fc1: linear_params(&self.value_fc1, device, kind)?,
                 fc2: linear_params(&self.value_fc2, device, kind)?,
             })
@@ -548,10 +546,6 @@ impl FusedNet {
 
     pub fn kind(&self) -> Kind {
         self.kind
-    }
-
-    pub fn kernels(&self) -> Kernels {
-        self.kernels
     }
 
     /// `xs` on this net's device and kind, `[B, planes, H, W]`. Returns (policy logits,
