@@ -32,8 +32,8 @@ const TIME_MARGIN_MS: u64 = 100;
 #[derive(Clone, Debug, PartialEq)]
 pub struct KomaConfig {
     /// Search constants (`c_puct=1.5`, `max_tree_mib=64`, ... any `[search]` field but a
-    /// Gumbel root, see [`KomaConfig::check`]). Default: `SearchConfig::default()`, the
-    /// engine's (PUCT).
+    /// Gumbel root, see [`KomaConfig::check`]). Default: `SearchConfig::for_play()`, the
+    /// engine's (PUCT, `c_puct` 0.8).
     pub search: SearchConfig,
     /// Leaves per evaluation of one search thread (`batch=N`, 1..=4096). Default 16, the
     /// engine's `BatchSize`.
@@ -51,7 +51,7 @@ pub struct KomaConfig {
 
 impl Default for KomaConfig {
     fn default() -> Self {
-        KomaConfig { search: SearchConfig::default(), batch_size: 16, threads: 1, from_network: FromNetwork::BOTH }
+        KomaConfig { search: SearchConfig::for_play(), batch_size: 16, threads: 1, from_network: FromNetwork::BOTH }
     }
 }
 

@@ -222,7 +222,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let ours = arena::koma::KomaNetwork::from_network(ours);
     let search = match &args.config {
         Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
-        None => search::SearchConfig::default(),
+        None => search::SearchConfig::for_play(),
     };
     // The network plays with the engine's search (PUCT root): a Gumbel root is refused.
     let koma = arena::koma::KomaConfig { search: search.clone(), ..Default::default() };

@@ -347,16 +347,9 @@ fn a_store_that_refuses_writes_makes_workers_spool_and_catch_up() {
     assert!(status.success(), "{stderr}");
     assert!(stderr.contains("spooling"), "{stderr}");
     assert!(stdout.contains(" 0 spooled"), "{stdout}");
-    // The worker's last chunks may land after the learner's last look: they are taken in
-    // at its next checkpoint (stopping the learner before would leave them for a resume).
-    wait_until("every chunk taken in", 120, || {
-        let s = json(&run.join("state.json")).unwrap_or_default();
-        let taken: BTreeSet<String> = s["chunks"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|t| t.as_str().map(String::from)).collect())
-            .unwrap_or_default();
-        chunks(&run).iter().all(|(n, _)| taken.contains(n))
-    });
+    // The worker's last chunks may land after the learner's last look and train no step
+    // (a short last chunk), so no checkpoint records them while it runs; its clean stop
+    // takes them in and writes the state (check_accounting: taken in = present).
     l.signal("-TERM");
     let (status, stdout, _) = l.wait(60);
     assert!(status.success());

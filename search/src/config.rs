@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields, default)]
 pub struct SearchConfig {
     /// PUCT exploration constant c_init in
-    /// `c(N) = c_init + ln((N + c_base + 1) / c_base)`. Default 1.25.
+    /// `c(N) = c_init + ln((N + c_base + 1) / c_base)`. Default 1.25 (self-play); the
+    /// players' default is [`PLAY_C_PUCT`] ([`SearchConfig::for_play`]).
     /// AlphaZero: 1.25 (pseudocode); Leela Chess Zero: 1.745 (training); KataGo: 1.1
     /// (no log growth, `cpuctExploration`). Valid: (0, 100].
     pub c_puct: f32,
@@ -158,7 +159,20 @@ impl Default for SearchConfig {
     }
 }
 
+/// `c_puct` of the players (koma-usi's `CPuct`, the arena's koma players, the in-run
+/// evaluation): a narrower search than self-play's 1.25, whose root noise and move
+/// temperature want the wider one. Measured on eight fresh 25-minute shogi networks at
+/// 800 nodes against fsf1: 114-0-206 against 90-1-229 at 1.25, ahead on six networks and
+/// tied on two (`docs/strength.md`).
+pub const PLAY_C_PUCT: f32 = 0.8;
+
 impl SearchConfig {
+    /// The search a player uses unless told otherwise: the defaults with
+    /// [`PLAY_C_PUCT`].
+    pub fn for_play() -> SearchConfig {
+        SearchConfig { c_puct: PLAY_C_PUCT, ..SearchConfig::default() }
+    }
+
     /// This search with the leaf material fields that `take_mix` and `take_scale` mark
     /// replaced by the network's record `network` (the setting it was trained with,
     /// `model::ModelMeta::leaf_material`) when it has one: how a player (koma-usi at

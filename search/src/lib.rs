@@ -40,7 +40,7 @@ pub mod tactics;
 pub mod time;
 pub mod tree;
 
-pub use config::SearchConfig;
+pub use config::{SearchConfig, PLAY_C_PUCT};
 pub use driver::{Settings, Workers};
 pub use leaf_eval::{DirectEvaluator, LeafEvaluator};
 pub use player_tree::PlayerTree;

@@ -235,7 +235,7 @@ pub fn eval_search(ecfg: &EvalConfig, selfplay: &SearchConfig) -> SearchConfig {
             leaf_material_mix: selfplay.leaf_material_mix,
             leaf_material_scale: selfplay.leaf_material_scale,
             leaf_material_check_plies: selfplay.leaf_material_check_plies,
-            ..SearchConfig::default()
+            ..SearchConfig::for_play()
         },
     }
 }
@@ -464,6 +464,21 @@ impl EvalReport {
 mod tests {
     use super::*;
     use model::encoding::Encoder;
+
+    /// The engine's search plays at the players' c_puct and keeps the config's leaf
+    /// material; `selfplay` hands over the whole `[search]` table.
+    #[test]
+    fn evaluation_games_search_as_the_engine_or_as_self_play() {
+        let selfplay = SearchConfig { leaf_material_mix: 0.5, leaf_material_scale: 10.0, ..SearchConfig::default() };
+        let engine = eval_search(&EvalConfig::default(), &selfplay);
+        assert_eq!(
+            (engine.c_puct, engine.leaf_material_mix, engine.leaf_material_scale),
+            (search::PLAY_C_PUCT, 0.5, 10.0)
+        );
+        assert_ne!(engine.c_puct, selfplay.c_puct);
+        let same = EvalConfig { search: EvalSearch::Selfplay, ..EvalConfig::default() };
+        assert_eq!(eval_search(&same, &selfplay), selfplay);
+    }
 
     fn settings(games: usize, simulations: u32, batch_size: usize) -> MatchSettings {
         MatchSettings {

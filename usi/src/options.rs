@@ -62,7 +62,8 @@ pub const SPECS: &[OptionSpec] = &[
     // An `info string` after each search with its forward passes: how many, leaves per
     // pass, the collisions that cut batches short (for tuning Threads and BatchSize).
     OptionSpec { name: "SearchStats", kind: OptionKind::Check(false) },
-    spin("CPuct", 125, 1, 10_000),
+    // Hundredths of `search::PLAY_C_PUCT`, the players' default (self-play uses 1.25).
+    spin("CPuct", 80, 1, 10_000),
     spin("CPuctBase", 19652, 1, 1_000_000_000),
     spin("FpuReduction", 25, 0, 1000),
     spin("RootFpuReduction", 0, 0, 1000),
@@ -489,7 +490,7 @@ mod tests {
         o.set("Threads", "3").unwrap();
         o.set("BatchSize", "48").unwrap();
         assert_eq!((o.search_threads(0), o.search_threads(2), o.leaves_per_batch(true)), (3, 3, 48));
-        assert_eq!(o.search_config().c_puct, 1.25);
+        assert_eq!(o.search_config().c_puct, search::PLAY_C_PUCT);
         assert!(o.set("Threads", "-1").is_err());
         assert!(o.set("Threads", "x").is_err());
         assert!(o.set("Nope", "1").is_err());

@@ -14,8 +14,9 @@ use crate::opponents::parse_player;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EvalSearch {
-    /// The engine's defaults (PUCT): what `koma-usi` plays, with the config's
-    /// `search.leaf_material_mix` (and scale), which the network was trained beside.
+    /// The engine's defaults (PUCT, `search::SearchConfig::for_play`): what `koma-usi`
+    /// plays, with the config's `search.leaf_material_mix` (and scale), which the network
+    /// was trained beside.
     Engine,
     /// The config's `[search]` table, as self-play searches.
     Selfplay,
