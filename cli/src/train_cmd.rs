@@ -197,8 +197,9 @@ pub struct EvaluateArgs {
     /// Opening file (the format of `koma arena --openings`) instead of random plies.
     #[arg(long)]
     openings: Option<PathBuf>,
-    /// Config whose [search] settings the network's search uses (default: the engine's,
-    /// PUCT; a Gumbel root is refused: play searches as the engine does).
+    /// Config whose network this is: it plays as the config's in-training evaluation
+    /// plays (`eval.search`: by default the engine's search with the config's leaf
+    /// material; `selfplay`, its `[search]` table, where a Gumbel root is refused).
     #[arg(long, conflicts_with = "engine_search")]
     config: Option<PathBuf>,
     /// Search as the engine does (PUCT with the built-in defaults, as `koma-usi` and the
@@ -220,8 +221,12 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
     let variant = ours.variant();
     let ours = arena::koma::KomaNetwork::from_network(ours);
+    // A config's network plays as its in-training evaluation plays it (`eval.search`).
     let search = match &args.config {
-        Some(p) => trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?.base.search,
+        Some(p) => {
+            let cfg = trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?;
+            trainer::eval::eval_search(&cfg.eval, &cfg.base.search)
+        }
         None => search::SearchConfig::for_play(),
     };
     // The network plays with the engine's search (PUCT root): a Gumbel root is refused.

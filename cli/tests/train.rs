@@ -174,16 +174,23 @@ fn sigint_saves_and_exits() {
     let ck = s["checkpoint"].as_str().unwrap();
     assert!(ck.ends_with(&format!("{:08}", s["step"].as_u64().unwrap())), "{s}");
     check_files(&runs);
-    // `koma evaluate` plays the saved network.
-    let out = Command::new(KOMA)
-        .args(["evaluate", "--checkpoint"])
-        .arg(runs.join("r").join(ck))
-        .args(["--opponent", "greedy", "--games", "4", "--simulations", "2", "--max-plies", "40"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("4 games"), "{stdout}");
+    // `koma evaluate` plays the saved network, with the engine's search and, as
+    // scripts/train.sh suggests, with the run's config (whose self-play root is Gumbel:
+    // the network plays as the config's evaluation does, the engine's PUCT root).
+    for config in [None, Some(&cfg)] {
+        let mut cmd = Command::new(KOMA);
+        cmd.args(["evaluate", "--checkpoint"]).arg(runs.join("r").join(ck));
+        if let Some(c) = config {
+            cmd.arg("--config").arg(c);
+        }
+        let out = cmd
+            .args(["--opponent", "greedy", "--games", "4", "--simulations", "2", "--max-plies", "40"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("4 games"), "{stdout}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
