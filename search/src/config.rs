@@ -161,9 +161,9 @@ impl Default for SearchConfig {
 
 /// `c_puct` of the players (koma-usi's `CPuct`, the arena's koma players, the in-run
 /// evaluation): a narrower search than self-play's 1.25, whose root noise and move
-/// temperature want the wider one. Measured on eight fresh 25-minute shogi networks at
-/// 800 nodes against fsf1: 114-0-206 against 90-1-229 at 1.25, ahead on six networks and
-/// tied on two (`docs/strength.md`).
+/// temperature want the wider one. Measured on ten fresh 25-minute shogi networks at
+/// 800 nodes against fsf1: 165-0-235 against 125-1-274 at 1.25, ahead on eight networks
+/// and tied on two (`docs/strength.md`).
 pub const PLAY_C_PUCT: f32 = 0.8;
 
 impl SearchConfig {
