@@ -2,7 +2,7 @@
 //! same as `koma-usi`: PUCT without noise, several leaves per evaluation with virtual
 //! loss, the root mate-in-3 scan, the tree kept from move to move within a game). The
 //! network is evaluated in the player's threads, or through a batching service
-//! ([`model::Batcher`]) shared by every game of a match, which merges the leaves of many
+//! ([`nn::Batcher`]) shared by every game of a match, which merges the leaves of many
 //! games into one forward pass. Under a clock the thinking time and the early stops
 //! (a single legal move, a decided search) are the engine's (`search::time`,
 //! `search::stop`).
@@ -11,9 +11,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use model::encoding::Encoder;
-use model::tch::Device;
-use model::{BatchError, Batcher, BatcherConfig, BatcherHandle, EvalSlot, Evaluation, Precision};
+use nn::encoding::Encoder;
+use nn::{Backend, BatchError, Batcher, BatcherConfig, BatcherHandle, EvalSlot, Evaluation};
 use rules::{EndRules, Position, Variant};
 use search::driver::{self, Settings};
 use search::time::{self, Clock};
@@ -126,7 +125,7 @@ impl KomaConfig {
     /// The search a player of a network with metadata `meta` runs: `search`, with the leaf
     /// material fields that [`KomaConfig::from_network`] names taken from the network's
     /// record when it has one.
-    pub fn search_for(&self, meta: Option<&model::ModelMeta>) -> SearchConfig {
+    pub fn search_for(&self, meta: Option<&nn::ModelMeta>) -> SearchConfig {
         let record = meta.and_then(|m| m.leaf_material);
         self.search.clone().with_leaf_material_of(record, self.from_network.mix, self.from_network.scale)
     }
@@ -138,7 +137,7 @@ impl KomaConfig {
         if !self.from_network.mix && !self.from_network.scale {
             return None;
         }
-        let meta = model::read_model_meta(checkpoint).ok()?;
+        let meta = nn::read_model_meta(checkpoint).ok()?;
         meta.leaf_material?;
         let search = self.search_for(Some(&meta));
         let mix = self.from_network.mix.then(|| format!("mix {}", search.leaf_material_mix));
@@ -161,22 +160,33 @@ impl KomaConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum KomaLoadError {
     #[error(transparent)]
-    Checkpoint(#[from] model::CheckpointError),
+    Checkpoint(#[from] nn::CheckpointError),
+    #[error(transparent)]
+    Backend(#[from] nn::BackendError),
+    #[cfg(feature = "torch")]
     #[error(transparent)]
     Device(#[from] model::DeviceError),
 }
 
+/// libtorch, when this build has it.
+pub fn torch_backend() -> Option<&'static nn::TorchBackend> {
+    #[cfg(feature = "torch")]
+    return Some(&model::TORCH_BACKEND);
+    #[cfg(not(feature = "torch"))]
+    None
+}
+
 /// Reads the variant and training step a checkpoint or model file records (metadata only).
-pub fn checkpoint_variant_and_step(path: &Path) -> Result<(Variant, u64), model::CheckpointError> {
-    let meta = model::read_model_meta(path)?;
+pub fn checkpoint_variant_and_step(path: &Path) -> Result<(Variant, u64), nn::CheckpointError> {
+    let meta = nn::read_model_meta(path)?;
     Ok((meta.variant, meta.step))
 }
 
-/// A network ready to play: a [`model::Network`], and the batching service its leaves
+/// A network ready to play: a [`nn::Network`], and the batching service its leaves
 /// go through when it has one. Cheap to clone (players of one match share it).
 #[derive(Clone)]
 pub struct KomaNetwork {
-    pub network: Arc<model::Network>,
+    pub network: Arc<nn::Network>,
     /// The network's encoder, shared by every search thread of every player (an encoder
     /// holds its lookup tables: built once, not per game).
     pub encoder: Arc<Encoder>,
@@ -185,19 +195,34 @@ pub struct KomaNetwork {
 }
 
 impl KomaNetwork {
-    /// Loads a checkpoint for `variant` onto `device` (`cpu`, `cuda`, `cuda:N`, `auto`).
+    /// Loads a checkpoint for `variant` onto `device` (`cpu`, `cuda`, `cuda:N`, `auto`)
+    /// with the backend `auto` picks there ([`nn::resolve`]).
     pub fn load(path: &Path, device: &str, variant: Variant) -> Result<KomaNetwork, KomaLoadError> {
-        KomaNetwork::load_on(path, model::parse_device(device)?, variant)
+        KomaNetwork::load_with(path, Backend::Auto, device, variant)
     }
 
-    /// [`KomaNetwork::load`] onto a torch device.
-    pub fn load_on(path: &Path, device: Device, variant: Variant) -> Result<KomaNetwork, KomaLoadError> {
-        let expected = model::Expected::variant(variant);
-        Ok(KomaNetwork::from_network(model::Network::load(path, &expected, device, Precision::Auto)?))
+    /// [`KomaNetwork::load`] on a chosen backend.
+    pub fn load_with(
+        path: &Path,
+        backend: Backend,
+        device: &str,
+        variant: Variant,
+    ) -> Result<KomaNetwork, KomaLoadError> {
+        let expected = nn::Expected::variant(variant);
+        let (network, _, _) = nn::load_network(path, &expected, backend, &[device], torch_backend())?;
+        Ok(KomaNetwork::from_network(network))
+    }
+
+    /// [`KomaNetwork::load`] with libtorch onto a torch device (the trainer's evaluation).
+    #[cfg(feature = "torch")]
+    pub fn load_on(path: &Path, device: model::tch::Device, variant: Variant) -> Result<KomaNetwork, KomaLoadError> {
+        let expected = nn::Expected::variant(variant);
+        let network = model::load_torch_network(path, &expected, device, model::Precision::Auto)?;
+        Ok(KomaNetwork::from_network(network))
     }
 
     /// A loaded network, evaluated in the searching threads.
-    pub fn from_network(network: model::Network) -> KomaNetwork {
+    pub fn from_network(network: nn::Network) -> KomaNetwork {
         let encoder = Arc::new(network.encoder.clone());
         KomaNetwork { network: Arc::new(network), encoder, service: None }
     }
@@ -375,7 +400,7 @@ mod tests {
     use crate::player::Clocks;
 
     fn uniform_network(variant: Variant) -> KomaNetwork {
-        KomaNetwork::from_network(model::Network::uniform(variant))
+        KomaNetwork::from_network(nn::Network::uniform(variant))
     }
 
     /// Plays `plies` moves of a game with `player` on both sides; every move must be legal.
@@ -417,12 +442,12 @@ mod tests {
     }
 
     /// A uniform network whose metadata records `record` as its leaf material setting.
-    fn network_recording(record: Option<model::LeafMaterial>) -> KomaNetwork {
-        let mut network = model::Network::uniform(Variant::Shogi);
-        let config = model::NetConfig::default();
-        network.meta = Some(model::ModelMeta {
+    fn network_recording(record: Option<nn::LeafMaterial>) -> KomaNetwork {
+        let mut network = nn::Network::uniform(Variant::Shogi);
+        let config = nn::NetConfig::default();
+        network.meta = Some(nn::ModelMeta {
             variant: Variant::Shogi,
-            encoder_version: model::encoding::ENCODER_VERSION,
+            encoder_version: nn::encoding::ENCODER_VERSION,
             shape: network.encoder.net_shape(),
             net: config,
             step: 9,
@@ -438,7 +463,7 @@ mod tests {
     /// the key; a network without a record leaves the search as it is.
     #[test]
     fn the_networks_leaf_material_is_the_default_and_spec_keys_override_it() {
-        let record = model::LeafMaterial { mix: 0.5, scale: 36.0 };
+        let record = nn::LeafMaterial { mix: 0.5, scale: 36.0 };
         let search_of = |record, keys: &[(&str, &str)]| {
             let mut config = KomaConfig::default();
             for (k, v) in keys {

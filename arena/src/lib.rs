@@ -226,8 +226,9 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     let mut batchers = Vec::new();
     for (i, p) in cfg.players.iter().enumerate() {
         let fail = |e: PlayerStartError| ArenaError::Player { name: p.name.clone(), source: Box::new(e) };
-        if let SpecKind::Koma { checkpoint, device, config } = &p.kind {
-            let net = koma::KomaNetwork::load(checkpoint, device, cfg.variant).map_err(|e| fail(e.into()))?;
+        if let SpecKind::Koma { checkpoint, device, backend, config } = &p.kind {
+            let net =
+                koma::KomaNetwork::load_with(checkpoint, *backend, device, cfg.variant).map_err(|e| fail(e.into()))?;
             let max_batch = concurrency * config.batch_size * config.threads;
             // No waiting for more requests: a lone game must not pay for it, and under
             // load requests queue up while a pass runs anyway.
@@ -241,6 +242,7 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     }
     if !batchers.is_empty() {
         // Up to one forward pass per network at a time, next to the other games' players.
+        #[cfg(feature = "torch")]
         model::set_torch_threads(0, model::CpuShare::Split(concurrency.max(batchers.len())));
     }
     let steps = networks.iter().map(|n| n.as_ref().map(|n| n.step())).collect();

@@ -39,7 +39,7 @@ fn absolute_paths(options: &[(String, String)]) -> Vec<(String, String)> {
 }
 
 /// How a player is given on the command line: `NAME=SPEC` with SPEC one of `random`,
-/// `greedy`, `material:DEPTH[,random=P]` (see [`crate::baseline`]), `koma:CHECKPOINT[,nodes=N][,device=D][,batch=B][,threads=T][,FIELD=VALUE...]`
+/// `greedy`, `material:DEPTH[,random=P]` (see [`crate::baseline`]), `koma:CHECKPOINT[,nodes=N][,device=D][,backend=B][,batch=B][,threads=T][,FIELD=VALUE...]`
 /// (FIELD: a `[search]` field, see [`KomaConfig`]), `usi:COMMAND[,Option=Value...]`,
 /// `xboard:COMMAND[,Option=Value...]`.
 ///
@@ -67,6 +67,8 @@ pub enum SpecKind {
     Koma {
         checkpoint: PathBuf,
         device: String,
+        /// `backend=`: auto (the default), torch or cpu ([`nn::Backend`]).
+        backend: nn::Backend,
         config: KomaConfig,
     },
     Usi {
@@ -105,6 +107,7 @@ impl FromStr for PlayerSpec {
         let mut options = Vec::new();
         let mut limit = None;
         let mut device = "cpu".to_string();
+        let mut backend = nn::Backend::Auto;
         for p in parts {
             if p.is_empty() {
                 continue;
@@ -117,6 +120,9 @@ impl FromStr for PlayerSpec {
                     limit = Some(tc);
                 }
                 "device" if kind_word == "koma" => device = v.to_string(),
+                "backend" if kind_word == "koma" => {
+                    backend = v.parse().map_err(|e: nn::UnknownBackend| bad(&e.to_string()))?
+                }
                 _ => options.push((k.to_string(), v.to_string())),
             }
         }
@@ -142,7 +148,7 @@ impl FromStr for PlayerSpec {
                 if matches!(limit, Some(TimeControl::Depth(_))) {
                     return Err(bad("koma players take nodes=N, not depth"));
                 }
-                SpecKind::Koma { checkpoint: PathBuf::from(path), device, config }
+                SpecKind::Koma { checkpoint: PathBuf::from(path), device, backend, config }
             }
             "usi" => SpecKind::Usi { argv: argv(head)?, options },
             "xboard" => {
@@ -212,8 +218,8 @@ impl PlayerSpec {
             SpecKind::Material { depth, random_share } => {
                 Box::new(Baseline::new(BaselineKind::Material { depth: *depth, random_share: *random_share }, seed))
             }
-            SpecKind::Koma { checkpoint, device, config } => {
-                let network = KomaNetwork::load(checkpoint, device, variant)?;
+            SpecKind::Koma { checkpoint, device, backend, config } => {
+                let network = KomaNetwork::load_with(checkpoint, *backend, device, variant)?;
                 Box::new(KomaPlayer::new(network, config.clone(), variant)?)
             }
             SpecKind::Usi { argv, options } => {

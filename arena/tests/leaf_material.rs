@@ -28,7 +28,7 @@ fn checkpoint(dir: &Path, name: &str, record: Option<model::LeafMaterial>) -> Pa
 /// The leaf material mix and scale of the player that `spec` makes.
 fn played_with(spec: &str) -> (f32, f32) {
     let spec: PlayerSpec = spec.parse().unwrap();
-    let SpecKind::Koma { checkpoint, device, config } = spec.kind else { panic!("not a koma player") };
+    let SpecKind::Koma { checkpoint, device, config, .. } = spec.kind else { panic!("not a koma player") };
     let network = KomaNetwork::load(&checkpoint, &device, Variant::Shogi).unwrap();
     let player = KomaPlayer::new(network, config, Variant::Shogi).unwrap();
     (player.search().leaf_material_mix, player.search().leaf_material_scale)

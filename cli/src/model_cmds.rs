@@ -73,7 +73,7 @@ pub struct AnalyseArgs {
 pub fn analyse(args: AnalyseArgs) -> Result<ExitCode> {
     let device = device(&args.device)?;
     let Network { evaluator, encoder, meta } =
-        Network::load(&args.checkpoint, &Expected::any(), device, Precision::Auto)?;
+        model::load_torch_network(&args.checkpoint, &Expected::any(), device, Precision::Auto)?;
     let meta = meta.expect("a loaded network has metadata");
     let variant = meta.variant;
 

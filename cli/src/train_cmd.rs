@@ -218,7 +218,7 @@ pub struct EvaluateArgs {
 pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let device = model::parse_device(&args.device).map_err(|e| BadInput(e.to_string()))?;
     model::set_torch_threads(0, model::CpuShare::HalfOfSmall);
-    let ours = model::Network::load(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
+    let ours = model::load_torch_network(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
     let variant = ours.variant();
     let ours = arena::koma::KomaNetwork::from_network(ours);
     // A config's network plays as its in-training evaluation plays it (`eval.search`).

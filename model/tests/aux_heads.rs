@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use koma_model::tch::{Device, Tensor};
 use koma_model::{
-    export_model, load_net, save_checkpoint, Evaluator, Expected, Net, NetConfig, Network, Precision, TorchEvaluator,
+    export_model, load_net, save_checkpoint, Evaluator, Expected, Net, NetConfig, Precision, TorchEvaluator,
 };
 use rules::Variant;
 
@@ -85,7 +85,7 @@ fn files_record_the_heads_and_files_without_them_are_unchanged() {
     // As a model file, which the engine, the arena and self-play load as any other.
     let out = dir.path().join("model-shogi.safetensors");
     export_model(&paths.meta, &out).unwrap();
-    let network = Network::load(&out, &expected, Device::Cpu, Precision::F32).unwrap();
+    let network = koma_model::load_torch_network(&out, &expected, Device::Cpu, Precision::F32).unwrap();
     assert!(network.meta.as_ref().unwrap().net.reply_policy_head);
     let x = random_inputs(2 * shogi_shape().input_len(), 6);
     let (policy, _) = net.forward_host(&x, 2).unwrap();

@@ -41,7 +41,7 @@ impl Evaluator for Echo {
         assert_eq!(inputs.len(), batch * il);
         if let Some(bad) = self.fail_on {
             if inputs.chunks(il).any(|x| x[0] == bad) {
-                return Err(EvalError::Torch("poisoned input".into()));
+                return Err(EvalError::Backend("poisoned input".into()));
             }
             if inputs.chunks(il).any(|x| x[0] == -bad) {
                 panic!("evaluator exploded");
@@ -232,8 +232,8 @@ fn errors_and_panics_reach_every_request_of_the_batch_and_the_service_survives()
     good.submit().unwrap();
     bad.submit().unwrap();
     // Both landed in one batch (20 ms window), so both get the error.
-    assert!(matches!(bad.wait(), Err(BatchError::Eval(EvalError::Torch(_)))));
-    assert!(matches!(good.wait(), Err(BatchError::Eval(EvalError::Torch(_)))));
+    assert!(matches!(bad.wait(), Err(BatchError::Eval(EvalError::Backend(_)))));
+    assert!(matches!(good.wait(), Err(BatchError::Eval(EvalError::Backend(_)))));
     // A panic inside the evaluator becomes an error too.
     fill(bad.inputs_mut(1), -666.0);
     assert!(matches!(bad.evaluate(), Err(BatchError::Eval(EvalError::Panic(_)))));

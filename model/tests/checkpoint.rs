@@ -11,7 +11,7 @@ use koma_model::encoding::ENCODER_VERSION;
 use koma_model::tch::Device;
 use koma_model::{
     load_net, read_checkpoint_meta, read_model_meta, save_checkpoint, CheckpointError, CheckpointPaths, Expected, Net,
-    NetShape, Network, Precision, CHECKPOINT_FORMAT_VERSION,
+    NetShape, Precision, CHECKPOINT_FORMAT_VERSION,
 };
 use rules::Variant;
 
@@ -32,7 +32,7 @@ fn the_input_options_travel_with_the_checkpoint() {
     let shape = Encoder::for_net(Variant::Shogi, &cfg).net_shape();
     let net = Net::new(&cfg, shape, 5, Device::Cpu).unwrap();
     let (paths, _) = save_checkpoint(&net, dir.path().join("attacks"), &shogi_info(0)).unwrap();
-    let loaded = Network::load(&paths.meta, &expected(), Device::Cpu, Precision::F32).unwrap();
+    let loaded = koma_model::load_torch_network(&paths.meta, &expected(), Device::Cpu, Precision::F32).unwrap();
     assert!(loaded.encoder.options().attack_planes);
     assert_eq!(loaded.encoder.net_shape(), shape);
     assert_eq!(loaded.evaluator.shape(), shape);
@@ -126,7 +126,7 @@ fn another_encoder_version_is_refused_even_by_lenient_loaders() {
     let dir = tempfile::tempdir().unwrap();
     let (_, paths) = saved_net(dir.path());
     edit_meta(&paths, |m| m["encoder_version"] = (ENCODER_VERSION + 1).into());
-    let err = Network::load(&paths.meta, &Expected::any(), Device::Cpu, Precision::F32).err().unwrap();
+    let err = koma_model::load_torch_network(&paths.meta, &Expected::any(), Device::Cpu, Precision::F32).err().unwrap();
     assert!(matches!(err, CheckpointError::WrongEncoderVersion { found, .. } if found == ENCODER_VERSION + 1), "{err}");
 }
 
@@ -191,7 +191,7 @@ fn non_finite_weights_with_a_matching_checksum_are_refused() {
         });
         for err in [
             load_net(&paths.meta, &expected(), Device::Cpu).unwrap_err(),
-            Network::load(&paths.meta, &expected(), Device::Cpu, Precision::F32).err().unwrap(),
+            koma_model::load_torch_network(&paths.meta, &expected(), Device::Cpu, Precision::F32).err().unwrap(),
         ] {
             assert!(
                 matches!(&err, CheckpointError::NonFinite { name, index: 2, .. } if name == "value.fc2.weight"),
@@ -299,6 +299,6 @@ fn errors_print_their_cause_once() {
     let err = CheckpointError::from(Net::new(&bad, shogi_shape(), 0, Device::Cpu).err().unwrap());
     let chain = error_chain(&err);
     assert_eq!(chain.matches("model.channels = 0 is out of range").count(), 1, "{chain}");
-    let batch = koma_model::BatchError::from(koma_model::EvalError::Torch("out of memory".into()));
+    let batch = koma_model::BatchError::from(koma_model::EvalError::Backend("out of memory".into()));
     assert_eq!(error_chain(&batch).matches("out of memory").count(), 1);
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use koma_model::tch::Device;
-use koma_model::{export_model, load_net, CheckpointError, Expected, Network, Precision};
+use koma_model::{export_model, load_net, CheckpointError, Expected, Precision};
 use rules::{Position, Variant};
 use serde_json::{json, Value};
 
@@ -326,7 +326,7 @@ fn load(path: &Path, case: u64) -> Result<(), CheckpointError> {
     let mut x = vec![0f32; encoder.input_len()];
     encoder.encode(&Position::startpos(Variant::Shogi), &mut x);
     if case % 4 == 0 {
-        let network = Network::load(path, &expected, Device::Cpu, Precision::F32)?;
+        let network = koma_model::load_torch_network(path, &expected, Device::Cpu, Precision::F32)?;
         let out = network.evaluator.evaluate(&x, 1).unwrap();
         assert!(out.policy(0).iter().chain(&out.wdl(0)).all(|v| v.is_finite()), "loaded, but not finite");
     } else {

@@ -12,7 +12,7 @@ use common::*;
 use koma_model::tch::Device;
 use koma_model::{
     export_model, load_net, read_checkpoint_meta, read_model_meta, save_checkpoint, CheckpointError, CheckpointInfo,
-    CheckpointPaths, Expected, LeafMaterial, Net, Network, Precision, LEAF_MATERIAL_KEY,
+    CheckpointPaths, Expected, LeafMaterial, Net, Precision, LEAF_MATERIAL_KEY,
 };
 use rules::Variant;
 
@@ -45,7 +45,7 @@ fn a_checkpoint_records_the_setting_and_every_loader_reads_it() {
     assert_eq!(read_model_meta(&paths.meta).unwrap().leaf_material, Some(RECORD));
     let (_, meta) = load_net(&paths.meta, &expected(), Device::Cpu).unwrap();
     assert_eq!(meta.leaf_material, Some(RECORD));
-    let network = Network::load(&paths.meta, &expected(), Device::Cpu, Precision::F32).unwrap();
+    let network = koma_model::load_torch_network(&paths.meta, &expected(), Device::Cpu, Precision::F32).unwrap();
     assert_eq!(network.meta.unwrap().leaf_material, Some(RECORD));
 }
 
@@ -137,7 +137,7 @@ fn a_model_file_carries_the_record() {
     let recorded: LeafMaterial = serde_json::from_str(&header[LEAF_MATERIAL_KEY]).unwrap();
     assert_eq!(recorded, RECORD);
     assert_eq!(read_model_meta(&out).unwrap().leaf_material, Some(RECORD));
-    let network = Network::load(&out, &expected(), Device::Cpu, Precision::F32).unwrap();
+    let network = koma_model::load_torch_network(&out, &expected(), Device::Cpu, Precision::F32).unwrap();
     assert_eq!(network.meta.unwrap().leaf_material, Some(RECORD));
     // A model file exported again keeps it.
     let again = dir.path().join("again.safetensors");

@@ -9,8 +9,8 @@ use common::*;
 use koma_model::encoding::ENCODER_VERSION;
 use koma_model::tch::Device;
 use koma_model::{
-    export_model, load_net, locate_model, read_model_meta, CheckpointError, Expected, ModelSource, Net, Network,
-    Precision, MODEL_FILE_FORMAT_VERSION,
+    export_model, load_net, locate_model, read_model_meta, CheckpointError, Expected, ModelSource, Net, Precision,
+    MODEL_FILE_FORMAT_VERSION,
 };
 use rules::Variant;
 
@@ -49,7 +49,7 @@ fn an_exported_file_loads_alone_under_any_name() {
         assert_eq!(read_model_meta(&p).unwrap(), meta);
         assert_eq!(loaded.forward_host(&x, 3).unwrap(), reference, "{}", p.display());
     }
-    let network = Network::load(&out, &expected(), Device::Cpu, Precision::F32).unwrap();
+    let network = koma_model::load_torch_network(&out, &expected(), Device::Cpu, Precision::F32).unwrap();
     assert_eq!(network.encoder.net_shape(), shogi_shape());
     assert_eq!(network.meta.as_ref().unwrap().step, 42);
     let evaluated = network.evaluator.evaluate(&x, 3).unwrap();
@@ -250,7 +250,7 @@ fn a_header_declaring_a_network_larger_than_the_file_is_refused_before_allocatin
         other => panic!("expected LargerThanFile, got {other}"),
     }
     let started = std::time::Instant::now();
-    let err = Network::load(&huge, &expected(), Device::Cpu, Precision::F32).err().unwrap();
+    let err = koma_model::load_torch_network(&huge, &expected(), Device::Cpu, Precision::F32).err().unwrap();
     assert!(matches!(err, CheckpointError::LargerThanFile { .. }), "{err}");
     assert!(started.elapsed().as_secs_f64() < 2.0, "took {:?}", started.elapsed());
 }
@@ -288,7 +288,7 @@ fn a_negative_batch_norm_variance_is_refused() {
         matches!(&err, CheckpointError::NegativeVariance { name, index: 1, .. } if name == "blocks.1.bn2.running_var"),
         "{err}"
     );
-    let err = Network::load(&p, &expected(), Device::Cpu, Precision::F32).err().unwrap();
+    let err = koma_model::load_torch_network(&p, &expected(), Device::Cpu, Precision::F32).err().unwrap();
     assert!(matches!(&err, CheckpointError::NegativeVariance { .. }), "{err}");
 }
 
@@ -329,7 +329,7 @@ fn weights_that_compute_non_finite_values_are_refused_by_the_probe() {
     let err = load_net(&p, &expected(), Device::Cpu).unwrap_err();
     assert!(matches!(&err, CheckpointError::NonFiniteOutput { .. }), "{err}");
     assert!(err.to_string().contains("overflowing.safetensors"), "{err}");
-    let err = Network::load(&p, &expected(), Device::Cpu, Precision::F32).err().unwrap();
+    let err = koma_model::load_torch_network(&p, &expected(), Device::Cpu, Precision::F32).err().unwrap();
     assert!(matches!(&err, CheckpointError::NonFiniteOutput { .. }), "{err}");
 }
 
@@ -368,8 +368,8 @@ fn weights_that_overflow_only_in_half_precision_are_refused_for_it() {
     bias.2[0..4].copy_from_slice(&1e6f32.to_le_bytes());
     let p = with_fresh_digest(dir.path(), "f16-overflow.safetensors", &tensors, &header.unwrap());
     load_net(&p, &expected(), Device::Cpu).unwrap();
-    Network::load(&p, &expected(), Device::Cpu, Precision::F32).unwrap();
-    let err = Network::load(&p, &expected(), Device::Cpu, Precision::F16).err().unwrap();
+    koma_model::load_torch_network(&p, &expected(), Device::Cpu, Precision::F32).unwrap();
+    let err = koma_model::load_torch_network(&p, &expected(), Device::Cpu, Precision::F16).err().unwrap();
     assert!(matches!(&err, CheckpointError::NonFiniteOutput { output: "win/draw/loss values", .. }), "{err}");
     assert!(err.to_string().contains("Half"), "{err}");
 }

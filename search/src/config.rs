@@ -175,12 +175,12 @@ impl SearchConfig {
 
     /// This search with the leaf material fields that `take_mix` and `take_scale` mark
     /// replaced by the network's record `network` (the setting it was trained with,
-    /// `model::ModelMeta::leaf_material`) when it has one: how a player (koma-usi at
+    /// `nn::ModelMeta::leaf_material`) when it has one: how a player (koma-usi at
     /// `MaterialMix`/`MaterialScale` auto, the arena's koma players without those keys)
     /// plays a network as it was trained.
     pub fn with_leaf_material_of(
         mut self,
-        network: Option<model::LeafMaterial>,
+        network: Option<nn::LeafMaterial>,
         take_mix: bool,
         take_scale: bool,
     ) -> SearchConfig {
@@ -197,8 +197,8 @@ impl SearchConfig {
 
     /// Checks every field against its valid range (in the field's documentation); the
     /// error names the field, the value and the range.
-    pub fn validate(&self) -> Result<(), model::ConfigError> {
-        use model::{check_real, check_whole, Range};
+    pub fn validate(&self) -> Result<(), nn::ConfigError> {
+        use nn::{check_real, check_whole, Range};
         let real = |name: &str, v: f32, r: Range| check_real(&format!("search.{name}"), v, r);
         real("c_puct", self.c_puct, Range::AboveMin(0.0, 100.0))?;
         real("c_puct_base", self.c_puct_base, Range::Closed(1.0, 1e9))?;
@@ -211,7 +211,7 @@ impl SearchConfig {
         real("gumbel_c_visit", self.gumbel_c_visit, Range::Closed(0.0, 1e6))?;
         real("gumbel_c_scale", self.gumbel_c_scale, Range::Closed(0.0, 1000.0))?;
         if !matches!(self.mate_search_plies, 0 | 1 | 3) {
-            return Err(model::ConfigError::BadValue {
+            return Err(nn::ConfigError::BadValue {
                 field: "search.mate_search_plies".into(),
                 value: self.mate_search_plies.to_string(),
                 expected: "0, 1 or 3".into(),

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use model::encoding::Encoder;
+use nn::encoding::Encoder;
 
 use crate::leaf_eval::LeafEvaluator;
 use crate::player_tree::{PlayerTree, Selected};

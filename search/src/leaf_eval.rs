@@ -1,10 +1,10 @@
 //! How a search thread gets its leaves evaluated: [`LeafEvaluator`], with a forward pass
 //! in the thread ([`DirectEvaluator`]) or a request to a batching service
-//! ([`model::EvalSlot`], which may merge it with other searches' leaves).
+//! ([`nn::EvalSlot`], which may merge it with other searches' leaves).
 
 use std::sync::Arc;
 
-use model::{BatchError, EvalError, EvalSlot, Evaluation, Evaluator};
+use nn::{BatchError, EvalError, EvalSlot, Evaluation, Evaluator};
 
 /// Something that evaluates a batch of encoded leaves.
 pub trait LeafEvaluator {

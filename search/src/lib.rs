@@ -1,6 +1,6 @@
 //! koma's search, shared by self-play, the engine (`koma-usi`), the arena and the trainer's
 //! evaluation games. It depends on the rules and on the network boundary of `model` (the
-//! [`model::encoding::Encoder`] that turns a leaf into input planes, the evaluators) and
+//! [`nn::encoding::Encoder`] that turns a leaf into input planes, the evaluators) and
 //! nothing else.
 //!
 //! - [`config`]: [`SearchConfig`], the `[search]` table of a config file.
@@ -13,7 +13,7 @@
 //!   - [`driver`]: [`driver::run`], several threads on one tree, each with its batch of
 //!     leaves in flight (virtual loss), tree reuse between moves;
 //!   - [`leaf_eval`]: how a thread evaluates its leaves ([`LeafEvaluator`]: in the thread
-//!     with [`DirectEvaluator`], or through a batching service's [`model::EvalSlot`]);
+//!     with [`DirectEvaluator`], or through a batching service's [`nn::EvalSlot`]);
 //!   - [`stop`]: [`Limits`], [`Control`] (stop, ponderhit) and the stopping rules (nodes,
 //!     time, a single move, a decided search);
 //!   - [`report`]: progress and result ([`Info`], [`PvLine`], [`Score`],

@@ -9,8 +9,8 @@
 //! [`PlayerTree::apply`]); the threads of the `driver` module share it behind a mutex and
 //! evaluate their leaves in batches outside the lock.
 
-use model::encoding::Encoder;
-use model::Logits;
+use nn::encoding::Encoder;
+use nn::Logits;
 use std::time::Instant;
 
 use rules::{EndRules, Move, Position, RoyalRule, Variant};

@@ -31,8 +31,8 @@
 
 use std::collections::VecDeque;
 
-use model::encoding::Encoder;
-use model::{Logits, Planes};
+use nn::encoding::Encoder;
+use nn::{Logits, Planes};
 use rules::{EndRules, Move, Position};
 
 use crate::config::SearchConfig;

@@ -26,8 +26,8 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use model::encoding::Encoder;
-use model::{Logits, Planes};
+use nn::encoding::Encoder;
+use nn::{Logits, Planes};
 use rules::{EndRules, ImpasseRule, Move, Position, RoyalRule};
 
 use crate::config::SearchConfig;

@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use model::encoding::Encoder;
-use model::{EvalError, Evaluation, Evaluator, UniformEvaluator};
+use nn::encoding::Encoder;
+use nn::{EvalError, Evaluation, Evaluator, UniformEvaluator};
 use rules::{EndRules, Position, Variant};
 use search::driver::{self, Settings};
 use search::{

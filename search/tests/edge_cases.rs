@@ -3,7 +3,7 @@
 //! choice, the policy target of a root lost before its evaluation, and Dirichlet noise
 //! scaled to the number of legal moves.
 
-use model::encoding::Encoder;
+use nn::encoding::Encoder;
 use rules::{EndRules, Position, Variant};
 use search::tree::{Selected, Tree};
 use search::{Proof, Rng, Search, SearchConfig};

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use model::encoding::Encoder;
+use nn::encoding::Encoder;
 use rules::{EndRules, Position, Variant};
 use search::{Proof, Rng, Search, SearchConfig};
 

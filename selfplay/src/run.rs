@@ -78,7 +78,7 @@ pub fn evaluator(
         // The workers encode positions for the config's [model]: the file must read the
         // same planes.
         let expected = model::Expected::variant(cfg.variant).with_shape(shape);
-        return Ok(model::Network::load(path, &expected, device, precision)?.evaluator);
+        return Ok(model::load_torch_network(path, &expected, device, precision)?.evaluator);
     }
     let net = model::Net::new(&cfg.model, shape, cfg.selfplay.seed, device)?;
     Ok(Arc::new(TorchEvaluator::new(&net, device, precision)?))

@@ -543,7 +543,7 @@ mod tests {
         };
         let shape = Encoder::for_net(Variant::Shogi, &cfg).net_shape();
         let net = model::Net::new(&cfg, shape, 1, Device::Cpu).unwrap();
-        KomaNetwork::from_network(model::Network::of_net(&net, Variant::Shogi, Device::Cpu, Precision::F32).unwrap())
+        KomaNetwork::from_network(model::network_of_net(&net, Variant::Shogi, Device::Cpu, Precision::F32).unwrap())
     }
 
     #[test]

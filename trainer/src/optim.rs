@@ -10,8 +10,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use model::file::tensors::{self as codec, HostTensor};
+use model::file::tensors::host_tensor;
 use model::tch::{self, nn::VarStore, Kind, Tensor};
+use nn::file::tensors as codec;
 
 use crate::config::{OptimizerKind, TrainConfig};
 
@@ -299,7 +300,7 @@ impl Optimizer {
         if with_weights {
             tensors.extend(self.weights());
         }
-        let host = tensors.iter().map(|(name, t)| HostTensor::of(name.as_str(), t)).collect::<Result<Vec<_>, _>>()?;
+        let host = tensors.iter().map(|(name, t)| host_tensor(name.as_str(), t)).collect::<Result<Vec<_>, _>>()?;
         let corrupt =
             |e: codec::TensorFileError| OptimError::Corrupt { path: path.to_path_buf(), reason: e.to_string() };
         let digest = codec::host_tensors_sha256(&host);

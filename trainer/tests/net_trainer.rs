@@ -194,8 +194,8 @@ fn a_checkpoint_holds_the_average_and_resume_restores_both() {
     let dir = tempfile::tempdir().unwrap();
     let version = |stem: &std::path::Path| {
         let bytes = std::fs::read(optim_path(stem)).unwrap();
-        let meta = model::file::tensors::metadata(&bytes).unwrap();
-        let count = model::file::tensors::decode(&bytes).unwrap().len();
+        let meta = nn::file::tensors::metadata(&bytes).unwrap();
+        let count = nn::file::tensors::decode(&bytes).unwrap().len();
         (meta["format_version"].parse::<u32>().unwrap(), count)
     };
     for ema_decay in [0.0, 0.9] {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use model::encoding::Encoder;
-use model::{CheckpointError, DeviceError, EvalError, Expected, Precision};
+use nn::encoding::Encoder;
+use nn::{Backend, BackendError, CheckpointError, EvalError, Expected};
 use rules::{ImpasseRule, Position, Variant};
 use search::driver::{self, Settings};
 use search::mate::{MateError, MateLimits, MateReport, MateSolver};
@@ -98,7 +98,7 @@ fn newest_run_network(runs: &Path, variant: Variant) -> Option<PathBuf> {
     }
     // Newest first; only the metadata of the candidates up to the first match is read.
     found.sort_by_key(|f| std::cmp::Reverse(f.0));
-    let plays = |p: &Path| model::read_checkpoint_meta(p).is_ok_and(|m| m.variant == variant.name());
+    let plays = |p: &Path| nn::read_checkpoint_meta(p).is_ok_and(|m| m.variant == variant.name());
     found.into_iter().map(|(_, p)| p).find(|p| plays(p))
 }
 
@@ -136,13 +136,15 @@ pub enum EngineError {
     ModelFile(#[from] ModelFileError),
     #[error("loading the network panicked: {0}")]
     LoadPanicked(String),
-    #[error("option Device: {0}")]
-    Device(#[from] DeviceError),
     #[error(
         "cannot load the network: {why}{}",
-        if matches!(**why, CheckpointError::WrongVariant { .. }) { " (set UCI_Variant or ModelFile)" } else { "" }
+        if matches!(**why, BackendError::Load(CheckpointError::WrongVariant { .. })) {
+            " (set UCI_Variant or ModelFile)"
+        } else {
+            ""
+        }
     )]
-    Load { why: Box<CheckpointError> },
+    Load { why: Box<BackendError> },
     #[error("the network fails to evaluate: {0}")]
     Evaluate(#[from] EvalError),
     #[error("cannot start the search thread: {0}")]
@@ -151,13 +153,13 @@ pub enum EngineError {
 
 /// The network that `ModelFile` names (a checkpoint by any of its names, or a model file).
 pub fn resolve_model(spec: &str, variant: Variant) -> Result<PathBuf, ModelFileError> {
-    let exists = |p: &Path| model::locate_model(p).is_ok();
+    let exists = |p: &Path| nn::locate_model(p).is_ok();
     if spec.eq_ignore_ascii_case("auto") {
         let (list, looked) = auto_model_candidates(variant);
         return list.into_iter().find(|p| exists(p)).ok_or(ModelFileError::NoneFound { looked });
     }
     let p = PathBuf::from(spec);
-    let why = match model::locate_model(&p) {
+    let why = match nn::locate_model(&p) {
         Ok(_) => return Ok(p),
         Err(e) => e,
     };
@@ -173,6 +175,7 @@ pub fn resolve_model(spec: &str, variant: Variant) -> Result<PathBuf, ModelFileE
 struct NetKey {
     model: PathBuf,
     device: String,
+    backend: Backend,
     variant: Variant,
     torch_threads: usize,
     /// `BatchSize` (0: auto), which sets the warmed-up batch size.
@@ -181,10 +184,10 @@ struct NetKey {
 
 struct Network {
     /// On the first device of `Device` (its metadata and encoder are the network's).
-    network: model::Network,
+    network: nn::Network,
     /// One evaluator per device of `Device` (`cuda:0,cuda:1`: the search threads take
     /// them in turn), the first `network`'s.
-    evaluators: Vec<Arc<dyn model::Evaluator>>,
+    evaluators: Vec<Arc<dyn nn::Evaluator>>,
     /// The network's encoder, shared with the search threads.
     encoder: Arc<Encoder>,
     key: NetKey,
@@ -295,6 +298,7 @@ impl Core {
         Ok(NetKey {
             model,
             device: self.opts.device.clone(),
+            backend: self.opts.backend,
             variant: self.opts.variant,
             torch_threads: self.opts.torch_threads,
             batch_size: self.opts.batch_size,
@@ -329,7 +333,7 @@ impl Core {
     }
 
     /// The leaf material setting the loaded network records (the one it was trained with).
-    pub fn network_leaf_material(&self) -> Option<model::LeafMaterial> {
+    pub fn network_leaf_material(&self) -> Option<nn::LeafMaterial> {
         self.net.as_ref()?.network.meta.as_ref()?.leaf_material
     }
 
@@ -528,7 +532,7 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 
 fn load(key: &NetKey) -> Result<Network, EngineError> {
     if key.model.as_os_str() == UNIFORM {
-        let network = model::Network::uniform(key.variant);
+        let network = nn::Network::uniform(key.variant);
         return Ok(Network {
             encoder: Arc::new(network.encoder.clone()),
             evaluators: vec![network.evaluator.clone()],
@@ -542,46 +546,52 @@ fn load(key: &NetKey) -> Result<Network, EngineError> {
     // TorchThreads 0: half the cores of a small CPU. On 2 cores that is 1.5 times the nodes/s
     // of libtorch's two threads, and 31-0-9 against 27-0-13 vs fsf5 at byoyomi 1 s
     // (docs/strength.md, "At a clock").
+    #[cfg(feature = "torch")]
     model::set_torch_threads(key.torch_threads, model::CpuShare::HalfOfSmall);
-    let devices = parse_devices(&key.device)?;
-    let gpus = devices.iter().filter(|d| d.is_cuda()).count();
+    // A device named twice holds two copies of the network, whose threads then prepare and
+    // hand back their batches side by side (one copy serialises them).
+    let devices: Vec<&str> = key.device.split(',').map(str::trim).collect();
+    let torch = torch_backend();
+    let load_error = |why: BackendError| EngineError::Load { why: Box::new(why) };
+    // The network brings the encoder its input planes were trained with.
+    let (network, evaluators, backends) =
+        nn::load_network(path, &Expected::variant(key.variant), key.backend, &devices, torch).map_err(load_error)?;
+    let on_gpu = |(d, b): (&&str, &Backend)| *b == Backend::Torch && torch.is_some_and(|t| (t.is_gpu)(d) == Ok(true));
+    let gpus = devices.iter().zip(&backends).filter(|&p| on_gpu(p)).count();
     let batch = crate::options::leaves_per_batch(key.batch_size, gpus > 0);
-    let mut networks = Vec::with_capacity(devices.len());
-    for &device in &devices {
-        // The network brings the encoder its input planes were trained with.
-        let network = model::Network::load(path, &Expected::variant(key.variant), device, Precision::Auto)
-            .map_err(|why| EngineError::Load { why: Box::new(why) })?;
-        // Warm-up: the first forward passes are slow (allocation, cuDNN autotuning).
-        let zeros = vec![0.0f32; batch * network.encoder.input_len()];
+    // Warm-up: the first forward passes are slow (allocation, cuDNN autotuning).
+    let zeros = vec![0.0f32; batch * network.encoder.input_len()];
+    for evaluator in &evaluators {
         for _ in 0..2 {
-            network.evaluator.evaluate(&zeros, batch)?;
+            evaluator.evaluate(&zeros, batch)?;
         }
-        networks.push(network);
     }
-    let evaluators: Vec<_> = networks.iter().map(|n| n.evaluator.clone()).collect();
-    let network = networks.swap_remove(0);
     let meta = network.meta.as_ref().expect("a loaded network has metadata");
     let on: Vec<String> = evaluators.iter().map(|e| e.describe()).collect();
     let description = format!(
-        "{} (step {}, {} blocks x {} channels) on {}",
+        "{} (step {}, {} blocks x {} channels) on {} (Backend {}{})",
         path.display(),
         meta.step,
         meta.net.blocks,
         meta.net.channels,
-        on.join(", ")
+        on.join(", "),
+        key.backend,
+        if torch.is_none() { "; this build has the CPU backend only" } else { "" },
     );
     let encoder = Arc::new(network.encoder.clone());
     Ok(Network { network, evaluators, encoder, key: key.clone(), description, gpus })
 }
 
-/// The devices of `Device`: one name, or several separated by commas (`cuda:0,cuda:1`).
-/// A device named twice holds two copies of the network, whose threads then prepare and
-/// hand back their batches side by side (one copy serialises them).
-fn parse_devices(spec: &str) -> Result<Vec<model::tch::Device>, DeviceError> {
-    spec.split(',').map(model::parse_device).collect()
+/// libtorch, when this build has it (the `torch` feature).
+fn torch_backend() -> Option<&'static nn::TorchBackend> {
+    #[cfg(feature = "torch")]
+    return Some(&model::TORCH_BACKEND);
+    #[cfg(not(feature = "torch"))]
+    None
 }
 
-#[cfg(test)]
+// The tests write tiny networks with libtorch.
+#[cfg(all(test, feature = "torch"))]
 mod tests {
     use super::*;
     use model::LeafMaterial;

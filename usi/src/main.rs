@@ -100,6 +100,7 @@ fn main() -> ExitCode {
 
 /// A small untrained network (one block of 16 channels unless told), written by
 /// `model::init_checkpoint` as `koma init` writes its networks.
+#[cfg(feature = "torch")]
 fn init_model(stem: &std::path::Path, args: &Args) -> ExitCode {
     let config = model::NetConfig {
         blocks: args.blocks,
@@ -118,4 +119,11 @@ fn init_model(stem: &std::path::Path, args: &Args) -> ExitCode {
             ExitCode::from(if matches!(e, model::InitError::Net(_)) { 2 } else { 1 })
         }
     }
+}
+
+/// Without libtorch no network can be initialised: say so.
+#[cfg(not(feature = "torch"))]
+fn init_model(_: &std::path::Path, _: &Args) -> ExitCode {
+    eprintln!("koma-usi --init-model: this build has no libtorch (built without the `torch` feature); use `koma init`");
+    ExitCode::from(2)
 }

@@ -1,6 +1,6 @@
 //! The engine's options, shared by USI (`setoption`) and XBoard (`option`).
 
-use model::LeafMaterial;
+use nn::LeafMaterial;
 use rules::Variant;
 use search::SearchConfig;
 
@@ -45,6 +45,9 @@ const fn spin(name: &'static str, default: i64, min: i64, max: i64) -> OptionSpe
 pub const SPECS: &[OptionSpec] = &[
     OptionSpec { name: "ModelFile", kind: OptionKind::File("auto") },
     OptionSpec { name: "Device", kind: OptionKind::Text("auto") },
+    // Which backend evaluates the network (`nn::Backend`): auto takes libtorch on a GPU and
+    // the faster one, the portable CPU backend, on the CPU.
+    OptionSpec { name: "Backend", kind: OptionKind::Combo { default: "auto", vars: &nn::Backend::NAMES } },
     // 0 (the default): auto, by the device ([`Options::search_threads`],
     // [`Options::leaves_per_batch`]).
     spin("Threads", 0, 0, 256),
@@ -100,7 +103,7 @@ const MAX_MATERIAL_SCALE: i64 = 1000;
 /// What a changed option affects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
-    /// The network must be (re)loaded: ModelFile, Device, TorchThreads.
+    /// The network must be (re)loaded: ModelFile, Device, Backend, TorchThreads.
     Network,
     /// Another game: the variant (network, position and tree).
     Variant,
@@ -114,6 +117,7 @@ pub enum Effect {
 pub struct Options {
     pub model_file: String,
     pub device: String,
+    pub backend: nn::Backend,
     pub threads: usize,
     pub batch_size: usize,
     pub torch_threads: usize,
@@ -153,6 +157,7 @@ impl Default for Options {
         let mut o = Options {
             model_file: String::new(),
             device: String::new(),
+            backend: nn::Backend::Auto,
             threads: 0,
             batch_size: 0,
             torch_threads: 0,
@@ -304,6 +309,10 @@ impl Options {
         Ok(match spec.name {
             "ModelFile" => store(&mut self.model_file, text_or_default(), Effect::Network),
             "Device" => store(&mut self.device, text_or_default(), Effect::Network),
+            "Backend" => {
+                let backend = choice()?.parse().expect("the choices are backends");
+                store(&mut self.backend, backend, Effect::Network)
+            }
             "Threads" => store(&mut self.threads, int()? as usize, Effect::Other),
             "BatchSize" => store(&mut self.batch_size, int()? as usize, Effect::Other),
             "TorchThreads" => store(&mut self.torch_threads, int()? as usize, Effect::Network),

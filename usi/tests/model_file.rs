@@ -197,7 +197,7 @@ fn a_model_file_declaring_a_huge_network_is_an_error_line_not_a_panic() {
 
 /// Writes `to`: the model file `from` with its header changed by `edit`, the same tensors.
 fn rewrite_header(from: &Path, to: &Path, edit: impl FnOnce(&mut std::collections::HashMap<String, String>)) {
-    use model::file::tensors::{decode, encode, metadata, HostTensor};
+    use nn::file::tensors::{decode, encode, metadata, HostTensor};
     let bytes = std::fs::read(from).unwrap();
     let mut header = metadata(&bytes).unwrap();
     let tensors: Vec<HostTensor> = decode(&bytes)

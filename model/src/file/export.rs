@@ -8,11 +8,14 @@ use std::path::{Path, PathBuf};
 
 use tch::Device;
 
-use super::checkpoint::CheckpointPaths;
-use super::error::CheckpointError;
-use super::loader::{load_net, Expected};
-use super::meta::{model_file_header, ModelMeta};
-use super::tensors::{host_tensors, host_tensors_sha256, serialize, HostTensor};
+use nn::file::checkpoint::CheckpointPaths;
+use nn::file::error::CheckpointError;
+use nn::file::meta::{model_file_header, ModelMeta};
+use nn::file::tensors::{host_tensors_sha256, serialize, HostTensor};
+use nn::Expected;
+
+use super::loader::load_net;
+use super::tensors::host_tensors;
 use crate::network::net::Net;
 use files::write_atomic;
 

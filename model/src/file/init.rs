@@ -5,10 +5,11 @@ use std::path::Path;
 
 use rules::Variant;
 
-use super::checkpoint::{save_checkpoint, CheckpointError, CheckpointInfo, CheckpointMeta, CheckpointPaths};
-use crate::encoding::{Encoder, ENCODER_VERSION};
-use crate::network::config::NetConfig;
+use super::checkpoint::save_checkpoint;
 use crate::network::net::{Net, NetError};
+use nn::encoding::{Encoder, ENCODER_VERSION};
+use nn::network::config::NetConfig;
+use nn::{CheckpointError, CheckpointInfo, CheckpointMeta, CheckpointPaths};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {

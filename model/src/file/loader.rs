@@ -1,176 +1,25 @@
-//! The one way to load a network: a checkpoint pair (`<stem>.json` + `<stem>.safetensors`)
-//! or a model file written by `koma export`, found from any of their names, checked
-//! (format, checksum, variant, encoder version, shape; the declared network against the
-//! file's size and tensor table before it is built; every tensor finite, every batch norm
-//! variance non-negative; a probe pass computing finite outputs), and handed out
-//! with the encoder its input planes were trained with: like lc0's weights files, the input
-//! format travels with the weights, so no caller rebuilds an encoder from metadata.
+//! Loading a network onto libtorch: the file is found, read and checked by
+//! [`nn::read_network_file`] (every check but the probes), then built as a [`Net`] here.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
+use nn::file::checks::{non_finite, probe_inputs, PROBES};
+use nn::{read_network_file, CheckpointError, Encoder, EvalError, Expected, ModelMeta, Network, NetworkFile};
 use rules::Variant;
 use tch::Device;
 
-use super::checkpoint::{read_checkpoint_meta, read_pair, CheckpointPaths};
-use super::checks::{check_declared_layout, probe_evaluator, probe_net};
-use super::error::CheckpointError;
-use super::meta::{read_model_file_meta, ModelMeta, MODEL_FILE_FORMAT};
-use super::tensors::{copy_into, parse, read_header_metadata, tensors_sha256};
-use crate::encoding::{Encoder, ENCODER_VERSION};
+use super::tensors::copy_into;
 use crate::inference::device::Precision;
-use crate::inference::evaluator::{EvalError, Evaluator, TorchEvaluator, UniformEvaluator};
+use crate::inference::torch_evaluator::TorchEvaluator;
 use crate::network::net::Net;
-use crate::network::shape::NetShape;
 
-/// What a loader requires besides a known format and this build's encoder version;
-/// `None` accepts anything.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Expected {
-    pub variant: Option<Variant>,
-    pub shape: Option<NetShape>,
-}
-
-impl Expected {
-    /// A network for this variant (the usual case).
-    pub fn variant(variant: Variant) -> Self {
-        Expected { variant: Some(variant), shape: None }
-    }
-
-    /// Also requires this shape (a learner that continues from the file).
-    pub fn with_shape(mut self, shape: NetShape) -> Self {
-        self.shape = Some(shape);
-        self
-    }
-
-    /// Any network this build can run (inspection and export).
-    pub fn any() -> Self {
-        Self::default()
-    }
-}
-
-/// Where a network's files are.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ModelSource {
-    /// A checkpoint pair with one stem.
-    Checkpoint(CheckpointPaths),
-    /// One self-describing safetensors file written by `koma export`.
-    ModelFile(PathBuf),
-}
-
-impl ModelSource {
-    /// The file to name in messages: the metadata file of a pair, or the model file.
-    pub fn path(&self) -> &Path {
-        match self {
-            ModelSource::Checkpoint(p) => &p.meta,
-            ModelSource::ModelFile(p) => p,
-        }
-    }
-}
-
-/// Finds the network that `path` names: `<stem>.json` (a pair), a `.safetensors` file (a
-/// model file, or the weights of a pair when its header says so), a bare stem (the pair,
-/// else `<stem>.safetensors`), or any other existing file (a model file).
-pub fn locate_model(path: impl AsRef<Path>) -> Result<ModelSource, CheckpointError> {
-    let path = path.as_ref();
-    let paths = CheckpointPaths::new(path);
-    let not_found = |looked: String| CheckpointError::NotFound { path: path.into(), looked };
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("json") if paths.meta.is_file() => Ok(ModelSource::Checkpoint(paths)),
-        Some("json") => Err(not_found(paths.meta.display().to_string())),
-        Some("safetensors") if path.is_file() => {
-            let format = read_header_metadata(path)?.remove("format");
-            match format.as_deref() {
-                Some(MODEL_FILE_FORMAT) => Ok(ModelSource::ModelFile(path.into())),
-                _ if paths.meta.is_file() => Ok(ModelSource::Checkpoint(paths)),
-                Some("koma-checkpoint") => {
-                    Err(CheckpointError::WeightsWithoutMetadata { path: path.into(), meta: paths.meta })
-                }
-                _ => Err(CheckpointError::NotAModelFile {
-                    path: path.into(),
-                    found: format,
-                    expected: MODEL_FILE_FORMAT,
-                }),
-            }
-        }
-        Some("safetensors") => Err(not_found(path.display().to_string())),
-        _ if paths.meta.is_file() => Ok(ModelSource::Checkpoint(paths)),
-        _ if paths.weights.is_file() => locate_model(&paths.weights),
-        _ if path.is_file() => match read_header_metadata(path)?.remove("format") {
-            Some(f) if f == MODEL_FILE_FORMAT => Ok(ModelSource::ModelFile(path.into())),
-            found => Err(CheckpointError::NotAModelFile { path: path.into(), found, expected: MODEL_FILE_FORMAT }),
-        },
-        _ => Err(not_found(format!("{} and {}", paths.meta.display(), paths.weights.display()))),
-    }
-}
-
-/// The metadata of the network at `path` (no weights read).
-pub fn read_model_meta(path: impl AsRef<Path>) -> Result<ModelMeta, CheckpointError> {
-    Ok(source_meta(&locate_model(path)?)?.0)
-}
-
-/// Metadata and, for a model file, the tensor digest its header records.
-fn source_meta(source: &ModelSource) -> Result<(ModelMeta, Option<String>), CheckpointError> {
-    match source {
-        ModelSource::Checkpoint(paths) => {
-            Ok((ModelMeta::from_checkpoint(read_checkpoint_meta(&paths.meta)?, &paths.meta)?, None))
-        }
-        ModelSource::ModelFile(path) => {
-            let (meta, digest) = read_model_file_meta(&read_header_metadata(path)?, path)?;
-            Ok((meta, Some(digest)))
-        }
-    }
-}
-
-/// Refuses a network this build cannot feed or the caller did not ask for.
-fn check(meta: &ModelMeta, expected: &Expected, path: &Path) -> Result<Encoder, CheckpointError> {
-    if let Some(v) = expected.variant {
-        if v != meta.variant {
-            return Err(CheckpointError::WrongVariant { path: path.into(), expected: v, found: meta.variant });
-        }
-    }
-    if meta.encoder_version != ENCODER_VERSION {
-        let (expected, found) = (ENCODER_VERSION, meta.encoder_version);
-        return Err(CheckpointError::WrongEncoderVersion { path: path.into(), expected, found });
-    }
-    let encoder = Encoder::for_net(meta.variant, &meta.net);
-    if encoder.net_shape() != meta.shape {
-        return Err(CheckpointError::EncoderShape {
-            path: path.into(),
-            variant: meta.variant,
-            recorded: meta.shape,
-            encoder: encoder.net_shape(),
-        });
-    }
-    if let Some(s) = expected.shape {
-        if s != meta.shape {
-            return Err(CheckpointError::ShapeMismatch { path: path.into(), expected: s, found: meta.shape });
-        }
-    }
-    Ok(encoder)
-}
-
-/// Loads and checks everything; the network is on the CPU.
-fn load_parts(path: &Path, expected: &Expected) -> Result<(Net, Encoder, ModelMeta), CheckpointError> {
-    let source = locate_model(path)?;
-    let (meta, digest) = source_meta(&source)?;
-    let encoder = check(&meta, expected, source.path())?;
-    let (bytes, weights_path) = match &source {
-        ModelSource::Checkpoint(paths) => (read_pair(paths)?.1, paths.weights.clone()),
-        ModelSource::ModelFile(p) => {
-            (std::fs::read(p).map_err(|cause| CheckpointError::Io { path: p.clone(), cause })?, p.clone())
-        }
-    };
-    let st = parse(&bytes, &weights_path)?;
-    // Before anything is allocated: the header must describe these weights.
-    check_declared_layout(&meta, &st, bytes.len() as u64, &weights_path)?;
-    if digest.is_some_and(|d| d != tensors_sha256(&st)) {
-        return Err(CheckpointError::ChecksumMismatch { path: weights_path });
-    }
-    let net = Net::new(&meta.net, meta.shape, 0, Device::Cpu)?;
-    copy_into(&net, &st, &weights_path)?;
-    probe_net(&net, &encoder, &weights_path)?;
-    Ok((net, encoder, meta))
+/// The file's network as a [`Net`] on the CPU, its f32 forward pass probed.
+fn build_net(file: &NetworkFile) -> Result<Net, CheckpointError> {
+    let net = Net::new(&file.meta.net, file.meta.shape, 0, Device::Cpu)?;
+    copy_into(&net, &file.weights, &file.weights_path)?;
+    probe_net(&net, &file.encoder, &file.weights_path)?;
+    Ok(net)
 }
 
 /// The weights of a network file as a trainable [`Net`] on `device`, for a learner that
@@ -181,56 +30,66 @@ pub fn load_net(
     expected: &Expected,
     device: Device,
 ) -> Result<(Net, ModelMeta), CheckpointError> {
-    let (mut net, _, meta) = load_parts(path.as_ref(), expected)?;
+    let file = read_network_file(path, expected)?;
+    let mut net = build_net(&file)?;
     if device != Device::Cpu {
         net.var_store_mut().set_device(device);
     }
-    Ok((net, meta))
+    Ok((net, file.meta))
 }
 
-/// A network ready to evaluate positions: its evaluator, the encoder whose input planes it
-/// reads, and the metadata of the file it came from (`None` for networks built in memory).
-#[derive(Clone)]
-pub struct Network {
-    pub evaluator: Arc<dyn Evaluator>,
-    pub encoder: Encoder,
-    pub meta: Option<ModelMeta>,
+/// Loads the network at `path` (a checkpoint pair by any of its names, or a model file)
+/// for inference with libtorch on `device`. The evaluator has run one batch when it is
+/// handed out: the probes in its own precision, which must be finite.
+pub fn load_torch_network(
+    path: impl AsRef<Path>,
+    expected: &Expected,
+    device: Device,
+    precision: Precision,
+) -> Result<Network, CheckpointError> {
+    let file = read_network_file(path, expected)?;
+    let net = build_net(&file)?;
+    let evaluator = TorchEvaluator::new(&net, device, precision)?;
+    Network::from_file(file, Arc::new(evaluator))
 }
 
-impl Network {
-    /// Loads the network at `path` (a checkpoint pair by any of its names, or a model
-    /// file) for inference on `device`. The evaluator has run one batch when it is handed
-    /// out: the probe of the start position in its own precision, which must be finite.
-    pub fn load(
-        path: impl AsRef<Path>,
-        expected: &Expected,
-        device: Device,
-        precision: Precision,
-    ) -> Result<Network, CheckpointError> {
-        let (net, encoder, meta) = load_parts(path.as_ref(), expected)?;
-        let evaluator = TorchEvaluator::new(&net, device, precision)?;
-        probe_evaluator(&evaluator, &encoder, path.as_ref())?;
-        Ok(Network { evaluator: Arc::new(evaluator), encoder, meta: Some(meta) })
+/// A snapshot of a network in memory (a learner's), read through the encoder its config
+/// builds.
+pub fn network_of_net(net: &Net, variant: Variant, device: Device, precision: Precision) -> Result<Network, EvalError> {
+    let encoder = Encoder::for_net(variant, net.config());
+    if encoder.net_shape() != net.shape() {
+        return Err(EvalError::ShapeMismatch { expected: encoder.net_shape(), found: net.shape() });
     }
+    let evaluator = TorchEvaluator::new(net, device, precision)?;
+    Ok(Network { evaluator: Arc::new(evaluator), encoder, meta: None })
+}
 
-    /// A snapshot of a network in memory (a learner's), read through the encoder its
-    /// config builds.
-    pub fn of_net(net: &Net, variant: Variant, device: Device, precision: Precision) -> Result<Network, EvalError> {
-        let encoder = Encoder::for_net(variant, net.config());
-        if encoder.net_shape() != net.shape() {
-            return Err(EvalError::ShapeMismatch { expected: encoder.net_shape(), found: net.shape() });
+/// Refuses a network whose f32 forward pass computes a non-finite policy logit or value
+/// logit on the probe inputs.
+fn probe_net(net: &Net, encoder: &Encoder, path: &Path) -> Result<(), CheckpointError> {
+    let (policy, wdl) = net.forward_host(&probe_inputs(encoder), PROBES.len())?;
+    let (pl, wl) = (policy.len() / PROBES.len(), wdl.len() / PROBES.len());
+    for (i, input) in PROBES.into_iter().enumerate() {
+        let on = format!("f32 on {:?}", net.device());
+        if !policy[i * pl..(i + 1) * pl].iter().all(|x| x.is_finite()) {
+            return Err(non_finite(path, "policy logits", input, on));
         }
-        let evaluator = TorchEvaluator::new(net, device, precision)?;
-        Ok(Network { evaluator: Arc::new(evaluator), encoder, meta: None })
+        if !wdl[i * wl..(i + 1) * wl].iter().all(|x| x.is_finite()) {
+            return Err(non_finite(path, "win/draw/loss values", input, on));
+        }
     }
+    Ok(())
+}
 
-    /// Every move equally likely, a neutral value (pure MCTS, tests).
-    pub fn uniform(variant: Variant) -> Network {
-        let encoder = Encoder::new(variant);
-        Network { evaluator: Arc::new(UniformEvaluator::new(encoder.net_shape())), encoder, meta: None }
-    }
+/// libtorch as the `nn` crate's backend choice sees it ([`nn::load_network`]).
+pub const TORCH_BACKEND: nn::TorchBackend = nn::TorchBackend { load: torch_evaluator, is_gpu };
 
-    pub fn variant(&self) -> Variant {
-        self.encoder.variant()
-    }
+fn torch_evaluator(file: &NetworkFile, device: &str) -> Result<Arc<dyn nn::Evaluator>, CheckpointError> {
+    let device = crate::parse_device(device).map_err(|e| CheckpointError::Backend(e.to_string()))?;
+    let net = build_net(file)?;
+    Ok(Arc::new(TorchEvaluator::new(&net, device, Precision::Auto)?))
+}
+
+fn is_gpu(device: &str) -> Result<bool, String> {
+    crate::parse_device(device).map(|d| d.is_cuda()).map_err(|e| e.to_string())
 }

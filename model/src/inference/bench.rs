@@ -6,12 +6,13 @@ use serde::Serialize;
 use tch::{Device, Kind, Tensor};
 
 use super::device::Precision;
-use super::evaluation::Evaluation;
-use super::evaluator::{EvalError, EvalPart, Evaluator, TorchEvaluator};
-use super::host_buffer::HostBuffer;
-use crate::network::config::NetConfig;
+use super::torch_evaluator::{backend_error, TorchEvaluator};
 use crate::network::net::{Kernels, Net, NetError};
-use crate::network::shape::NetShape;
+use nn::inference::evaluation::Evaluation;
+use nn::inference::evaluator::{EvalError, EvalPart, Evaluator};
+use nn::inference::host_buffer::HostBuffer;
+use nn::network::config::NetConfig;
+use nn::network::shape::NetShape;
 
 /// How long to measure each batch size.
 #[derive(Clone, Debug)]
@@ -90,7 +91,7 @@ pub fn bench_forward(
     let net = Net::new(config, shape, options.seed, device)?;
     let kernels = match options.kernels {
         Some(k) => k,
-        None => Kernels::for_device(device).map_err(EvalError::from)?,
+        None => Kernels::for_device(device).map_err(|e| EvalError::Backend(e.to_string()))?,
     };
     let evaluator = TorchEvaluator::with_kernels(&net, device, precision, kernels)?;
     let plain = (kernels != Kernels::Plain)
@@ -110,7 +111,7 @@ pub fn bench_forward(
         }
         // Pinned on CUDA and in the evaluator's plane kind, as the batcher's request
         // buffers are.
-        let mut buffer = HostBuffer::for_device(evaluator.pinned_for(), evaluator.input_kind());
+        let mut buffer = HostBuffer::new(evaluator.pinned_memory(), evaluator.input_kind());
         buffer.resize(values.len());
         buffer.planes_mut().copy_from_f32(&values);
         let mut out = Evaluation::new();
@@ -123,7 +124,7 @@ pub fn bench_forward(
             .and_then(|t| t.f_view([batch as i64, s.input_planes as i64, s.board_height as i64, s.board_width as i64]))
             .and_then(|t| t.f_to_device(device))
             .and_then(|t| t.f_to_kind(evaluator.kind()))
-            .map_err(EvalError::from)?;
+            .map_err(backend_error)?;
         let (device_iterations, device_seconds) = timed(options, || evaluator.forward_on_device(&xs))?;
         let (max_policy_diff, max_wdl_diff) = match &plain {
             Some(plain) => max_diffs(&evaluator, plain, &values, batch)?,

@@ -1,11 +1,7 @@
-//! Evaluating positions: input planes ([`planes`], [`host_buffer`]), the forward pass as a
-//! service ([`evaluator`], its results in [`evaluation`]), the batching thread
-//! ([`batcher`]), device selection ([`device`]) and the forward-pass benchmark ([`bench`](mod@bench)).
+//! Evaluating positions with libtorch: its evaluator ([`torch_evaluator`]), device and
+//! precision selection ([`device`]) and the forward-pass benchmark ([`bench`](mod@bench)).
+//! The interface, the batcher and the buffers are the `nn` crate's.
 
-pub mod batcher;
 pub mod bench;
 pub mod device;
-pub mod evaluation;
-pub mod evaluator;
-pub mod host_buffer;
-pub mod planes;
+pub mod torch_evaluator;

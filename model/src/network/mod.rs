@@ -1,8 +1,4 @@
-//! The network itself: its architecture ([`config`]), its input and output sizes
-//! ([`shape`]), the ResNet built on tch ([`net`]) and its parameter table computed
-//! without building it ([`params`]). Nothing here reads or writes files.
+//! The network as libtorch modules ([`net`]): training, and the fused inference form. Its
+//! settings, sizes and parameter table are the `nn` crate's.
 
-pub mod config;
 pub mod net;
-pub mod params;
-pub mod shape;

@@ -37,8 +37,7 @@ use std::sync::Mutex;
 use tch::nn::{self, ModuleT};
 use tch::{Device, Kind, Tensor};
 
-use super::config::{ConfigError, NetConfig};
-use super::shape::{NetShape, ShapeError, WDL_LEN};
+use ::nn::{CheckpointError, ConfigError, NetConfig, NetShape, ShapeError, WDL_LEN};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
@@ -69,6 +68,12 @@ impl From<ShapeError> for NetError {
 impl From<tch::TchError> for NetError {
     fn from(e: tch::TchError) -> Self {
         NetError::Torch(e)
+    }
+}
+
+impl From<NetError> for CheckpointError {
+    fn from(e: NetError) -> Self {
+        CheckpointError::Backend(e.to_string())
     }
 }
 

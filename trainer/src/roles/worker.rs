@@ -167,7 +167,7 @@ impl Worker {
     /// The network `pointer` names, on this worker's device.
     fn load(&self, pointer: &ModelPointer) -> Result<Network, TrainError> {
         let stem = pull_network(&self.files, &pointer.model)?;
-        Ok(Network::load(&stem, &self.expected, self.device, self.precision)?)
+        Ok(model::load_torch_network(&stem, &self.expected, self.device, self.precision)?)
     }
 
     /// Switches to a newer published network, if there is one.

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use super::proto::{f32_tensor_type, AttributeProto, DimensionValue, GraphProto, NodeProto, TensorProto};
 use super::proto::{ValueInfoProto, FLOAT};
-use crate::file::tensors::HostTensor;
-use crate::network::config::NetConfig;
-use crate::network::shape::{NetShape, WDL_LEN};
+use nn::file::tensors::HostTensor;
+use nn::network::config::NetConfig;
+use nn::network::shape::{NetShape, WDL_LEN};
 
 /// The batch norm epsilon of [`crate::Net`] (tch's default).
 const BN_EPS: f64 = 1e-5;

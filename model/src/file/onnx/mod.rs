@@ -13,12 +13,12 @@ use std::path::Path;
 
 use prost::Message;
 
-use super::error::CheckpointError;
 use super::export::{export_parts, export_with, Exported};
-use super::meta::{meta_entries, ModelMeta};
-use crate::encoding::Encoder;
 use crate::network::net::Net;
-use crate::network::params::{parameter_count, parameter_specs};
+use nn::encoding::Encoder;
+use nn::file::error::CheckpointError;
+use nn::file::meta::{meta_entries, ModelMeta};
+use nn::network::params::{parameter_count, parameter_specs};
 use proto::{ModelProto, OperatorSetIdProto, StringStringEntryProto};
 
 pub use graph::{
@@ -127,9 +127,9 @@ fn metadata_props(meta: &ModelMeta, encoder: &Encoder, digest: &str) -> Vec<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encoding::ENCODER_VERSION;
-    use crate::file::meta::{LeafMaterial, LEAF_MATERIAL_KEY};
-    use crate::network::config::NetConfig;
+    use nn::encoding::ENCODER_VERSION;
+    use nn::file::meta::{LeafMaterial, LEAF_MATERIAL_KEY};
+    use nn::network::config::NetConfig;
     use prost::Message;
 
     /// The leaf material record reaches `metadata_props` as the model file's key, and a

@@ -1,10 +1,12 @@
-//! The results of a batch of evaluations, held in host tensors so that an evaluator can
-//! hand over what the device wrote (one copy out, in the inference precision) instead of
+//! The results of a batch of evaluations, held in host memory of their own or of the
+//! backend's, so that an evaluator can hand over what the device wrote (one copy out, in the inference precision) instead of
 //! converting and copying it again.
 
-use half::{bf16, f16};
-use tch::{Device, Kind, Tensor};
+use std::sync::Arc;
 
+use half::{bf16, f16};
+
+use super::planes::PlaneKind;
 use crate::network::shape::WDL_LEN;
 
 /// One position's policy logits, in the precision they were computed in. Reading a logit
@@ -62,44 +64,70 @@ impl<'a, const N: usize> From<&'a [f32; N]> for Logits<'a> {
     }
 }
 
-/// A contiguous CPU tensor and whether this [`Evaluation`] owns it alone (then it may be
-/// written and reused) or shares it (a view of an evaluator's output).
-struct HostTensor {
-    tensor: Tensor,
-    owned: bool,
+/// Results that stay in a backend's own host memory, handed over without a copy (a CPU
+/// tensor of libtorch's forward pass). Never written again once handed over.
+pub trait SharedOutput: Send + Sync {
+    /// The number type of the values.
+    fn kind(&self) -> PlaneKind;
+    /// The first value; valid for [`SharedOutput::len`] values as long as `self` lives.
+    fn as_ptr(&self) -> *const u8;
+    /// Number of values.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
-impl HostTensor {
-    fn empty() -> HostTensor {
-        HostTensor { tensor: Tensor::zeros([0], (Kind::Float, Device::Cpu)), owned: true }
+/// An [`Evaluation`]'s buffer: its own f32 values (written and reused), or a backend's.
+#[derive(Clone)]
+enum HostValues {
+    Owned(Vec<f32>),
+    Shared(Arc<dyn SharedOutput>),
+}
+
+impl HostValues {
+    fn kind(&self) -> PlaneKind {
+        match self {
+            HostValues::Owned(_) => PlaneKind::F32,
+            HostValues::Shared(s) => s.kind(),
+        }
     }
 
     /// An owned f32 buffer of at least `len` values, reusing the current one if it can.
     fn ensure_f32(&mut self, len: usize) {
-        if !(self.owned && self.tensor.kind() == Kind::Float && self.tensor.numel() >= len) {
-            self.tensor = Tensor::zeros([len as i64], (Kind::Float, Device::Cpu));
-            self.owned = true;
+        match self {
+            HostValues::Owned(v) if v.len() >= len => {}
+            HostValues::Owned(v) => v.resize(len, 0.0),
+            HostValues::Shared(_) => *self = HostValues::Owned(vec![0.0; len]),
         }
     }
 
-    /// The first `len` values as `T` (the tensor's kind must be `T`'s).
+    /// The first `len` values as `T` (the buffer's kind must be `T`'s).
     fn slice<T>(&self, len: usize) -> &[T] {
         if len == 0 {
             return &[];
         }
-        debug_assert!(self.tensor.numel() >= len && self.tensor.is_contiguous());
-        // SAFETY: a contiguous CPU tensor of at least `len` elements of type T; it lives
-        // as long as `self`, and is written only through `&mut self`.
-        unsafe { std::slice::from_raw_parts(self.tensor.data_ptr() as *const T, len) }
+        match self {
+            HostValues::Owned(v) => {
+                assert!(std::mem::size_of::<T>() == 4 && v.len() >= len);
+                // SAFETY: f32 values (T is f32: the callers match on the kind), >= len.
+                unsafe { std::slice::from_raw_parts(v.as_ptr() as *const T, len) }
+            }
+            HostValues::Shared(s) => {
+                assert!(s.len() >= len, "a shared output of {} values read as {len}", s.len());
+                // SAFETY: the backend's contiguous host memory of at least `len` values of
+                // the kind it reports (the callers match on it), never written again, alive
+                // while the Arc is.
+                unsafe { std::slice::from_raw_parts(s.as_ptr() as *const T, len) }
+            }
+        }
     }
 
     fn slice_mut(&mut self, len: usize) -> &mut [f32] {
-        assert!(self.owned && self.tensor.kind() == Kind::Float, "writing a shared or non-f32 buffer");
-        if len == 0 {
-            return &mut [];
+        match self {
+            HostValues::Owned(v) => &mut v[..len],
+            HostValues::Shared(_) => panic!("writing a backend's shared output"),
         }
-        // SAFETY: owned (no other tensor shares the storage), contiguous f32, >= len.
-        unsafe { std::slice::from_raw_parts_mut(self.tensor.data_ptr() as *mut f32, len) }
     }
 }
 
@@ -112,40 +140,23 @@ impl HostTensor {
 /// them over as such (half the bytes from the device) and they are read with
 /// [`Evaluation::logits`]. Buffers are reused: [`Evaluation::resize`] keeps the
 /// allocation when it is big enough.
+#[derive(Clone)]
 pub struct Evaluation {
     batch: usize,
     policy_len: usize,
-    policy: HostTensor,
-    wdl: HostTensor,
+    policy: HostValues,
+    wdl: HostValues,
     reduced_precision: bool,
 }
-
-// SAFETY: the tensors are CPU tensors read through `&self` (plain memory reads) and
-// written only through `&mut self`; libtorch's tensor handles are safe to read from
-// several threads.
-unsafe impl Sync for Evaluation {}
 
 impl Default for Evaluation {
     fn default() -> Self {
         Evaluation {
             batch: 0,
             policy_len: 0,
-            policy: HostTensor::empty(),
-            wdl: HostTensor::empty(),
+            policy: HostValues::Owned(Vec::new()),
+            wdl: HostValues::Owned(Vec::new()),
             reduced_precision: false,
-        }
-    }
-}
-
-impl Clone for Evaluation {
-    fn clone(&self) -> Self {
-        let copy = |h: &HostTensor| HostTensor { tensor: h.tensor.copy(), owned: true };
-        Evaluation {
-            batch: self.batch,
-            policy_len: self.policy_len,
-            policy: copy(&self.policy),
-            wdl: copy(&self.wdl),
-            reduced_precision: self.reduced_precision,
         }
     }
 }
@@ -203,17 +214,20 @@ impl Evaluation {
     }
 
     /// Takes over an evaluator's results: `policy` (`batch x policy_len` logits, f32, f16
-    /// or bf16) and `wdl` (`batch x 3`, f32), both contiguous CPU tensors, kept as they
-    /// are (no copy).
-    pub fn set_tensors(&mut self, batch: usize, policy_len: usize, policy: Tensor, wdl: Tensor) {
-        debug_assert_eq!(policy.device(), Device::Cpu);
-        debug_assert!(policy.is_contiguous() && wdl.is_contiguous());
-        debug_assert_eq!(wdl.kind(), Kind::Float);
-        debug_assert!(policy.numel() >= batch * policy_len && wdl.numel() >= batch * WDL_LEN);
+    /// or bf16) and `wdl` (`batch x 3`, f32), kept where they are (no copy).
+    pub fn set_shared(
+        &mut self,
+        batch: usize,
+        policy_len: usize,
+        policy: Arc<dyn SharedOutput>,
+        wdl: Arc<dyn SharedOutput>,
+    ) {
+        assert_eq!(wdl.kind(), PlaneKind::F32, "WDL values are f32");
+        assert!(policy.len() >= batch * policy_len && wdl.len() >= batch * WDL_LEN);
         self.batch = batch;
         self.policy_len = policy_len;
-        self.policy = HostTensor { tensor: policy, owned: false };
-        self.wdl = HostTensor { tensor: wdl, owned: false };
+        self.policy = HostValues::Shared(policy);
+        self.wdl = HostValues::Shared(wdl);
     }
 
     pub fn batch(&self) -> usize {
@@ -224,9 +238,9 @@ impl Evaluation {
         self.policy_len
     }
 
-    /// The precision the logits are held in (`Float`, `Half` or `BFloat16`).
-    pub fn policy_kind(&self) -> Kind {
-        self.policy.tensor.kind()
+    /// The precision the logits are held in.
+    pub fn policy_kind(&self) -> PlaneKind {
+        self.policy.kind()
     }
 
     /// Policy logits of position `i`, in whatever precision they are held.
@@ -236,10 +250,10 @@ impl Evaluation {
         let range = i * pl..(i + 1) * pl;
         let len = self.batch * pl;
         assert!(i < self.batch, "position {i} of an evaluation of {}", self.batch);
-        match self.policy.tensor.kind() {
-            Kind::Half => Logits::F16(&self.policy.slice::<f16>(len)[range]),
-            Kind::BFloat16 => Logits::Bf16(&self.policy.slice::<bf16>(len)[range]),
-            _ => Logits::F32(&self.policy.slice::<f32>(len)[range]),
+        match self.policy.kind() {
+            PlaneKind::F16 => Logits::F16(&self.policy.slice::<f16>(len)[range]),
+            PlaneKind::Bf16 => Logits::Bf16(&self.policy.slice::<bf16>(len)[range]),
+            PlaneKind::F32 => Logits::F32(&self.policy.slice::<f32>(len)[range]),
         }
     }
 
@@ -265,8 +279,8 @@ impl Evaluation {
     /// Every logit, f32 (panics if held in reduced precision, see [`Evaluation::policy`]).
     pub fn policy_all(&self) -> &[f32] {
         assert_eq!(
-            self.policy.tensor.kind(),
-            Kind::Float,
+            self.policy.kind(),
+            PlaneKind::F32,
             "the logits are held in reduced precision: read them with Evaluation::logits"
         );
         self.policy.slice(self.batch * self.policy_len)
@@ -285,7 +299,7 @@ impl Evaluation {
 
     /// Copies positions `src_start..src_start + n` of `src` (f32) to `dst_start..` of
     /// `self` (resized before).
-    pub(crate) fn copy_range_from(&mut self, dst_start: usize, src: &Evaluation, src_start: usize, n: usize) {
+    pub fn copy_range_from(&mut self, dst_start: usize, src: &Evaluation, src_start: usize, n: usize) {
         let pl = self.policy_len;
         debug_assert_eq!(pl, src.policy_len);
         let (policy, wdl) = self.buffers_mut();

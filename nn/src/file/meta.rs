@@ -44,7 +44,7 @@ pub struct ModelMeta {
 }
 
 impl ModelMeta {
-    pub(crate) fn from_checkpoint(meta: CheckpointMeta, path: &Path) -> Result<ModelMeta, CheckpointError> {
+    pub fn from_checkpoint(meta: CheckpointMeta, path: &Path) -> Result<ModelMeta, CheckpointError> {
         let variant = parse_variant(&meta.variant, path)?;
         let meta = ModelMeta {
             variant,
@@ -61,19 +61,19 @@ impl ModelMeta {
         Ok(meta)
     }
 
-    pub(crate) fn validate(&self, path: &Path) -> Result<(), CheckpointError> {
+    pub fn validate(&self, path: &Path) -> Result<(), CheckpointError> {
         self.net.validate().map_err(|cause| CheckpointError::BadConfig { path: path.into(), cause })?;
         self.shape.validate().map_err(|cause| CheckpointError::BadShape { path: path.into(), cause })?;
         validate_leaf_material(self.leaf_material.as_ref(), path)
     }
 }
 
-pub(crate) fn parse_variant(name: &str, path: &Path) -> Result<Variant, CheckpointError> {
+pub fn parse_variant(name: &str, path: &Path) -> Result<Variant, CheckpointError> {
     name.parse().map_err(|_| CheckpointError::UnknownVariant { path: path.into(), found: name.to_string() })
 }
 
 /// The `__metadata__` of a model file holding `meta` and tensors of digest `digest`.
-pub(crate) fn model_file_header(meta: &ModelMeta, digest: &str) -> HashMap<String, String> {
+pub fn model_file_header(meta: &ModelMeta, digest: &str) -> HashMap<String, String> {
     let format = [("format", MODEL_FILE_FORMAT.to_string()), ("format_version", MODEL_FILE_FORMAT_VERSION.to_string())];
     format.into_iter().chain(meta_entries(meta, digest)).map(|(k, v)| (k.to_string(), v)).collect()
 }
@@ -81,7 +81,7 @@ pub(crate) fn model_file_header(meta: &ModelMeta, digest: &str) -> HashMap<Strin
 /// `meta` and the tensor digest as the key-value pairs every exported file carries (the
 /// model file's header, an ONNX model's `metadata_props`), after its own format keys.
 /// `leaf_material` is there only when the network records one.
-pub(crate) fn meta_entries(meta: &ModelMeta, digest: &str) -> Vec<(&'static str, String)> {
+pub fn meta_entries(meta: &ModelMeta, digest: &str) -> Vec<(&'static str, String)> {
     let mut entries = vec![
         ("variant", meta.variant.name().to_string()),
         ("encoder_version", meta.encoder_version.to_string()),
@@ -106,7 +106,7 @@ pub const LEAF_MATERIAL_KEY: &str = "leaf_material";
 /// The metadata and tensor digest recorded in a model file's header (`header` is its
 /// `__metadata__`). Unknown keys are ignored; missing or malformed ones are refused
 /// (`leaf_material` may be missing: no record).
-pub(crate) fn read_model_file_meta(
+pub fn read_model_file_meta(
     header: &HashMap<String, String>,
     path: &Path,
 ) -> Result<(ModelMeta, String), CheckpointError> {

@@ -20,7 +20,6 @@ use super::meta::ModelMeta;
 use super::tensors::SafeTensors;
 use crate::encoding::Encoder;
 use crate::inference::evaluator::Evaluator;
-use crate::network::net::Net;
 use crate::network::params::{parameter_count, parameter_specs};
 
 /// Bytes per stored scalar (every tensor is F32).
@@ -29,7 +28,7 @@ const SCALAR_BYTES: u64 = 4;
 /// Refuses a file whose declared network (`meta`) needs more bytes than the whole file
 /// holds (`file_bytes`), or whose tensor table (`st`: names, shapes, dtypes) is not that
 /// network's. Nothing is allocated: the table is computed from the metadata.
-pub(crate) fn check_declared_layout(
+pub fn check_declared_layout(
     meta: &ModelMeta,
     st: &SafeTensors<'_>,
     file_bytes: u64,
@@ -64,52 +63,31 @@ pub(crate) fn check_declared_layout(
 
 /// The probe inputs: the start position, then every plane at 1 (which reaches every
 /// input weight, also those of planes the start position leaves at 0, such as hands).
-fn probe_inputs(encoder: &Encoder) -> Vec<f32> {
+pub fn probe_inputs(encoder: &Encoder) -> Vec<f32> {
     let len = encoder.input_len();
     let mut inputs = vec![1f32; 2 * len];
     encoder.encode(&Position::startpos(encoder.variant()), &mut inputs[..len]);
     inputs
 }
 
-const PROBES: [&str; 2] = ["the start position", "all-ones input planes"];
+pub const PROBES: [&str; 2] = ["the start position", "all-ones input planes"];
 
-/// Refuses a network whose f32 forward pass computes a non-finite policy logit or value
-/// logit on the probe inputs.
-pub(crate) fn probe_net(net: &Net, encoder: &Encoder, path: &Path) -> Result<(), CheckpointError> {
-    let (policy, wdl) = net.forward_host(&probe_inputs(encoder), PROBES.len())?;
-    let (pl, wl) = (policy.len() / PROBES.len(), wdl.len() / PROBES.len());
+/// Refuses an evaluator (the network as search will run it: fused, on its device, in its
+/// precision) whose outputs for the probe inputs are not finite.
+pub fn probe_evaluator(evaluator: &dyn Evaluator, encoder: &Encoder, path: &Path) -> Result<(), CheckpointError> {
+    let out = evaluator.evaluate(&probe_inputs(encoder), PROBES.len())?;
+    let on = evaluator.describe();
     for (i, input) in PROBES.into_iter().enumerate() {
-        let on = format!("f32 on {:?}", net.device());
-        if !policy[i * pl..(i + 1) * pl].iter().all(|x| x.is_finite()) {
+        if !out.logits(i).to_vec().iter().all(|x| x.is_finite()) {
             return Err(non_finite(path, "policy logits", input, on));
         }
-        if !wdl[i * wl..(i + 1) * wl].iter().all(|x| x.is_finite()) {
+        if !out.wdl(i).iter().all(|x| x.is_finite()) {
             return Err(non_finite(path, "win/draw/loss values", input, on));
         }
     }
     Ok(())
 }
 
-/// Refuses an evaluator (the network as search will run it: fused, on its device, in its
-/// precision) whose outputs for the start position are not finite.
-pub(crate) fn probe_evaluator(
-    evaluator: &dyn Evaluator,
-    encoder: &Encoder,
-    path: &Path,
-) -> Result<(), CheckpointError> {
-    let mut inputs = vec![0f32; encoder.input_len()];
-    encoder.encode(&Position::startpos(encoder.variant()), &mut inputs);
-    let out = evaluator.evaluate(&inputs, 1)?;
-    let on = evaluator.describe();
-    if !out.logits(0).to_vec().iter().all(|x| x.is_finite()) {
-        return Err(non_finite(path, "policy logits", PROBES[0], on));
-    }
-    if !out.wdl(0).iter().all(|x| x.is_finite()) {
-        return Err(non_finite(path, "win/draw/loss values", PROBES[0], on));
-    }
-    Ok(())
-}
-
-fn non_finite(path: &Path, output: &'static str, input: &'static str, on: String) -> CheckpointError {
+pub fn non_finite(path: &Path, output: &'static str, input: &'static str, on: String) -> CheckpointError {
     CheckpointError::NonFiniteOutput { path: path.into(), output, input, on }
 }

@@ -34,11 +34,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 
-use tch::Device;
-
 use super::evaluation::Evaluation;
 use super::evaluator::{check_input, EvalError, EvalPart, Evaluator};
-use super::host_buffer::HostBuffer;
+use super::host_buffer::{HostBuffer, PinnedMemory};
 use super::planes::{PlaneKind, Planes};
 use crate::network::shape::NetShape;
 
@@ -124,8 +122,8 @@ struct Counters {
 
 struct Shared {
     shape: NetShape,
-    /// The device the slots' input buffers are pinned for (CUDA evaluators).
-    pinned_for: Option<Device>,
+    /// Where the slots' input buffers come from when their evaluator wants pinned memory.
+    pinned: Option<Arc<dyn PinnedMemory>>,
     /// The number type the slots' input planes are written in (the first evaluator's).
     input_kind: PlaneKind,
     /// `true` once shut down. Submissions send while holding the read lock and shutdown
@@ -181,7 +179,7 @@ impl Batcher {
         let (tx, rx) = crossbeam_channel::unbounded();
         let shared = Arc::new(Shared {
             shape: evaluator.shape(),
-            pinned_for: evaluator.pinned_for(),
+            pinned: evaluator.pinned_memory(),
             input_kind: evaluator.input_kind(),
             closed: RwLock::new(false),
             counters: Counters::default(),
@@ -263,7 +261,7 @@ impl BatcherHandle {
     fn fresh_buffers(&self, reduced_precision: bool) -> Buffers {
         let mut out = Evaluation::new();
         out.accept_reduced_precision(reduced_precision);
-        Buffers { inputs: HostBuffer::for_device(self.shared.pinned_for, self.shared.input_kind), n: 0, out }
+        Buffers { inputs: HostBuffer::new(self.shared.pinned.clone(), self.shared.input_kind), n: 0, out }
     }
 
     pub fn stats(&self) -> BatcherStats {

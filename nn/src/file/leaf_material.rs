@@ -34,7 +34,7 @@ impl LeafMaterial {
 }
 
 /// Refuses a leaf material record outside the ranges the search takes.
-pub(crate) fn validate_leaf_material(record: Option<&LeafMaterial>, path: &Path) -> Result<(), CheckpointError> {
+pub fn validate_leaf_material(record: Option<&LeafMaterial>, path: &Path) -> Result<(), CheckpointError> {
     match record {
         Some(m) => m.validate().map_err(|cause| CheckpointError::BadLeafMaterial { path: path.into(), cause }),
         None => Ok(()),

@@ -10,7 +10,6 @@ use rules::Variant;
 
 use crate::inference::evaluator::EvalError;
 use crate::network::config::ConfigError;
-use crate::network::net::NetError;
 use crate::network::shape::{NetShape, ShapeError};
 
 #[derive(Debug, thiserror::Error)]
@@ -90,24 +89,11 @@ pub enum CheckpointError {
          limit; ONNX external data files are not written)"
     )]
     OnnxTooLarge { path: PathBuf, bytes: u64, limit: u64 },
+    /// A backend could not build the network (libtorch's error); the message names it.
     #[error("network: {0}")]
-    Net(NetError),
-    #[error("torch: {0}")]
-    Torch(tch::TchError),
+    Backend(String),
     #[error("evaluator: {0}")]
     Eval(EvalError),
-}
-
-impl From<NetError> for CheckpointError {
-    fn from(e: NetError) -> Self {
-        CheckpointError::Net(e)
-    }
-}
-
-impl From<tch::TchError> for CheckpointError {
-    fn from(e: tch::TchError) -> Self {
-        CheckpointError::Torch(e)
-    }
 }
 
 impl From<EvalError> for CheckpointError {

@@ -1,189 +1,83 @@
-//! The forward pass as a service: raw encoded positions in, policy logits and WDL
-//! probabilities out.
+//! libtorch's evaluator: a [`Net`] fused for inference on a torch device (the CPU or
+//! CUDA), behind the [`Evaluator`] interface of the `nn` crate.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
+use nn::{
+    CopyCounters, CopyStats, EvalError, EvalPart, Evaluation, Evaluator, HostBlock, PinnedMemory, PlaneKind,
+    SharedOutput,
+};
 use tch::{Device, Kind, Tensor};
 
 use super::device::Precision;
-pub use super::evaluation::{Evaluation, Logits};
-use super::planes::{PlaneKind, PlanesRef};
-use crate::network::net::{FusedNet, Kernels, Net, UnknownKernels};
-use crate::network::shape::{NetShape, WDL_LEN};
+use crate::network::net::{FusedNet, Kernels, Net};
+use nn::{check_input, NetShape, WDL_LEN};
 
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum EvalError {
-    #[error("evaluator input has {got} values, expected {expected} ({batch} positions x {per_position})")]
-    InputLength { got: usize, expected: usize, batch: usize, per_position: usize },
-    #[error("evaluator shape {found} does not match {expected}")]
-    ShapeMismatch { expected: NetShape, found: NetShape },
-    #[error("torch: {0}")]
-    Torch(String),
-    #[error("evaluator panicked: {0}")]
-    Panic(String),
-    #[error(transparent)]
-    Kernels(#[from] UnknownKernels),
+/// libtorch's errors as the evaluator interface's.
+pub(crate) fn backend_error(e: tch::TchError) -> EvalError {
+    EvalError::Backend(format!("torch: {e}"))
 }
 
-impl From<tch::TchError> for EvalError {
-    fn from(e: tch::TchError) -> Self {
-        EvalError::Torch(e.to_string())
+/// The torch type of plane kind `kind`.
+pub fn torch_kind(kind: PlaneKind) -> Kind {
+    match kind {
+        PlaneKind::F32 => Kind::Float,
+        PlaneKind::F16 => Kind::Half,
+        PlaneKind::Bf16 => Kind::BFloat16,
     }
 }
 
-/// Evaluates batches of encoded positions (layout: [`NetShape`]).
-pub trait Evaluator: Send + Sync {
-    /// Input and output sizes.
-    fn shape(&self) -> NetShape;
-
-    /// Evaluates `batch` positions (`inputs.len() == batch * shape().input_len()`) into
-    /// `out` (resized to `batch`), reusing its buffers.
-    fn evaluate_into(&self, inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError>;
-
-    /// Allocating convenience form of [`Evaluator::evaluate_into`].
-    fn evaluate(&self, inputs: &[f32], batch: usize) -> Result<Evaluation, EvalError> {
-        let mut out = Evaluation::with_capacity(batch, self.shape().policy_len());
-        self.evaluate_into(inputs, batch, &mut out)?;
-        Ok(out)
-    }
-
-    /// Evaluates several requests in one forward pass: part `i`'s `n` positions are read
-    /// from its `inputs` and its results written to its `out`. The default concatenates
-    /// the inputs and splits the outputs (two extra copies); [`TorchEvaluator`] copies
-    /// each part once to the device and hands each its slice of the results.
-    fn evaluate_parts(&self, parts: &mut [EvalPart<'_>]) -> Result<(), EvalError> {
-        if let [EvalPart { inputs: PlanesRef::F32(inputs), n, out }] = parts {
-            return self.evaluate_into(inputs, *n, out);
-        }
-        let total: usize = parts.iter().map(|p| p.n).sum();
-        let mut inputs = Vec::with_capacity(total * self.shape().input_len());
-        for p in parts.iter() {
-            p.inputs.extend_f32(&mut inputs);
-        }
-        let all = self.evaluate(&inputs, total)?;
-        let mut offset = 0;
-        for p in parts.iter_mut() {
-            p.out.resize(p.n, all.policy_len());
-            p.out.copy_range_from(0, &all, offset, p.n);
-            offset += p.n;
-        }
-        Ok(())
-    }
-
-    /// The device whose transfers want page-locked (pinned) host buffers, if any: a
-    /// batcher then allocates its producers' input buffers pinned for it.
-    fn pinned_for(&self) -> Option<Device> {
-        None
-    }
-
-    /// The number type its parts' input planes should come in (a batcher's producers
-    /// write that type); others are accepted too, at the cost of a conversion.
-    fn input_kind(&self) -> PlaneKind {
-        PlaneKind::F32
-    }
-
-    /// Bytes this evaluator moved between host buffers and its device, if it counts them.
-    fn copy_stats(&self) -> Option<CopyStats> {
-        None
-    }
-
-    /// A short human-readable description (device, precision, size).
-    fn describe(&self) -> String {
-        format!("evaluator ({})", self.shape())
+/// The planes a network of torch type `kind` takes without losing a bit.
+pub fn plane_kind_for(kind: Kind) -> PlaneKind {
+    match kind {
+        Kind::Half => PlaneKind::F16,
+        Kind::BFloat16 => PlaneKind::Bf16,
+        _ => PlaneKind::F32,
     }
 }
 
-/// One request of a batch: `n` positions' encoded inputs, and where their results go.
-pub struct EvalPart<'a> {
-    pub inputs: PlanesRef<'a>,
-    pub n: usize,
-    pub out: &'a mut Evaluation,
-}
+/// A contiguous CPU tensor handed to an [`nn::Evaluation`] without a copy.
+struct TensorOutput(Tensor);
 
-/// What an evaluator's host-device data path did since it was built: every copy of
-/// input or output data it makes adds its bytes here, so `input_bytes_copied /
-/// input_bytes` is the number of copies in per batch (1: one copy in) and likewise out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CopyStats {
-    pub batches: u64,
-    /// Requests handed in as parts of those batches, each read from its producer's own
-    /// buffer (a batcher that concatenated them first would show one part per batch).
-    pub parts: u64,
-    /// Bytes of the inputs handed in (planes in the kind they came in) and of the outputs handed back (logits
-    /// in the precision handed back, WDL f32).
-    pub input_bytes: u64,
-    pub output_bytes: u64,
-    /// Bytes copied on the way in and on the way out.
-    pub input_bytes_copied: u64,
-    pub output_bytes_copied: u64,
-}
+// SAFETY: a CPU tensor that nobody writes once handed over; libtorch's tensor handles
+// may be read from several threads.
+unsafe impl Send for TensorOutput {}
+unsafe impl Sync for TensorOutput {}
 
-#[derive(Default)]
-struct CopyCounters {
-    batches: AtomicU64,
-    parts: AtomicU64,
-    input_bytes: AtomicU64,
-    output_bytes: AtomicU64,
-    input_bytes_copied: AtomicU64,
-    output_bytes_copied: AtomicU64,
-}
-
-impl CopyCounters {
-    fn add(counter: &AtomicU64, bytes: usize) {
-        counter.fetch_add(bytes as u64, Ordering::Relaxed);
+impl SharedOutput for TensorOutput {
+    fn kind(&self) -> PlaneKind {
+        plane_kind_for(self.0.kind())
     }
-
-    fn snapshot(&self) -> CopyStats {
-        CopyStats {
-            batches: self.batches.load(Ordering::Relaxed),
-            parts: self.parts.load(Ordering::Relaxed),
-            input_bytes: self.input_bytes.load(Ordering::Relaxed),
-            output_bytes: self.output_bytes.load(Ordering::Relaxed),
-            input_bytes_copied: self.input_bytes_copied.load(Ordering::Relaxed),
-            output_bytes_copied: self.output_bytes_copied.load(Ordering::Relaxed),
-        }
+    fn as_ptr(&self) -> *const u8 {
+        self.0.data_ptr() as *const u8
+    }
+    fn len(&self) -> usize {
+        self.0.numel()
     }
 }
 
-pub(crate) fn check_input(shape: &NetShape, inputs: PlanesRef<'_>, batch: usize) -> Result<(), EvalError> {
-    let expected = batch * shape.input_len();
-    if inputs.len() != expected {
-        return Err(EvalError::InputLength { got: inputs.len(), expected, batch, per_position: shape.input_len() });
-    }
-    Ok(())
-}
+/// libtorch's pinned allocator for a CUDA device.
+struct PinnedFor(Device);
 
-/// Every move equally likely (all logits 0) and a neutral value: WDL = (1/3, 1/3, 1/3),
-/// i.e. expected score 0 (win - loss) with maximal uncertainty. For tests, baselines
-/// ("pure MCTS") and the first self-play generation.
-#[derive(Clone, Debug)]
-pub struct UniformEvaluator {
-    shape: NetShape,
-}
+/// A block of libtorch-allocated host memory (pinned when it could be).
+struct PinnedBlock(Tensor);
 
-impl UniformEvaluator {
-    pub fn new(shape: NetShape) -> Self {
-        UniformEvaluator { shape }
+// SAFETY: owned by one host buffer alone, read and written through it as plain memory.
+unsafe impl Send for PinnedBlock {}
+unsafe impl Sync for PinnedBlock {}
+
+impl HostBlock for PinnedBlock {
+    fn as_mut_ptr(&self) -> *mut u8 {
+        self.0.data_ptr() as *mut u8
     }
 }
 
-impl Evaluator for UniformEvaluator {
-    fn shape(&self) -> NetShape {
-        self.shape
-    }
-
-    fn evaluate_into(&self, inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError> {
-        check_input(&self.shape, inputs.into(), batch)?;
-        out.resize(batch, self.shape.policy_len());
-        let (p, w) = out.buffers_mut();
-        p.fill(0.0);
-        w.fill(1.0 / 3.0);
-        Ok(())
-    }
-
-    fn describe(&self) -> String {
-        format!("uniform ({})", self.shape)
+impl PinnedMemory for PinnedFor {
+    fn allocate(&self, bytes: usize) -> Box<dyn HostBlock> {
+        let fresh = Tensor::zeros([bytes as i64], (Kind::Uint8, Device::Cpu));
+        // Pinning can fail (no driver memory left): plain memory still works.
+        Box::new(PinnedBlock(fresh.f_pin_memory(self.0).unwrap_or(fresh)))
     }
 }
 
@@ -193,7 +87,7 @@ impl Evaluator for UniformEvaluator {
 ///
 /// The data path is one copy each way. In: each request's planes are copied once,
 /// straight from the producer's buffer (page-locked when the batcher allocated it for
-/// CUDA; in the network's precision when that is f16 or bf16, [`PlaneKind::for_network`],
+/// CUDA; in the network's precision when that is f16 or bf16, [`plane_kind_for`],
 /// else f32) into the batch's input (on the CPU a reused tensor in the network's precision;
 /// on CUDA a non-blocking transfer per request, joined and converted on the device, the
 /// batch padded to a fixed size so that cuDNN's benchmark mode tunes a few shapes only).
@@ -249,9 +143,9 @@ impl TorchEvaluator {
     /// forward pass (an old cuDNN, an unsupported GPU) give way to channels last, with a
     /// warning on stderr.
     pub fn new(net: &Net, device: Device, precision: Precision) -> Result<Self, EvalError> {
-        let kernels = Kernels::for_device(device)?;
+        let kernels = Kernels::for_device(device).map_err(|e| EvalError::Backend(e.to_string()))?;
         match Self::with_kernels(net, device, precision, kernels) {
-            Err(EvalError::Torch(e)) if kernels == Kernels::CudnnFused && device.is_cuda() => {
+            Err(EvalError::Backend(e)) if kernels == Kernels::CudnnFused && device.is_cuda() => {
                 eprintln!("warning: cuDNN's fused kernels failed ({e}); using channels-last kernels");
                 Self::with_kernels(net, device, precision, Kernels::ChannelsLast)
             }
@@ -267,11 +161,11 @@ impl TorchEvaluator {
         if device.is_cuda() {
             tch::Cuda::cudnn_set_benchmark(true);
         }
-        let fused = net.fuse(device, kind, kernels)?;
+        let fused = net.fuse(device, kind, kernels).map_err(backend_error)?;
         if device.is_cuda() {
             let s = net.shape();
             let dims = [1i64, s.input_planes as i64, s.board_height as i64, s.board_width as i64];
-            let _ = tch::no_grad(|| fused.forward(&Tensor::f_zeros(dims, (kind, device))?))?;
+            let _ = tch::no_grad(|| fused.forward(&Tensor::f_zeros(dims, (kind, device))?)).map_err(backend_error)?;
         }
         let input = Tensor::zeros([0], (kind, Device::Cpu));
         Ok(TorchEvaluator {
@@ -301,7 +195,7 @@ impl TorchEvaluator {
     /// batch, for `koma bench nn`.
     pub fn forward_on_device(&self, xs: &Tensor) -> Result<(), EvalError> {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        tch::no_grad(|| -> Result<(), EvalError> {
+        tch::no_grad(|| -> Result<(), tch::TchError> {
             let (policy, wdl) = st.net.forward(xs)?;
             let wdl = wdl.f_softmax(-1, Kind::Float)?;
             if let Device::Cuda(i) = self.device {
@@ -310,11 +204,12 @@ impl TorchEvaluator {
             drop((policy, wdl));
             Ok(())
         })
+        .map_err(backend_error)
     }
 
     /// The parts' inputs as one `[B, planes, H, W]` tensor on the device in the network's
     /// precision (B padded on CUDA), each input value copied once.
-    fn stage_inputs(&self, input: &mut Tensor, parts: &[EvalPart<'_>], total: usize) -> Result<Tensor, EvalError> {
+    fn stage_inputs(&self, input: &mut Tensor, parts: &[EvalPart<'_>], total: usize) -> Result<Tensor, tch::TchError> {
         let s = self.shape;
         let len = s.input_len();
         let rows = if self.device.is_cuda() { padded_batch(total) } else { total };
@@ -324,14 +219,14 @@ impl TorchEvaluator {
         // the stream).
         let view = |p: &EvalPart<'_>| unsafe {
             let kind = p.inputs.kind();
-            Tensor::f_from_blob(p.inputs.as_ptr(), &[p.inputs.len() as i64], &[1], kind.torch_kind(), Device::Cpu)
+            Tensor::f_from_blob(p.inputs.as_ptr(), &[p.inputs.len() as i64], &[1], torch_kind(kind), Device::Cpu)
         };
         let mut offset = 0i64;
         if self.device.is_cuda() {
             let mut pieces = Vec::with_capacity(parts.len() + 1);
             for p in parts.iter().filter(|p| p.n > 0) {
                 // In the producer's kind: the conversion, if any, runs on the device.
-                let kind = p.inputs.kind().torch_kind();
+                let kind = torch_kind(p.inputs.kind());
                 pieces.push(view(p)?.f_to_device_(self.device, kind, true, false)?);
                 CopyCounters::add(&self.copies.input_bytes_copied, p.inputs.bytes());
             }
@@ -356,7 +251,7 @@ impl TorchEvaluator {
     }
 
     /// Hands each part its rows of the results (see the type's documentation).
-    fn hand_out(&self, policy: &Tensor, wdl: &Tensor, parts: &mut [EvalPart<'_>]) -> Result<(), EvalError> {
+    fn hand_out(&self, policy: &Tensor, wdl: &Tensor, parts: &mut [EvalPart<'_>]) -> Result<(), tch::TchError> {
         let pl = self.shape.policy_len();
         let wdl = wdl.f_softmax(-1, Kind::Float)?;
         let cuda = self.device.is_cuda();
@@ -389,7 +284,7 @@ impl TorchEvaluator {
                 }
             }
             CopyCounters::add(&self.copies.output_bytes, bytes.0 + bytes.1);
-            p.out.set_tensors(p.n, pl, rows, values);
+            p.out.set_shared(p.n, pl, Arc::new(TensorOutput(rows)), Arc::new(TensorOutput(values)));
             offset += n;
         }
         Ok(())
@@ -418,11 +313,12 @@ impl Evaluator for TorchEvaluator {
         }
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let Inference { net, input } = &mut *st;
-        let result = tch::no_grad(|| -> Result<(), EvalError> {
+        let result = tch::no_grad(|| -> Result<(), tch::TchError> {
             let xs = self.stage_inputs(input, parts, total)?;
             let (policy, wdl) = net.forward(&xs)?;
             self.hand_out(&policy, &wdl, parts)
-        });
+        })
+        .map_err(backend_error);
         if result.is_err() {
             if let Device::Cuda(i) = self.device {
                 // No transfer from a producer's buffer may outlive this call.
@@ -436,12 +332,12 @@ impl Evaluator for TorchEvaluator {
         result
     }
 
-    fn pinned_for(&self) -> Option<Device> {
-        self.device.is_cuda().then_some(self.device)
+    fn pinned_memory(&self) -> Option<Arc<dyn PinnedMemory>> {
+        self.device.is_cuda().then(|| Arc::new(PinnedFor(self.device)) as Arc<dyn PinnedMemory>)
     }
 
     fn input_kind(&self) -> PlaneKind {
-        PlaneKind::for_network(self.kind)
+        plane_kind_for(self.kind)
     }
 
     fn copy_stats(&self) -> Option<CopyStats> {

@@ -4,9 +4,9 @@
 //! halves the bytes that cross to the device. Every other network takes f32.
 
 use half::{bf16, f16};
-use tch::Kind;
 
-/// The number type of a batch's input planes.
+/// The number type of a batch's input planes (and of the policy logits an evaluator hands
+/// back, [`crate::Evaluation::policy_kind`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PlaneKind {
     #[default]
@@ -16,27 +16,10 @@ pub enum PlaneKind {
 }
 
 impl PlaneKind {
-    /// The planes a network of torch type `kind` takes without losing a bit.
-    pub fn for_network(kind: Kind) -> PlaneKind {
-        match kind {
-            Kind::Half => PlaneKind::F16,
-            Kind::BFloat16 => PlaneKind::Bf16,
-            _ => PlaneKind::F32,
-        }
-    }
-
     pub fn bytes(self) -> usize {
         match self {
             PlaneKind::F32 => 4,
             PlaneKind::F16 | PlaneKind::Bf16 => 2,
-        }
-    }
-
-    pub fn torch_kind(self) -> Kind {
-        match self {
-            PlaneKind::F32 => Kind::Float,
-            PlaneKind::F16 => Kind::Half,
-            PlaneKind::Bf16 => Kind::BFloat16,
         }
     }
 }

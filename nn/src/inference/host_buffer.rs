@@ -2,10 +2,24 @@
 //! memory, or page-locked (pinned) memory when its batches go to a CUDA device, so that
 //! the transfer is one DMA that need not block the host.
 
+use std::sync::Arc;
+
 use half::{bf16, f16};
-use tch::{Device, Kind, Tensor};
 
 use super::planes::{PlaneKind, Planes, PlanesRef};
+
+/// A backend's source of page-locked host memory (libtorch's pinned allocator, for a CUDA
+/// device): [`crate::Evaluator::pinned_memory`] hands it to the batcher that feeds it.
+pub trait PinnedMemory: Send + Sync {
+    /// At least `bytes` bytes, aligned for any plane kind; plain memory when pinning fails
+    /// (no driver memory left), which still works, only slower.
+    fn allocate(&self, bytes: usize) -> Box<dyn HostBlock>;
+}
+
+/// A block of host memory owned by whoever holds it.
+pub trait HostBlock: Send + Sync {
+    fn as_mut_ptr(&self) -> *mut u8;
+}
 
 /// Growable buffer of `len` plane values of one kind; its contents are unspecified after
 /// growing.
@@ -18,13 +32,9 @@ pub struct HostBuffer {
 enum Storage {
     /// Words, so that every plane kind is aligned.
     Plain(Vec<u32>),
-    /// A pinned CPU tensor of `bytes` bytes (allocated by libtorch's pinned allocator).
-    Pinned { tensor: Tensor, bytes: usize, device: Device },
+    /// `bytes` bytes from a backend's pinned allocator (none before the first resize).
+    Pinned { block: Option<Box<dyn HostBlock>>, bytes: usize, memory: Arc<dyn PinnedMemory> },
 }
-
-// SAFETY: the pinned tensor is owned by this buffer alone and only read or written through
-// `&self` / `&mut self` as plain memory.
-unsafe impl Sync for HostBuffer {}
 
 impl Default for HostBuffer {
     fn default() -> Self {
@@ -43,12 +53,11 @@ impl std::fmt::Debug for HostBuffer {
 }
 
 impl HostBuffer {
-    /// A buffer of `kind` values whose memory is pinned for `device` when that is a CUDA
-    /// device.
-    pub fn for_device(device: Option<Device>, kind: PlaneKind) -> HostBuffer {
-        let storage = match device {
-            Some(d) if d.is_cuda() => Storage::Pinned { tensor: Tensor::new(), bytes: 0, device: d },
-            _ => Storage::Plain(Vec::new()),
+    /// A buffer of `kind` values, in pinned memory from `pinned` when given.
+    pub fn new(pinned: Option<Arc<dyn PinnedMemory>>, kind: PlaneKind) -> HostBuffer {
+        let storage = match pinned {
+            Some(memory) => Storage::Pinned { block: None, bytes: 0, memory },
+            None => Storage::Plain(Vec::new()),
         };
         HostBuffer { storage, kind, len: 0 }
     }
@@ -74,11 +83,9 @@ impl HostBuffer {
         let need = len * self.kind.bytes();
         match &mut self.storage {
             Storage::Plain(v) => v.resize(need.div_ceil(4), 0),
-            Storage::Pinned { tensor, bytes, device } => {
-                if *bytes < need {
-                    let fresh = Tensor::zeros([need as i64], (Kind::Uint8, Device::Cpu));
-                    // Pinning can fail (no driver memory left): plain memory still works.
-                    *tensor = fresh.f_pin_memory(*device).unwrap_or(fresh);
+            Storage::Pinned { block, bytes, memory } => {
+                if *bytes < need || block.is_none() {
+                    *block = Some(memory.allocate(need.max(1)));
                     *bytes = need;
                 }
             }
@@ -94,7 +101,7 @@ impl HostBuffer {
     fn base(&self) -> *const u8 {
         match &self.storage {
             Storage::Plain(v) => v.as_ptr() as *const u8,
-            Storage::Pinned { tensor, .. } => tensor.data_ptr() as *const u8,
+            Storage::Pinned { block, .. } => block.as_ref().map_or(std::ptr::null(), |b| b.as_mut_ptr() as *const u8),
         }
     }
 
@@ -105,7 +112,7 @@ impl HostBuffer {
         }
         let (p, n) = (self.base(), self.len);
         // SAFETY: `resize` made the storage hold at least `len` values of `kind`, aligned
-        // (words, or a libtorch allocation), owned here and borrowed with `self`.
+        // (words, or a backend's block), owned here and borrowed with `self`.
         unsafe {
             match self.kind {
                 PlaneKind::F32 => PlanesRef::F32(std::slice::from_raw_parts(p as *const f32, n)),
