@@ -14,6 +14,21 @@ cargo test --release --workspace "$@"
 echo "== perft: the large reference counts (start position to depth 6, matsuri depth 4, ...)" >&2
 cargo test --release -p koma-rules --test reference_data -- --ignored
 
+echo "== without libtorch: the search, the arena and the engine (the portable CPU backend only)" >&2
+# Their own target folder (the engine folder's, scripts/package-engine.sh): features
+# without libtorch would otherwise rebuild target/'s libtorch builds of these crates.
+CARGO_TARGET_DIR="$PWD/target/engine" cargo test --release -p koma-search -p koma-arena -p koma-usi --no-default-features "$@"
+
+echo "== the engine folders (Linux, and Windows under Wine), unpacked away from this checkout" >&2
+# Sets up the Windows cross compiler and Wine when missing (root or sudo); without them
+# the Linux folder alone is tested, and the run says so.
+if bash scripts/setup-windows.sh; then
+    scripts/test-engine-folder.sh
+else
+    echo "test.sh: WARNING: no Windows toolchain or Wine here (scripts/setup-windows.sh failed): testing the Linux engine folder only" >&2
+    scripts/test-engine-folder.sh --linux-only
+fi
+
 echo "== module cycles: no two modules of a crate import each other" >&2
 python3 scripts/module-cycles.py --self-test
 python3 scripts/module-cycles.py

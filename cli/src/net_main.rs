@@ -6,6 +6,7 @@
 //! lists agree).
 
 mod arena_cmd;
+mod bench_backends;
 mod gen_cmd;
 mod ladder_cmd;
 mod model_cmds;
@@ -76,6 +77,8 @@ enum BenchCommand {
     Selfplay(selfplay_cmd::BenchSelfplayArgs),
     /// Learner optimiser steps per second for each batch size (synthetic samples).
     Learn(model_cmds::BenchLearnArgs),
+    /// Network files on libtorch's CPU evaluator and on the portable CPU backend, side by side.
+    Backends(bench_backends::BenchBackendsArgs),
 }
 
 fn main() -> ExitCode {
@@ -104,6 +107,7 @@ fn main() -> ExitCode {
             BenchCommand::Nn(a) => model_cmds::bench_nn(a),
             BenchCommand::Selfplay(a) => selfplay_cmd::bench_selfplay(a),
             BenchCommand::Learn(a) => model_cmds::bench_learn(a),
+            BenchCommand::Backends(a) => bench_backends::bench_backends(a),
         },
     })
 }
