@@ -105,7 +105,8 @@ pub struct LearnArgs {
     #[arg(long)]
     config: PathBuf,
     /// Inputs: files or folders of sample chunks (.chunk: self-play, koma gen), hcpe/hcpe3,
-    /// game records (.usi/.sfen one game a line, .kif/.kifu, .ki2, .csa).
+    /// YaneuraOu's psv (.psv; a .bin file named here, not in a folder), game records
+    /// (.usi/.sfen one game a line, .kif/.kifu, .ki2, .csa).
     #[arg(long, required = true, num_args = 1..)]
     records: Vec<PathBuf>,
     /// Run name (output in <runs-dir>/<name>/). Default: learn-<date>.

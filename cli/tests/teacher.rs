@@ -1,6 +1,6 @@
 //! Teacher data and dlshogi's formats through the network commands: `koma gen` writes
-//! samples whose targets follow the games, `koma learn` trains on chunks and on hcpe
-//! written by cshogi, `koma convert-samples` (hcpe3) is read back by koma's own reader.
+//! samples whose targets follow the games, `koma learn` trains on chunks and on hcpe and
+//! psv written by cshogi, `koma convert-samples` (hcpe3) is read back by koma's own reader.
 //! (`koma convert --to hcpe`, read back by cshogi, is the front's: koma-front's
 //! tests/convert_hcpe.rs.)
 
@@ -134,9 +134,14 @@ fn gen_with_an_engine_records_its_scores() {
 }
 
 #[test]
-fn learn_trains_on_hcpe_and_hcpe3_written_by_cshogi() {
+fn learn_trains_on_hcpe_hcpe3_and_psv_written_by_cshogi() {
     let (dir, cfg) = scratch("learn-hcpe");
-    for (file, run_name) in [("data/hcpe/cshogi.hcpe", "h"), ("data/hcpe/cshogi.hcpe3", "h3")] {
+    // YaneuraOu's usual name for psv: `.bin`, taken as psv when named as an input.
+    let bin = dir.join("teacher.bin");
+    std::fs::copy(data("data/psv/cshogi.psv"), &bin).unwrap();
+    let bin = bin.to_str().unwrap().to_string();
+    let inputs = [("data/hcpe/cshogi.hcpe", "h"), ("data/hcpe/cshogi.hcpe3", "h3"), ("data/psv/cshogi.psv", "p")];
+    for (file, run_name) in inputs.into_iter().chain([(bin.as_str(), "b")]) {
         let o = Command::new(KOMA)
             .args(["learn", "--epochs", "2", "--run", run_name, "--config"])
             .arg(&cfg)
@@ -149,6 +154,9 @@ fn learn_trains_on_hcpe_and_hcpe3_written_by_cshogi() {
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{file}: {stderr}");
         assert!(stderr.contains("0 problem(s)"), "{file}: {stderr}");
+        if run_name == "p" || run_name == "b" {
+            assert!(stderr.contains("(170 positions) from 0 chunk, 0 hcpe, 0 hcpe3, 1 psv"), "{file}: {stderr}");
+        }
         assert!(std::fs::read_dir(dir.join("runs").join(run_name).join("checkpoints")).unwrap().count() > 0);
     }
     let _ = std::fs::remove_dir_all(&dir);

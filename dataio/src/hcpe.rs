@@ -1,11 +1,13 @@
-//! dlshogi's hcpe and hcpe3 records (`rules::records::hcpe`) and koma's samples, both ways.
+//! dlshogi's hcpe and hcpe3 records (`rules::records::hcpe`) and koma's samples, both ways;
+//! YaneuraOu's psv records (`rules::records::psv`) to samples.
 //!
-//! A record's eval becomes the sample's root value on dlshogi's scale
+//! A record's eval (a psv record's score) becomes the sample's root value on dlshogi's scale
 //! ([`DLSHOGI_EVAL_SCALE`]) and back. Moves and policy labels are mapped by the caller's
 //! encoder (koma-model's `Encoder`: `move_index`, `index_move_among`), which this crate
 //! does not know.
 
 use rules::records::hcpe::{self, hcpe3};
+use rules::records::psv;
 use rules::{Color, Move, Position, Variant};
 
 use crate::sample::{GameResult, Sample};
@@ -32,6 +34,13 @@ pub enum HcpeFault {
 pub fn hcpe_sample(entry: &hcpe::Entry, label: impl Fn(&Position, Move) -> u32) -> Sample {
     let policy = vec![(label(&entry.position, entry.best_move), 1.0)];
     scored_sample(&entry.position, policy, entry.eval, entry.result.winner(), 0)
+}
+
+/// The sample of a psv record, as [`hcpe_sample`]'s: the best move as the policy target,
+/// the score in the value target as an hcpe eval is (on dlshogi's scale), with the result.
+pub fn psv_sample(entry: &psv::Entry, label: impl Fn(&Position, Move) -> u32) -> Sample {
+    let policy = vec![(label(&entry.position, entry.best_move), 1.0)];
+    scored_sample(&entry.position, policy, entry.score, entry.winner(), 0)
 }
 
 /// The samples of an hcpe3 game: the policy target is the visit distribution of the

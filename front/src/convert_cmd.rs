@@ -1,6 +1,6 @@
 //! `koma convert`: game records from one format to another, one file, many
-//! files or whole directories at once. Inputs are record files (KIF, KI2, CSA, USI) or
-//! dlshogi's hcpe and hcpe3 files ([`crate::convert_input`]).
+//! files or whole directories at once. Inputs are record files (KIF, KI2, CSA, USI),
+//! dlshogi's hcpe and hcpe3 files or YaneuraOu's psv files ([`crate::convert_input`]).
 //!
 //! A bad file does not stop the run: its error is printed as
 //! `file:line: message` and the next file is read. The last line on stderr
@@ -24,15 +24,17 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct ConvertArgs {
-    /// Input format: kif, ki2, csa, usi, hcpe or hcpe3 (dlshogi's training files, read
-    /// back as their games: positions, moves and results). Guessed from each file's
-    /// extension when left out (.kif .kifu .ki2 .ki2u .csa .usi .sfen .hcpe .hcpe3).
+    /// Input format: kif, ki2, csa, usi, hcpe, hcpe3 (dlshogi's training files) or psv
+    /// (YaneuraOu's PackedSfenValue), the training files read back as their games:
+    /// positions, moves and results. Guessed from each file's extension when left out
+    /// (.kif .kifu .ki2 .ki2u .csa .usi .sfen .hcpe .hcpe3 .psv); psv files named .bin
+    /// need --from psv.
     #[arg(long)]
     from: Option<String>,
-    /// Output format: kif, ki2, csa, usi or western; or hcpe (records to dlshogi's
-    /// training positions), which writes all inputs into the one file -o (sample chunks
-    /// go to hcpe3 with `koma convert-samples`). Guessed from the extension of -o when
-    /// left out.
+    /// Output format: kif, ki2, csa, usi or western; or hcpe or psv (records to dlshogi's
+    /// or YaneuraOu's training positions), which write all inputs into the one file -o
+    /// (sample chunks go to hcpe3 with `koma convert-samples`). Guessed from the
+    /// extension of -o when left out (.hcpe, .psv; a .bin file needs --to psv).
     #[arg(long)]
     to: Option<String>,
     /// Record files or directories (searched recursively for record
@@ -75,7 +77,7 @@ struct Tally {
 fn parse_format(name: &str) -> Result<Format> {
     Format::from_name(name).ok_or_else(|| {
         let name = rules::excerpt(name);
-        BadInput(format!("unknown format '{name}' (expected kif, ki2, csa, usi, western or hcpe)")).into()
+        BadInput(format!("unknown format '{name}' (expected kif, ki2, csa, usi, western, hcpe or psv)")).into()
     })
 }
 
@@ -95,11 +97,11 @@ fn walk(dir: &Path, root: &Path, from: Option<Source>, out: &mut Vec<Input>) -> 
             walk(&path, root, from, out)?;
             continue;
         }
-        let by_extension = Source::from_extension(&extension(&path));
-        let wanted = match (from, by_extension) {
-            (_, None) => false,
-            (None, Some(_)) => true,
-            (Some(f), Some(g)) => f == g,
+        let ext = extension(&path);
+        let by_extension = Source::from_extension(&ext);
+        let wanted = match from {
+            Some(f) => f.takes_extension(&ext),
+            None => by_extension.is_some(),
         };
         if wanted {
             let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
@@ -129,7 +131,7 @@ fn gather(paths: &[PathBuf], from: Option<Source>) -> Result<(Vec<Input>, bool)>
 pub fn convert(args: ConvertArgs) -> Result<ExitCode> {
     let from = args.from.as_deref().map(Source::from_name).transpose()?;
     let by_output = args.output.as_deref().map(extension);
-    if let Some(to @ ("hcpe" | "hcpe3")) = args.to.as_deref().or(by_output.as_deref()) {
+    if let Some(to @ ("hcpe" | "hcpe3" | "psv")) = args.to.as_deref().or(by_output.as_deref()) {
         return crate::convert_hcpe::convert(to, from, &args.inputs, args.output.as_deref());
     }
     let encoding = match &args.encoding {

@@ -1,7 +1,9 @@
-//! `koma convert --to hcpe`: game records (KIF, KI2, CSA, USI, or hcpe and hcpe3 read
-//! back) to dlshogi's training positions, one entry per position before each recorded
-//! move: that move, the game's result, eval 0 (records carry no engine score;
-//! [`rules::records::hcpe::entries_of_record`]). All inputs go into the one output file
+//! `koma convert --to hcpe` and `--to psv`: game records (KIF, KI2, CSA, USI, or hcpe,
+//! hcpe3 and psv read back) to dlshogi's or YaneuraOu's training positions, one entry per
+//! position before each recorded move: that move, the game's result, eval 0 (records
+//! carry no engine score; [`rules::records::hcpe::entries_of_record`]; psv also keeps the
+//! position's ply and says the result for the side to move,
+//! [`rules::records::psv::Entry::from_hcpe`]). All inputs go into the one output file
 //! (`-o FILE`), written atomically and only when some game gave a position, never over
 //! an input. Sample chunks go to hcpe3 with `koma convert-samples` (a network command:
 //! reading chunks needs the encoder).
@@ -12,8 +14,16 @@ use crate::convert_input::Source;
 use anyhow::{Context, Result};
 use front::{files_under, BadInput, InputFiles};
 use rules::records::hcpe::{self, entries_of_record};
+use rules::records::psv;
 
-/// Counts of a conversion to hcpe.
+/// The training format `--to` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Hcpe,
+    Psv,
+}
+
+/// Counts of a conversion to hcpe or psv.
 #[derive(Default, Debug)]
 pub struct HcpeTally {
     pub files: usize,
@@ -23,11 +33,19 @@ pub struct HcpeTally {
 }
 
 /// Records under `inputs` (in the format `from`, else the one each extension tells) to
-/// one hcpe file, written when they give at least one entry.
-pub fn records_to_hcpe(inputs: &[PathBuf], from: Option<Source>, output: &Path) -> Result<HcpeTally> {
+/// one hcpe or psv file, written when they give at least one entry.
+pub fn records_to_entries(
+    inputs: &[PathBuf],
+    from: Option<Source>,
+    output: &Path,
+    target: Target,
+) -> Result<HcpeTally> {
     let mut tally = HcpeTally::default();
     let mut entries = Vec::new();
-    let wanted = |ext: &str| Source::from_extension(ext).is_some_and(|s| from.is_none_or(|f| f == s));
+    let wanted = |ext: &str| match from {
+        Some(f) => f.takes_extension(ext),
+        None => Source::from_extension(ext).is_some(),
+    };
     for path in files_under(inputs, wanted) {
         tally.files += 1;
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -55,7 +73,14 @@ pub fn records_to_hcpe(inputs: &[PathBuf], from: Option<Source>, output: &Path) 
         tally.errors += 1;
         eprintln!("no position to write: {} not written", output.display());
     } else {
-        hcpe::save(output, &entries).with_context(|| format!("writing {}", output.display()))?;
+        let saved = match target {
+            Target::Hcpe => hcpe::save(output, &entries).map_err(anyhow::Error::from),
+            Target::Psv => {
+                let entries: Vec<psv::Entry> = entries.iter().map(psv::Entry::from_hcpe).collect();
+                psv::save(output, &entries).map_err(anyhow::Error::from)
+            }
+        };
+        saved.with_context(|| format!("writing {}", output.display()))?;
     }
     Ok(tally)
 }
@@ -65,7 +90,7 @@ fn report(path: &Path, why: &str, tally: &mut HcpeTally) {
     eprintln!("{}: {why}", path.display());
 }
 
-/// Runs `koma convert --to hcpe|hcpe3`.
+/// Runs `koma convert --to hcpe|hcpe3|psv`.
 pub fn convert(
     to: &str,
     from: Option<Source>,
@@ -82,11 +107,14 @@ pub fn convert(
     if inputs.is_empty() {
         return Err(BadInput(format!("--to {to} reads files or folders, not standard input")).into());
     }
-    let read = files_under(inputs, |ext| Source::from_extension(ext).is_some());
+    let read = files_under(inputs, |ext| {
+        Source::from_extension(ext).is_some() || from.is_some_and(|f| f.takes_extension(ext))
+    });
     if InputFiles::new(read.iter().map(PathBuf::as_path)).contains(output) {
         return Err(BadInput(format!("-o {}: that is an input; write to another file", output.display())).into());
     }
-    let tally = records_to_hcpe(inputs, from, output)?;
+    let target = if to == "psv" { Target::Psv } else { Target::Hcpe };
+    let tally = records_to_entries(inputs, from, output, target)?;
     eprintln!(
         "files {}, games {}, entries {}, errors {} -> {}",
         tally.files,

@@ -35,7 +35,7 @@ enum Command {
     /// Play move lists read from stdin and print how each game stands.
     Outcome(rules_cmds::OutcomeArgs),
     /// Convert game records between KIF, KI2, CSA, USI and Western text, and to and from
-    /// dlshogi's hcpe (hcpe3 read).
+    /// dlshogi's hcpe (hcpe3 read) and YaneuraOu's psv.
     Convert(convert_cmd::ConvertArgs),
 }
 

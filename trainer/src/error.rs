@@ -50,7 +50,9 @@ pub enum TrainError {
     #[error("the evaluation thread panicked")]
     EvalPanicked,
     /// `koma learn` of inputs that only standard shogi has.
-    #[error("hcpe, hcpe3 and game records are standard shogi; the config's variant is {variant} (sample chunks only)")]
+    #[error(
+        "hcpe, hcpe3, psv and game records are standard shogi; the config's variant is {variant} (sample chunks only)"
+    )]
     RecordsNeedShogi { variant: String },
     /// `koma learn` found nothing to train on.
     #[error("no games read from {inputs:?}{}", first_problem.as_ref().map(|p| format!(" ({p})")).unwrap_or_default())]

@@ -16,6 +16,9 @@
 //! assert!(kif.contains("   2 ３四歩(33)"));
 //! ```
 //!
+//! Training data: dlshogi's [`hcpe`]/[`hcpe3`] and YaneuraOu's [`psv`]
+//! (`PackedSfenValue`).
+//!
 //! Single moves as text: [`western`]/[`parse_western`] (`P-7f`, `G6i-5h`)
 //! and [`japanese`]/[`parse_japanese`] (`７六歩`, `同　銀`, `５二金左`).
 
@@ -26,6 +29,7 @@ mod japanese;
 mod ki2;
 mod kif;
 mod kif_header;
+pub mod psv;
 mod usi;
 mod western;
 

@@ -1,25 +1,29 @@
 //! What `koma learn` trains on, whatever its form: koma's sample chunks (self-play or
 //! `koma gen` teacher data), dlshogi's `hcpe` and `hcpe3` files (cshogi's formats; Floodgate
-//! and YaneuraOu data converted by cshogi), and game records (KIF, KI2, CSA, USI).
+//! and YaneuraOu data converted by cshogi), YaneuraOu's own PackedSfenValue files (`.psv`;
+//! its usual `.bin` name is taken for psv when the file is named as an input, not when
+//! found in a folder, where `.bin` could be anything), and game records (KIF, KI2, CSA,
+//! USI).
 //!
 //! Every input becomes groups of samples; a group is the unit the validation split holds
-//! out (a game, a chunk, or a run of [`HCPE_GROUP`] hcpe records, which carry no game
-//! boundaries). The hcpe and hcpe3 conversions are `dataio::hcpe`'s.
+//! out (a game, a chunk, or a run of [`HCPE_GROUP`] hcpe or psv records, which carry no
+//! game boundaries). The hcpe, hcpe3 and psv conversions are `dataio::hcpe`'s.
 
 use std::path::{Path, PathBuf};
 
 use files::files_under;
 
-use dataio::hcpe::{hcpe3_samples, hcpe_sample};
+use dataio::hcpe::{hcpe3_samples, hcpe_sample, psv_sample};
 use dataio::{read_chunk_expect, Sample, CHUNK_EXTENSION};
 use model::encoding::Encoder;
 use rules::records::hcpe::{self, hcpe3};
+use rules::records::psv;
 use rules::Variant;
 use selfplay::EncoderLabels;
 
 use super::records::read_record_samples;
 
-/// hcpe records per validation group.
+/// hcpe (and psv) records per validation group.
 pub const HCPE_GROUP: usize = 256;
 
 /// The inputs `koma learn` found: sample groups and the problems met (a file that could
@@ -28,8 +32,8 @@ pub const HCPE_GROUP: usize = 256;
 pub struct TrainingInputs {
     pub groups: Vec<Vec<Sample>>,
     pub problems: Vec<String>,
-    /// Input files read, by kind: chunks, hcpe, hcpe3, records.
-    pub files: [usize; 4],
+    /// Input files read, by kind: chunks, hcpe, hcpe3, psv, records.
+    pub files: [usize; 5],
 }
 
 /// Reads every input under `paths` (files, or folders searched recursively).
@@ -41,11 +45,12 @@ pub fn read_training_inputs(paths: &[PathBuf], variant: Variant, encoder: &Encod
             e if e == CHUNK_EXTENSION => read_chunk_file(&file, variant, &mut inputs),
             "hcpe" => read_hcpe_file(&file, encoder, &mut inputs),
             "hcpe3" => read_hcpe3_file(&file, encoder, &mut inputs),
+            "psv" | "bin" => read_psv_file(&file, encoder, &mut inputs),
             _ => records.push(file),
         }
     }
     if !records.is_empty() {
-        inputs.files[3] += records.len();
+        inputs.files[4] += records.len();
         let (games, problems) = read_record_samples(&records, encoder);
         inputs.groups.extend(games);
         inputs.problems.extend(problems);
@@ -57,9 +62,10 @@ fn extension(path: &Path) -> String {
     path.extension().and_then(|x| x.to_str()).unwrap_or("").to_ascii_lowercase()
 }
 
-/// The files under `paths`, sorted per folder; in folders only the kinds `koma learn` reads.
+/// The files under `paths`, sorted per folder; in folders only the kinds `koma learn` reads
+/// (not `.bin`: a named `.bin` file is read as psv).
 fn input_files(paths: &[PathBuf]) -> Vec<PathBuf> {
-    const KNOWN: [&str; 10] = ["chunk", "hcpe", "hcpe3", "usi", "sfen", "kif", "kifu", "ki2", "ki2u", "csa"];
+    const KNOWN: [&str; 11] = ["chunk", "hcpe", "hcpe3", "psv", "usi", "sfen", "kif", "kifu", "ki2", "ki2u", "csa"];
     files_under(paths, |file| KNOWN.contains(&extension(file).as_str()))
 }
 
@@ -83,6 +89,29 @@ fn read_hcpe_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) {
         match entry {
             Ok(e) => {
                 group.push(hcpe_sample(&e, |pos, mv| encoder.move_index(pos, mv) as u32));
+                if group.len() == HCPE_GROUP {
+                    inputs.groups.push(std::mem::take(&mut group));
+                }
+            }
+            Err(err) => inputs.problems.push(format!("{}: {err}", path.display())),
+        }
+    }
+    if !group.is_empty() {
+        inputs.groups.push(group);
+    }
+}
+
+fn read_psv_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) {
+    inputs.files[3] += 1;
+    let reader = match psv::Reader::open(path) {
+        Ok(r) => r,
+        Err(e) => return inputs.problems.push(e.to_string()),
+    };
+    let mut group = Vec::with_capacity(HCPE_GROUP);
+    for entry in reader {
+        match entry {
+            Ok(e) => {
+                group.push(psv_sample(&e, |pos, mv| encoder.move_index(pos, mv) as u32));
                 if group.len() == HCPE_GROUP {
                     inputs.groups.push(std::mem::take(&mut group));
                 }

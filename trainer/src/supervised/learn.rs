@@ -6,7 +6,7 @@
 //! (masked out of the value loss).
 //!
 //! Reads USI move lists (`.usi`/`.sfen`, one game a line), KIF/KI2 and CSA files
-//! (standard shogi), dlshogi's hcpe/hcpe3 files and koma's sample chunks (`koma gen`
+//! (standard shogi), dlshogi's hcpe/hcpe3 files, YaneuraOu's psv files and koma's sample chunks (`koma gen`
 //! teacher data, self-play), a file or every such file under a folder
 //! ([`super::datasets`]). The value target mixes the result with a recorded score by
 //! `train.q_mix` where the input has one, and with the material prior by
@@ -124,10 +124,10 @@ fn read_games_of(
     }
     let (games, problems) = (inputs.groups, inputs.problems);
     if opts.progress {
-        let [chunks, hcpe, hcpe3, records] = inputs.files;
+        let [chunks, hcpe, hcpe3, psv, records] = inputs.files;
         progress::line(&format!(
-            "learn: read {} groups ({} positions) from {chunks} chunk, {hcpe} hcpe, {hcpe3} hcpe3 and {records} record \
-             file(s); {} problem(s)",
+            "learn: read {} groups ({} positions) from {chunks} chunk, {hcpe} hcpe, {hcpe3} hcpe3, {psv} psv and \
+             {records} record file(s); {} problem(s)",
             games.len(),
             games.iter().map(Vec::len).sum::<usize>(),
             problems.len()
