@@ -89,7 +89,8 @@ impl Player for Baseline {
     }
 
     fn go(&mut self, req: &GoRequest<'_>) -> Result<Action, Fault> {
-        if req.pos.can_declare() {
+        self.end_rules = req.end_rules;
+        if req.pos.can_declare_win(req.end_rules.impasse) {
             return Ok(Action::Declare);
         }
         match self.choose(req.pos) {

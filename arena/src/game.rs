@@ -146,6 +146,7 @@ pub fn play_game_until(
             limit,
             clocks: clocked.then_some(Clocks { remaining_ms: remaining, byoyomi_ms, inc_ms }),
             deadline: started + allowed,
+            end_rules: s.end_rules,
         };
         let answer = players[side.index()].go(&req);
         let elapsed = started.elapsed();
@@ -173,12 +174,12 @@ pub fn play_game_until(
         }
         match action {
             Action::Resign => break end(Some(side.opponent()), EndCause::Resign, None, None),
-            Action::Declare => {
-                if pos.can_declare() {
-                    break end(Some(side), EndCause::Rules(Reason::Declaration), None, None);
-                }
-                break end(Some(side.opponent()), EndCause::FalseDeclaration, None, None);
-            }
+            // Judged by the match's entering king rule: a win, a draw (the 24-point
+            // declaration with 24 to 30 points) or a false declaration, which loses.
+            Action::Declare => match pos.declaration(s.end_rules.impasse) {
+                Some(o) => break end(o.winner, EndCause::Rules(Reason::Declaration), None, None),
+                None => break end(Some(side.opponent()), EndCause::FalseDeclaration, None, None),
+            },
             Action::Move(mv) => {
                 if !pos.is_legal(mv) {
                     break end(Some(side.opponent()), EndCause::IllegalMove, Some(mv.to_usi()), Some(side));

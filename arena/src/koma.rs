@@ -370,11 +370,18 @@ impl Player for KomaPlayer {
     }
 
     fn go(&mut self, req: &GoRequest<'_>) -> Result<Action, Fault> {
-        if req.pos.can_declare() {
+        if req.pos.can_declare_win(req.end_rules.impasse) {
             return Ok(Action::Declare);
         }
         let limits = limits(req, Instant::now());
-        self.lock_tree().set_root(req.pos);
+        {
+            let mut tree = self.lock_tree();
+            if *tree.end_rules() != req.end_rules {
+                // The match's rules: a tree that knows its declarations, tries and length.
+                *tree = PlayerTree::new(tree.params().clone(), req.end_rules, req.pos);
+            }
+            tree.set_root(req.pos);
+        }
         let settings =
             Settings { batch_size: self.config.batch_size, multipv: 1, info_interval_ms: 0, pad_batches: false };
         let slots = std::mem::take(&mut self.slots);
@@ -417,6 +424,7 @@ mod tests {
                 limit,
                 clocks,
                 deadline: Instant::now() + Duration::from_secs(60),
+                end_rules: EndRules::default(),
             };
             let Action::Move(mv) = player.go(&req).unwrap() else { panic!("no move at {}", pos.to_sfen()) };
             assert!(pos.is_legal(mv), "{mv:?} in {}", pos.to_sfen());

@@ -6,7 +6,7 @@
 use std::str::FromStr;
 use std::time::Instant;
 
-use rules::{Move, Position};
+use rules::{EndRules, Move, Position};
 
 use crate::process::ProcessError;
 
@@ -99,6 +99,9 @@ pub struct GoRequest<'a> {
     pub clocks: Option<Clocks>,
     /// When the arena stops waiting: a later answer is a loss on time (or a hang).
     pub deadline: Instant,
+    /// The match's end rules: the entering king rule a declaration is judged by, the
+    /// length limit.
+    pub end_rules: EndRules,
 }
 
 /// A player's answer.

@@ -61,9 +61,14 @@ pub struct ArenaArgs {
     /// Maximum game length in plies (SFEN move number - 1), at least 1; then a draw.
     #[arg(long, default_value_t = 320, value_parser = clap::value_parser!(u32).range(1..))]
     max_plies: u32,
-    /// Impasse rule: 27 (declaration, USI `bestmove win`) or 24 (points).
-    #[arg(long, default_value_t = 27)]
-    impasse: u32,
+    /// Impasse rule: 27 (declaration, USI `bestmove win`) or 24 (points); default 27. Or
+    /// give --entering-king-rule.
+    #[arg(long)]
+    impasse: Option<u32>,
+    /// Entering king rule by YaneuraOu's name: NoEnteringKing, CSARule24, CSARule27 (=
+    /// --impasse 27) or TryRule; declarations are judged by it (docs/rules.md).
+    #[arg(long)]
+    entering_king_rule: Option<String>,
     /// Grace in milliseconds over the clock before a late move loses on time.
     #[arg(long, default_value_t = 1000)]
     time_margin_ms: u64,
@@ -148,10 +153,12 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     let variant = variant.unwrap_or(Variant::Shogi);
 
     let openings = openings_for(variant, args.openings.as_deref())?;
-    let impasse = match args.impasse {
-        27 => ImpasseRule::Declaration27,
-        24 => ImpasseRule::Points24,
-        n => return Err(bad(format!("--impasse {n}: expected 27 or 24"))),
+    let impasse = match (args.impasse, args.entering_king_rule.as_deref()) {
+        (Some(_), Some(_)) => return Err(bad("give --impasse or --entering-king-rule, not both".to_string())),
+        (None, Some(name)) => name.parse().map_err(|e| bad(format!("--entering-king-rule: {e}")))?,
+        (None | Some(27), None) => ImpasseRule::Declaration27,
+        (Some(24), None) => ImpasseRule::Points24,
+        (Some(n), None) => return Err(bad(format!("--impasse {n}: expected 27 or 24"))),
     };
     let cfg = MatchConfig {
         players,

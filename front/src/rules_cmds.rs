@@ -156,9 +156,13 @@ pub struct OutcomeArgs {
     #[arg(long, default_value = "shogi")]
     variant: String,
     /// Impasse rule: 27 (declaration with `win`) or 24 (points when both
-    /// kings have entered).
-    #[arg(long, default_value = "27")]
-    impasse: u32,
+    /// kings have entered); default 27. Or give --entering-king-rule.
+    #[arg(long)]
+    impasse: Option<u32>,
+    /// Entering king rule by YaneuraOu's name (USI `EnteringKingRule`): NoEnteringKing,
+    /// CSARule24, CSARule27 (= --impasse 27) or TryRule; docs/rules.md.
+    #[arg(long)]
+    entering_king_rule: Option<String>,
     /// Game length in plies (SFEN move number - 1) that ends in a draw.
     #[arg(long)]
     max_moves: Option<u32>,
@@ -198,9 +202,11 @@ fn outcome_line(variant: Variant, rules: &EndRules, notation: Notation, line: &s
             return Answer::Text(format!("error illegal_move {m} ply {ply}"));
         }
         if m == "win" {
-            if rules.impasse == ImpasseRule::Declaration27 && ply == moves.len() && pos.can_declare() {
-                let winner = pos.side_to_move();
-                return Answer::Text(format!("{} declaration", winner.name()));
+            // Judged by the entering king rule: a win, or a draw by the 24-point
+            // declaration; the amateur 24-point adjudication has no declaration.
+            let declared = if rules.impasse == ImpasseRule::Points24 { None } else { pos.declaration(rules.impasse) };
+            if let (Some(o), true) = (declared, ply == moves.len()) {
+                return Answer::Text(o.to_text());
             }
             return Answer::Text(format!("error illegal_move win ply {ply}"));
         }
@@ -217,10 +223,12 @@ fn outcome_line(variant: Variant, rules: &EndRules, notation: Notation, line: &s
 pub fn outcome(args: OutcomeArgs) -> Result<ExitCode> {
     let variant = parse_variant(&args.variant)?;
     let notation = parse_notation(&args.notation)?;
-    let impasse = match args.impasse {
-        27 => ImpasseRule::Declaration27,
-        24 => ImpasseRule::Points24,
-        n => return Err(bad(format!("--impasse must be 24 or 27, not {n}"))),
+    let impasse = match (args.impasse, args.entering_king_rule.as_deref()) {
+        (Some(_), Some(_)) => return Err(bad("give --impasse or --entering-king-rule, not both".to_string())),
+        (None, Some(name)) => name.parse().map_err(|e| bad(format!("--entering-king-rule: {e}")))?,
+        (None | Some(27), None) => ImpasseRule::Declaration27,
+        (Some(24), None) => ImpasseRule::Points24,
+        (Some(n), None) => return Err(bad(format!("--impasse must be 24 or 27, not {n}"))),
     };
     let rules = EndRules { impasse, max_plies: args.max_moves };
     let mut out = BufWriter::new(std::io::stdout().lock());

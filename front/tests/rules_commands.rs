@@ -81,6 +81,30 @@ fn outcome_matches_the_reference_endings() {
     assert_eq!(stdout(&o).lines().collect::<Vec<_>>(), expected);
 }
 
+/// `--entering-king-rule` judges a `win` by its rule: 29 points win by the 27-point rule
+/// and draw by the 24-point rule; there is no declaration without a rule; under the try
+/// rule a king's step onto 5a wins.
+#[test]
+fn outcome_judges_declarations_and_tries_by_the_entering_king_rule() {
+    let camp29 = "sfen 4K4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 b RB 1 moves win\n";
+    let try_line = "sfen 9/4K4/9/9/9/9/9/9/k8 b - 1 moves 5b5a\n";
+    let input = format!("{camp29}{try_line}");
+    for (rule, want) in [
+        (None, "sente declaration\nnone ongoing\n"),
+        (Some("CSARule27"), "sente declaration\nnone ongoing\n"),
+        (Some("CSARule24"), "draw declaration\nnone ongoing\n"),
+        (Some("NoEnteringKing"), "error illegal_move win ply 1\nnone ongoing\n"),
+        (Some("TryRule"), "error illegal_move win ply 1\nsente declaration\n"),
+    ] {
+        let args: Vec<&str> = match rule {
+            Some(r) => vec!["outcome", "--entering-king-rule", r],
+            None => vec!["outcome"],
+        };
+        let o = koma(&args, &input);
+        assert_eq!(stdout(&o), want, "{rule:?}");
+    }
+}
+
 #[test]
 fn bad_input_exits_2_with_a_message_naming_the_problem() {
     let cases: &[(&[&str], &str)] = &[
@@ -93,6 +117,8 @@ fn bad_input_exits_2_with_a_message_naming_the_problem() {
         (&["perft", "--depth", "x"], "invalid value"),
         (&["moves", "--sfen", "4k4/9/9/9/9/9/9/9/4K4 b - 1", "--moves", "P*5e"], "not in hand"),
         (&["outcome", "--impasse", "30"], "--impasse must be 24 or 27"),
+        (&["outcome", "--entering-king-rule", "CSARule25"], "unknown entering king rule 'CSARule25'"),
+        (&["outcome", "--impasse", "24", "--entering-king-rule", "TryRule"], "not both"),
     ];
     for (args, needle) in cases {
         let o = koma(args, "");

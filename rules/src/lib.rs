@@ -37,7 +37,7 @@ pub use notation::{
     parse_position_command, parse_position_with, parse_tsume_position_command, Notation, PositionCommandError,
     UnknownNotation,
 };
-pub use outcome::{EndCause, EndRules, ImpasseRule, Outcome, Reason};
+pub use outcome::{EndCause, EndRules, ImpasseRule, Outcome, Reason, UnknownImpasseRule};
 pub use perft::{divide, perft};
 pub use position::{Position, Undo};
 pub use quiescence::{quiescent_balance, QuiescenceLimits, WIN_SCORE};

@@ -14,7 +14,9 @@ pub enum Reason {
     Repetition,
     /// The fourth repetition with one side checking throughout: it loses.
     PerpetualCheck,
-    /// A valid 27-point declaration (USI `bestmove win`).
+    /// An entering king's win by the end rules' [`ImpasseRule`]: a valid declaration
+    /// (USI `bestmove win`; a draw under the 24-point declaration with 24 to 30 points),
+    /// or under the try rule the king on the opponent king's starting square.
     Declaration,
     /// Both kings entered: adjudicated by the 24-point rule.
     Impasse,
@@ -138,16 +140,75 @@ impl std::fmt::Display for EndCause {
     }
 }
 
-/// How entering kings end a standard shogi game.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How entering kings end a standard shogi game (USI `EnteringKingRule`, by
+/// YaneuraOu's names; docs/rules.md gives our reading of each).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ImpasseRule {
-    /// Computer shogi's declaration rule (the CSA 27-point rule): the side
-    /// to move may declare a win (USI `bestmove win`).
+    /// `NoEnteringKing`: no declaration and no adjudication; entering kings play on.
+    NoDeclaration,
+    /// `CSARule24`, the 24-point declaration: the side to move declares (USI
+    /// `bestmove win`) with its king in the enemy camp, not in check, ten other pieces
+    /// there; 31 points or more (camp and hand) win, 24 to 30 draw, fewer lose.
+    Declaration24,
+    /// `CSARule27`, computer shogi's declaration rule (the CSA 27-point rule): as
+    /// [`ImpasseRule::Declaration24`] with 28 points for sente, 27 for gote; fewer lose.
     #[default]
     Declaration27,
+    /// `TryRule`: a king that reaches the opponent king's starting square (5a for
+    /// sente, 5i for gote) by a legal move wins; no declaration.
+    Try,
     /// Amateur 24-point rule: once both kings stand in the enemy camp the
-    /// game is adjudicated; under 24 points loses, both 24 or more draws.
+    /// game is adjudicated; under 24 points loses, both 24 or more draws. A
+    /// declaration is judged by the 27-point rule.
     Points24,
+}
+
+/// An entering king rule name that [`ImpasseRule`] does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown entering king rule '{}' (expected NoEnteringKing, CSARule24, CSARule27, TryRule or Points24)",
+    crate::excerpt(.0)
+)]
+pub struct UnknownImpasseRule(pub String);
+
+impl ImpasseRule {
+    /// The rules of USI's `EnteringKingRule` option, in the order it lists them
+    /// (YaneuraOu's values, less its handicap variants `CSARule24H` and `CSARule27H`).
+    pub const ENTERING_KING_RULES: [ImpasseRule; 4] =
+        [ImpasseRule::NoDeclaration, ImpasseRule::Declaration24, ImpasseRule::Declaration27, ImpasseRule::Try];
+
+    /// [`ImpasseRule::ENTERING_KING_RULES`]' names, as USI announces them.
+    pub const ENTERING_KING_NAMES: [&'static str; 4] = ["NoEnteringKing", "CSARule24", "CSARule27", "TryRule"];
+
+    /// YaneuraOu's name (`NoEnteringKing`, `CSARule24`, `CSARule27`, `TryRule`), or
+    /// `Points24` for the amateur adjudication (which YaneuraOu does not have).
+    pub fn name(self) -> &'static str {
+        match self {
+            ImpasseRule::NoDeclaration => "NoEnteringKing",
+            ImpasseRule::Declaration24 => "CSARule24",
+            ImpasseRule::Declaration27 => "CSARule27",
+            ImpasseRule::Try => "TryRule",
+            ImpasseRule::Points24 => "Points24",
+        }
+    }
+}
+
+impl std::fmt::Display for ImpasseRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ImpasseRule {
+    type Err = UnknownImpasseRule;
+    /// A [`ImpasseRule::name`], case aside.
+    fn from_str(s: &str) -> Result<ImpasseRule, UnknownImpasseRule> {
+        ImpasseRule::ENTERING_KING_RULES
+            .into_iter()
+            .chain([ImpasseRule::Points24])
+            .find(|r| r.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| UnknownImpasseRule(s.to_string()))
+    }
 }
 
 /// Settings for the end of the game.
@@ -161,7 +222,9 @@ pub struct EndRules {
 
 impl Position {
     /// Has the game ended here, and how? Checked in this order: royals
-    /// lost, bare king, fourfold repetition, no legal move, impasse, length.
+    /// lost, bare king, fourfold repetition, no legal move, a try (the try rule),
+    /// impasse (the 24-point adjudication), length. A declaration is the side to move's
+    /// choice, not an end by itself: [`Position::declaration`].
     pub fn outcome(&self, rules: &EndRules) -> Option<Outcome> {
         let us = self.side;
         let them = us.opponent();
@@ -178,6 +241,9 @@ impl Position {
         if !self.has_legal_move() {
             let reason = if self.in_check() { Reason::Checkmate } else { Reason::NoMoves };
             return end(Some(them), reason);
+        }
+        if rules.impasse == ImpasseRule::Try && self.tried(them) {
+            return end(Some(them), Reason::Declaration);
         }
         if rules.impasse == ImpasseRule::Points24 && self.both_kings_entered() {
             let (s, g) = (self.impasse_points(Color::Sente, false), self.impasse_points(Color::Gote, false));
@@ -252,20 +318,72 @@ impl Position {
     /// the enemy camp, not in check, ten other pieces there, and 28 points
     /// (sente) or 27 (gote) from the camp and the hand.
     pub fn can_declare(&self) -> bool {
+        self.can_declare_win(ImpasseRule::Declaration27)
+    }
+
+    /// Does a declaration by the side to move win under `rule`?
+    pub fn can_declare_win(&self, rule: ImpasseRule) -> bool {
+        self.declaration(rule).is_some_and(|o| o.winner == Some(self.side))
+    }
+
+    /// What a declaration (USI `bestmove win`) by the side to move gets under `rule`:
+    /// a win, a draw (the 24-point declaration with 24 to 30 points), or `None` when
+    /// the declaration is false (it loses). Both declaration rules need the king in the
+    /// enemy camp, no check and ten other own pieces in the camp; points count the camp
+    /// and the hand ([`Position::impasse_points`]). Under `Points24` a declaration is
+    /// judged by the 27-point rule; under `NoEnteringKing` and the try rule there is none.
+    pub fn declaration(&self, rule: ImpasseRule) -> Option<Outcome> {
+        let us = self.side;
+        let outcome = |winner| Some(Outcome { winner, reason: Reason::Declaration });
+        match rule {
+            ImpasseRule::NoDeclaration | ImpasseRule::Try => None,
+            ImpasseRule::Declaration27 | ImpasseRule::Points24 => {
+                let needed = if us == Color::Sente { 28 } else { 27 };
+                if self.declaration_points()? >= needed {
+                    outcome(Some(us))
+                } else {
+                    None
+                }
+            }
+            ImpasseRule::Declaration24 => match self.declaration_points()? {
+                31.. => outcome(Some(us)),
+                24..=30 => outcome(None),
+                _ => None,
+            },
+        }
+    }
+
+    /// The side to move's declaration points (camp and hand) when it meets the
+    /// declaration rules' other conditions: standard shogi, its king in the enemy camp,
+    /// not in check, at least ten other own pieces in the camp. `None` otherwise.
+    fn declaration_points(&self) -> Option<u32> {
         if !self.t.spec.drops {
-            return false;
+            return None;
         }
         let us = self.side;
-        let Some(king) = self.king_square(us) else { return false };
+        let king = self.king_square(us)?;
         if !self.t.spec.in_zone(us, king.row()) || self.in_check() {
-            return false;
+            return None;
         }
         let in_zone = self
             .pieces()
             .filter(|(s, p)| p.color() == us && p.kind() != Kind::King && self.t.spec.in_zone(us, s.row()))
             .count();
-        let needed = if us == Color::Sente { 28 } else { 27 };
-        in_zone >= 10 && self.impasse_points(us, true) >= needed
+        (in_zone >= 10).then(|| self.impasse_points(us, true))
+    }
+
+    /// The square a king of `color` wins on under the try rule: the opponent king's
+    /// starting square, 5a for sente and 5i for gote. Standard shogi only.
+    pub fn try_square(&self, color: Color) -> Option<Square> {
+        if self.t.spec.variant != crate::Variant::Shogi {
+            return None;
+        }
+        Some(Square::new(5, if color == Color::Sente { 1 } else { 9 }))
+    }
+
+    /// Does `color`'s king stand on its try square ([`Position::try_square`])?
+    pub fn tried(&self, color: Color) -> bool {
+        self.try_square(color).is_some_and(|t| self.king_square(color) == Some(t))
     }
 }
 
@@ -333,6 +451,101 @@ mod tests {
         // Nine pieces in the zone are not enough, whatever the points.
         let few = Position::from_sfen(Variant::Shogi, "4K4/PPPPPPP2/3RB4/9/9/9/9/9/4k4 b RBP 1").unwrap();
         assert!(!few.can_declare());
+    }
+
+    fn declared(sfen: &str, rule: ImpasseRule) -> String {
+        let pos = Position::from_sfen(Variant::Shogi, sfen).unwrap();
+        pos.declaration(rule).map_or("false".into(), |o| o.to_text())
+    }
+
+    /// Sente's king in the camp with eleven other pieces there: nine pawns, a rook and a
+    /// bishop (19 points) and a rook and a bishop in hand (10): 29 points. The 27-point
+    /// rule (28 for sente) gives the win, the 24-point rule (31 to win) only a draw.
+    #[test]
+    fn the_24_and_27_point_declarations_disagree_at_29_points() {
+        let sfen29 = "4K4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 b RB 1";
+        let pos = Position::from_sfen(Variant::Shogi, sfen29).unwrap();
+        assert_eq!(pos.impasse_points(Color::Sente, true), 29);
+        assert_eq!(declared(sfen29, ImpasseRule::Declaration27), "sente declaration");
+        assert_eq!(declared(sfen29, ImpasseRule::Declaration24), "draw declaration");
+        assert!(pos.can_declare_win(ImpasseRule::Declaration27));
+        assert!(!pos.can_declare_win(ImpasseRule::Declaration24));
+        assert_eq!(declared(sfen29, ImpasseRule::NoDeclaration), "false");
+        assert_eq!(declared(sfen29, ImpasseRule::Try), "false");
+        // Two more pawns in hand: 31 points win under both rules.
+        let sfen31 = "4K4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 b RB2P 1";
+        assert_eq!(declared(sfen31, ImpasseRule::Declaration24), "sente declaration");
+        assert_eq!(declared(sfen31, ImpasseRule::Declaration27), "sente declaration");
+        // 30 points: still a draw by the 24-point rule.
+        assert_eq!(
+            declared("4K4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 b RBP 1", ImpasseRule::Declaration24),
+            "draw declaration"
+        );
+        // 24 points (one rook short of 29): a draw by the 24-point rule, false by the 27.
+        let sfen24 = "4K4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 b R 1";
+        assert_eq!(declared(sfen24, ImpasseRule::Declaration24), "draw declaration");
+        assert_eq!(declared(sfen24, ImpasseRule::Declaration27), "false");
+        // 23 points: false under both.
+        let sfen23 = "4K4/PPPPPPPP1/3RB4/9/9/9/9/9/4k4 b R 1";
+        assert_eq!(Position::from_sfen(Variant::Shogi, sfen23).unwrap().impasse_points(Color::Sente, true), 23);
+        assert_eq!(declared(sfen23, ImpasseRule::Declaration24), "false");
+        // Gote needs 27 under the 27-point rule: 19 in the camp and a rook and three pawns
+        // in hand. The same 27 points are a draw by the 24-point rule.
+        let gote27 = "4K4/9/9/9/9/9/3rb4/ppppppppp/4k4 w r3p 1";
+        let g = Position::from_sfen(Variant::Shogi, gote27).unwrap();
+        assert_eq!(g.impasse_points(Color::Gote, true), 27);
+        assert_eq!(declared(gote27, ImpasseRule::Declaration27), "gote declaration");
+        assert_eq!(declared(gote27, ImpasseRule::Declaration24), "draw declaration");
+        // Sente with the same 27 points falls one short of its 28.
+        let sente27 = "4K4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 b R2P 1";
+        assert_eq!(Position::from_sfen(Variant::Shogi, sente27).unwrap().impasse_points(Color::Sente, true), 26);
+        let sente27 = "4K4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 b R3P 1";
+        assert_eq!(Position::from_sfen(Variant::Shogi, sente27).unwrap().impasse_points(Color::Sente, true), 27);
+        assert_eq!(declared(sente27, ImpasseRule::Declaration27), "false");
+        // In check, no declaration under either rule.
+        let checked = "3gK4/PPPPPPPPP/3RB4/9/9/9/9/9/4k4 b RB2P 1";
+        assert!(Position::from_sfen(Variant::Shogi, checked).unwrap().in_check());
+        assert_eq!(declared(checked, ImpasseRule::Declaration24), "false");
+        assert_eq!(declared(checked, ImpasseRule::Declaration27), "false");
+    }
+
+    #[test]
+    fn entering_king_rules_read_their_yaneuraou_names() {
+        for (rule, name) in ImpasseRule::ENTERING_KING_RULES.iter().zip(ImpasseRule::ENTERING_KING_NAMES) {
+            assert_eq!(rule.name(), name);
+            assert_eq!(name.parse::<ImpasseRule>(), Ok(*rule));
+            assert_eq!(name.to_ascii_lowercase().parse::<ImpasseRule>(), Ok(*rule));
+        }
+        assert_eq!("Points24".parse::<ImpasseRule>(), Ok(ImpasseRule::Points24));
+        assert_eq!(ImpasseRule::default(), ImpasseRule::Declaration27);
+        assert!("CSARule25".parse::<ImpasseRule>().unwrap_err().to_string().contains("CSARule25"));
+    }
+
+    /// The try rule: sente's king one step from 5a steps there and wins; gote's reaches
+    /// 5i. Under the other rules the game goes on; a try square the opponent attacks
+    /// cannot be entered (the move is illegal).
+    #[test]
+    fn a_king_that_reaches_the_try_square_wins_under_the_try_rule() {
+        let try_rule = EndRules { impasse: ImpasseRule::Try, max_plies: None };
+        let sfen = "9/4K4/9/9/9/9/9/9/k8 b - 1";
+        assert_eq!(text(&after(sfen, ""), &try_rule), "none ongoing");
+        assert_eq!(text(&after(sfen, "5b4a"), &try_rule), "none ongoing", "4a is not the try square");
+        let tried = after(sfen, "5b5a");
+        assert!(tried.tried(Color::Sente));
+        assert_eq!(text(&tried, &try_rule), "sente declaration");
+        assert_eq!(text(&tried, &EndRules::default()), "none ongoing");
+        let no_rule = EndRules { impasse: ImpasseRule::NoDeclaration, max_plies: None };
+        assert_eq!(text(&tried, &no_rule), "none ongoing");
+        // Gote's try square is 5i.
+        let gote = after("K8/9/9/9/9/9/9/4k4/9 w - 1", "5h5i");
+        assert_eq!(text(&gote, &try_rule), "gote declaration");
+        // A rook on 1a guards 5a: the king may not step there.
+        let mut guarded = Position::from_sfen(Variant::Shogi, "8r/4K4/9/9/9/9/9/9/k8 b - 1").unwrap();
+        assert!(guarded.play_usi("5b5a").is_err());
+        assert_eq!(
+            Position::from_sfen(Variant::Sho, "4k4/9/9/9/9/9/9/9/4K4 b - 1").unwrap().try_square(Color::Sente),
+            None
+        );
     }
 
     #[test]

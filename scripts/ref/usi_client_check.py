@@ -207,9 +207,16 @@ class Session:
         self.engine.usi(listener=self.listener(on_line))
         if ids != ["name", "author"]:
             fail(f"usi: id lines {ids}, expected id name then id author")
-        for want in ("USI_Hash", "USI_Ponder", "MultiPV", "ModelFile", "MateSearchPlies"):
+        for want in ("USI_Hash", "USI_Ponder", "MultiPV", "ModelFile", "MateSearchPlies", "EnteringKingRule",
+                     "Draw_Value_Black", "Draw_Value_White", "MaxMovesToDraw"):
             if want not in seen:
                 fail(f"usi: no option {want}")
+        # The rules and draw options as YaneuraOu and dlshogi announce them.
+        if seen["EnteringKingRule"][:2] != ("combo", "CSARule27"):
+            fail(f"EnteringKingRule: {seen['EnteringKingRule']}, expected a combo defaulting to CSARule27")
+        for name, default in (("Draw_Value_Black", 500), ("Draw_Value_White", 500), ("MaxMovesToDraw", 0)):
+            if seen[name][:2] != ("spin", default):
+                fail(f"{name}: {seen[name]}, expected a spin defaulting to {default}")
         if seen["ModelFile"][0] != "filename":
             fail("ModelFile is not announced as a filename")
         self.options = seen

@@ -189,6 +189,16 @@ impl PlayerTree {
         self.tree.end_rules()
     }
 
+    /// What a draw is worth in the tree, by the colour to move there
+    /// ([`shared::Tree::set_draw_values`]).
+    pub fn set_draw_values(&mut self, values: [f32; 2]) {
+        self.tree.set_draw_values(values);
+    }
+
+    pub fn draw_values(&self) -> [f32; 2] {
+        self.tree.draw_values()
+    }
+
     /// Drops the whole tree and starts from `pos`, giving its memory back.
     pub fn reset(&mut self, pos: &Position) {
         self.chosen = None;

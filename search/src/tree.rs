@@ -10,7 +10,10 @@
 //!
 //! Terminal states come from the rules (`Position::outcome`: mate, no moves, royal
 //! capture, bare king, repetition and perpetual check with the game history, maximum
-//! length) plus the 27-point declaration when the end rules use it. Proven wins and
+//! length, the try rule) plus a winning declaration by the end rules' entering king rule
+//! (`ImpasseRule`). A draw is worth the tree's draw value for the side to move there
+//! ([`Tree::set_draw_values`]: 0 unless a player sets it, as the USI engine's
+//! `Draw_Value_Black` and `Draw_Value_White` do). Proven wins and
 //! losses propagate up with their distance in plies; with `mate_search_plies` every
 //! expansion looks for an immediate win first (and, in check, for evasions that lose at
 //! once), so that mates are found even with a uniform evaluator.
@@ -223,7 +226,7 @@ pub struct ChildInfo {
 
 /// Result of the rules at a new node: exact (value, draw, proof) for its side to move.
 fn outcome_value(pos: &Position, end_rules: &EndRules) -> Option<(f32, f32, Proof)> {
-    if end_rules.impasse == ImpasseRule::Declaration27 && pos.can_declare() {
+    if pos.can_declare_win(end_rules.impasse) {
         return Some((1.0, 0.0, Proof::Win(1)));
     }
     let o = pos.outcome(end_rules)?;
@@ -246,11 +249,13 @@ fn enemy_royal_at(pos: &Position, sq: rules::Square) -> bool {
 }
 
 /// Index into `moves` (legal moves of the side to move at `pos`) of a move that wins at
-/// once: mates, or captures the last royal (sho, dai). Bare-king wins are not looked for
+/// once: mates, captures the last royal (sho, dai), or under the try rule steps the king
+/// onto its try square. Bare-king wins are not looked for
 /// (they are found when reached). `pos` is restored.
 pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRules) -> Option<usize> {
     let us = pos.side_to_move();
     let captures_count = pos.spec().royal_rule != RoyalRule::Check;
+    let try_rule = end_rules.impasse == ImpasseRule::Try;
     for (i, &mv) in moves.iter().enumerate() {
         let royal_capture = captures_count
             && match mv {
@@ -259,14 +264,17 @@ pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRul
                 Move::Drop { .. } => false,
             };
         let undo = pos.make(mv);
-        let win = if royal_capture || pos.in_check() {
+        let win = if royal_capture || pos.in_check() || (try_rule && pos.tried(us)) {
             // `make` does not record history: only trust decisive non-repetition ends.
             match pos.outcome(end_rules) {
                 Some(o) => {
                     o.winner == Some(us)
                         && matches!(
                             o.reason,
-                            rules::Reason::Checkmate | rules::Reason::NoMoves | rules::Reason::RoyalCapture
+                            rules::Reason::Checkmate
+                                | rules::Reason::NoMoves
+                                | rules::Reason::RoyalCapture
+                                | rules::Reason::Declaration
                         )
                 }
                 None => false,
@@ -286,6 +294,9 @@ pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRul
 pub struct Tree {
     params: SearchConfig,
     end_rules: EndRules,
+    /// The value (win - loss) of a draw for the side to move there, by its colour
+    /// ([`rules::Color::index`]).
+    draw_values: [f32; 2],
     nodes: Vec<Node>,
     edges: Vec<Edge>,
     /// The position being searched (with its game history) and a working copy for
@@ -310,6 +321,7 @@ impl Tree {
         let mut t = Tree {
             params,
             end_rules,
+            draw_values: [0.0; 2],
             nodes: Vec::new(),
             edges: Vec::new(),
             root_pos: pos.clone(),
@@ -333,6 +345,28 @@ impl Tree {
 
     pub fn end_rules(&self) -> &EndRules {
         &self.end_rules
+    }
+
+    /// Sets what a draw (repetition, the length limit, an impasse drawn) is worth in the
+    /// tree: `values[c.index()]` (win - loss, in -1..=1) for a draw where colour `c` is to
+    /// move. A player gives its own side's draw value `v` and the opponent's `-v`. Takes
+    /// effect from the next simulation; terminal nodes keep their result, not their value.
+    pub fn set_draw_values(&mut self, values: [f32; 2]) {
+        self.draw_values = values.map(|v| v.clamp(-1.0, 1.0));
+    }
+
+    pub fn draw_values(&self) -> [f32; 2] {
+        self.draw_values
+    }
+
+    /// A terminal's exact (value, draw) at the working position, with a draw worth the
+    /// draw value for the side to move there.
+    fn scored(&self, (v, d): (f32, f32)) -> (f32, f32) {
+        if d >= 1.0 {
+            (self.draw_values[self.work.side_to_move().index()], d)
+        } else {
+            (v, d)
+        }
     }
 
     /// Drops the whole tree and starts from `pos`. Must not be called with leaves in
@@ -621,7 +655,7 @@ impl Tree {
         // An expanded node without edges that is not proven cannot happen (no moves is
         // terminal); treat it as a draw to be safe.
         let exact = exact.or(if n.state == State::Expanded && n.edge_len == 0 { Some((0.0, 1.0)) } else { None });
-        if let Some((v, d)) = exact {
+        if let Some((v, d)) = exact.map(|e| self.scored(e)) {
             self.undo_played(played);
             return self.finish_exact(leaf, v, d, false);
         }
@@ -631,6 +665,7 @@ impl Tree {
             nd.state = State::Terminal;
             nd.terminal = (v, d);
             nd.proof = proof;
+            let (v, d) = self.scored((v, d));
             self.undo_played(played);
             return self.finish_exact(leaf, v, d, true);
         }
@@ -1112,6 +1147,51 @@ mod tests {
         assert!(q > 0.5, "a rook up reads as winning at scale 6: q {q}");
         let (_, q) = search(0.0);
         assert_eq!(q, 0.0, "a uniform evaluator's value, unmixed");
+    }
+
+    /// A move that completes a fourfold repetition (a draw) is worth the draw value of
+    /// the side that plays it: with the uniform evaluator (every other move 0) gote seeks
+    /// the repetition when a draw is worth +0.8 to it and avoids it at -0.8.
+    #[test]
+    fn the_draw_value_decides_for_or_against_a_repetition() {
+        let cycle = "9c9d 1a2a 9d9c 2a1a ";
+        let cmd = format!("sfen 8k/9/R8/9/9/9/9/9/4K4 b - 1 moves {}9c9d 1a2a 9d9c", cycle.repeat(2));
+        let pos = rules::parse_position_command(Variant::Shogi, &cmd).unwrap();
+        let enc = Encoder::new(Variant::Shogi);
+        let search = |gote_draw: f32| {
+            let mut tree = Tree::new(SearchConfig::default(), EndRules::default(), &pos);
+            tree.set_draw_values([-gote_draw, gote_draw]);
+            run_uniform(&mut tree, &enc, 400);
+            let best = tree.best_edge(0).unwrap();
+            let repeat = tree.root_children().into_iter().find(|c| c.mv.to_usi() == "2a1a").unwrap();
+            (tree.edge(best).mv.to_usi(), repeat.q.unwrap_or(f32::NAN))
+        };
+        let (best, q) = search(0.8);
+        assert_eq!(best, "2a1a");
+        assert!((q - 0.8).abs() < 1e-5, "{q}");
+        let (best, q) = search(-0.8);
+        assert_ne!(best, "2a1a");
+        assert!((q + 0.8).abs() < 1e-5, "{q}");
+        // The draw value is gote's own at gote's nodes: giving it to sente flips the choice.
+        let mut tree = Tree::new(SearchConfig::default(), EndRules::default(), &pos);
+        tree.set_draw_values([0.8, -0.8]);
+        run_uniform(&mut tree, &enc, 400);
+        assert_ne!(tree.edge(tree.best_edge(0).unwrap()).mv.to_usi(), "2a1a");
+    }
+
+    /// Under the try rule the king's step onto 5a is found as a win at expansion.
+    #[test]
+    fn the_try_rule_is_a_win_in_one() {
+        let pos = Position::from_sfen(Variant::Shogi, "9/4K4/9/9/9/9/9/9/k8 b - 1").unwrap();
+        let enc = Encoder::new(Variant::Shogi);
+        let rules = EndRules { impasse: ImpasseRule::Try, ..EndRules::default() };
+        let mut tree = Tree::new(SearchConfig::default(), rules, &pos);
+        run_uniform(&mut tree, &enc, 50);
+        assert_eq!(tree.root_proof(), Proof::Win(1));
+        assert_eq!(tree.edge(tree.best_edge(0).unwrap()).mv.to_usi(), "5b5a");
+        let mut tree = Tree::new(SearchConfig::default(), EndRules::default(), &pos);
+        run_uniform(&mut tree, &enc, 50);
+        assert_eq!(tree.root_proof(), Proof::Unknown, "no try under the 27-point rule");
     }
 
     /// Several leaves in flight: a second descent avoids the first leaf (virtual loss)

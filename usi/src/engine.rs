@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 
 use nn::encoding::Encoder;
 use nn::{Backend, BackendError, CheckpointError, EvalError, Expected};
-use rules::{ImpasseRule, Position, Variant};
+use rules::{Position, Variant};
 use search::driver::{self, Settings};
 use search::mate::{MateError, MateLimits, MateReport, MateSolver};
 use search::{Control, DirectEvaluator, Info, Limits, PlayerTree, SearchError, SearchOutcome};
@@ -194,6 +194,8 @@ struct Network {
     description: String,
     /// How many of the devices are GPUs (0: the CPU).
     gpus: usize,
+    /// Whether every evaluator is the portable backend's (which runs a pass a thread).
+    portable: bool,
 }
 
 struct Running {
@@ -206,14 +208,15 @@ struct Running {
 /// Before searching: does the game end here without a move?
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Immediate {
-    /// The side to move wins by declaring (27-point rule): USI `bestmove win`.
+    /// The side to move wins by declaring (by `EnteringKingRule`, the 27-point rule unless
+    /// set otherwise): USI `bestmove win`.
     Declare,
     /// The game is over (or the side to move has no legal move).
     GameOver(Option<rules::Outcome>),
 }
 
 pub fn immediate(pos: &Position, end_rules: &rules::EndRules) -> Option<Immediate> {
-    if end_rules.impasse == ImpasseRule::Declaration27 && pos.can_declare() {
+    if pos.can_declare_win(end_rules.impasse) {
         return Some(Immediate::Declare);
     }
     if let Some(o) = pos.outcome(end_rules) {
@@ -329,7 +332,7 @@ impl Core {
     /// network (`Threads` and `BatchSize`, or their auto values for its devices).
     pub fn search_shape(&self) -> Option<(usize, usize)> {
         let net = self.net.as_ref()?;
-        Some((self.opts.search_threads(net.gpus), self.opts.leaves_per_batch(net.gpus > 0)))
+        Some((self.opts.search_threads(net.gpus, net.portable), self.opts.leaves_per_batch(net.gpus > 0)))
     }
 
     /// The leaf material setting the loaded network records (the one it was trained with).
@@ -424,18 +427,25 @@ impl Core {
         };
         let control = Arc::new(Control::new());
         let tree = self.tree.clone();
-        let evaluators: Vec<DirectEvaluator> = (0..self.opts.search_threads(net.gpus))
+        let evaluators: Vec<DirectEvaluator> = (0..self.opts.search_threads(net.gpus, net.portable))
             .map(|i| DirectEvaluator::new(net.evaluators[i % net.evaluators.len()].clone()))
             .collect();
         let encoder = net.encoder.clone();
         let ctl = control.clone();
+        // The root's side to move is the engine's (USI sends `go ponder` after the
+        // expected reply): its Draw_Value_Black or Draw_Value_White.
+        let draw_values = self.opts.draw_values(pos.side_to_move());
         let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let fin = finished.clone();
         let handle = std::thread::Builder::new()
             .name("search".into())
             .spawn(move || {
                 let result = catch_unwind(AssertUnwindSafe(|| {
-                    tree.lock().unwrap_or_else(|e| e.into_inner()).set_root(&pos);
+                    {
+                        let mut t = tree.lock().unwrap_or_else(|e| e.into_inner());
+                        t.set_root(&pos);
+                        t.set_draw_values(draw_values);
+                    }
                     driver::run(&tree, evaluators, &encoder, &limits, &settings, &ctl, &*on_info)
                 }));
                 let (outcome, workers) = match result {
@@ -540,6 +550,7 @@ fn load(key: &NetKey) -> Result<Network, EngineError> {
             key: key.clone(),
             description: format!("uniform evaluator ({})", key.variant),
             gpus: 0,
+            portable: false,
         });
     }
     let path = &key.model;
@@ -558,6 +569,7 @@ fn load(key: &NetKey) -> Result<Network, EngineError> {
         nn::load_network(path, &Expected::variant(key.variant), key.backend, &devices, torch).map_err(load_error)?;
     let on_gpu = |(d, b): (&&str, &Backend)| *b == Backend::Torch && torch.is_some_and(|t| (t.is_gpu)(d) == Ok(true));
     let gpus = devices.iter().zip(&backends).filter(|&p| on_gpu(p)).count();
+    let portable = backends.iter().all(|b| *b == Backend::Cpu);
     let batch = crate::options::leaves_per_batch(key.batch_size, gpus > 0);
     // Warm-up: the first forward passes are slow (allocation, cuDNN autotuning).
     let zeros = vec![0.0f32; batch * network.encoder.input_len()];
@@ -579,7 +591,7 @@ fn load(key: &NetKey) -> Result<Network, EngineError> {
         if torch.is_none() { "; this build has the CPU backend only" } else { "" },
     );
     let encoder = Arc::new(network.encoder.clone());
-    Ok(Network { network, evaluators, encoder, key: key.clone(), description, gpus })
+    Ok(Network { network, evaluators, encoder, key: key.clone(), description, gpus, portable })
 }
 
 /// libtorch, when this build has it (the `torch` feature).
@@ -677,15 +689,20 @@ mod tests {
     }
 
     /// `Device cpu,cpu` loads the network twice and the search threads take the copies in
-    /// turn: both evaluate leaves. The description names both.
+    /// turn: both evaluate leaves (libtorch's evaluators, which count their batches). The
+    /// description names both.
     #[test]
     fn threads_spread_over_the_devices_of_device() {
         let dir = tempfile::tempdir().unwrap();
         let file = model_file(dir.path(), "net.safetensors", None);
         let mut core = Core::new();
-        for (name, value) in
-            [("ModelFile", file.to_str().unwrap()), ("Device", "cpu,cpu"), ("Threads", "2"), ("BatchSize", "4")]
-        {
+        for (name, value) in [
+            ("ModelFile", file.to_str().unwrap()),
+            ("Backend", "torch"),
+            ("Device", "cpu,cpu"),
+            ("Threads", "2"),
+            ("BatchSize", "4"),
+        ] {
             core.set_option(name, value).unwrap();
         }
         let description = core.load_network().unwrap();

@@ -60,7 +60,17 @@ pub const SPECS: &[OptionSpec] = &[
     spin("NodesLimit", 0, 0, 1 << 40),
     spin("ResignValue", 0, 0, 1000),
     OptionSpec { name: "UCI_Variant", kind: OptionKind::Combo { default: "shogi", vars: &["shogi", "sho", "dai"] } },
-    spin("MaxPlies", 0, 0, 1_000_000),
+    // YaneuraOu's name; `MaxPlies` (its old name here) is taken as an alias.
+    spin("MaxMovesToDraw", 0, 0, 1_000_000),
+    // YaneuraOu's entering king rules (`rules::ImpasseRule`), less its handicap variants.
+    OptionSpec {
+        name: "EnteringKingRule",
+        kind: OptionKind::Combo { default: "CSARule27", vars: &rules::ImpasseRule::ENTERING_KING_NAMES },
+    },
+    // dlshogi's: what a draw is worth to the engine, in thousandths of a win, when it plays
+    // black (sente) or white (gote) ([`Options::draw_values`]).
+    spin("Draw_Value_Black", 500, 0, 1000),
+    spin("Draw_Value_White", 500, 0, 1000),
     spin("InfoInterval", 1000, 0, 3_600_000),
     // An `info string` after each search with its forward passes: how many, leaves per
     // pass, the collisions that cut batches short (for tuning Threads and BatchSize).
@@ -107,7 +117,8 @@ pub enum Effect {
     Network,
     /// Another game: the variant (network, position and tree).
     Variant,
-    /// The search tree's settings (search constants, USI_Hash, MaxPlies).
+    /// The search tree's settings (search constants, USI_Hash, MaxMovesToDraw,
+    /// EnteringKingRule).
     Tree,
     Other,
 }
@@ -128,7 +139,13 @@ pub struct Options {
     pub nodes_limit: u64,
     pub resign_value: u32,
     pub variant: Variant,
+    /// `MaxMovesToDraw` (alias `MaxPlies`): plies at which the game is a draw; 0: none.
     pub max_plies: u32,
+    /// `EnteringKingRule`.
+    pub entering_king_rule: rules::ImpasseRule,
+    /// `Draw_Value_Black`, `Draw_Value_White`: thousandths of a win.
+    pub draw_value_black: u32,
+    pub draw_value_white: u32,
     pub info_interval_ms: u64,
     pub search_stats: bool,
     pub c_puct: i64,
@@ -169,6 +186,9 @@ impl Default for Options {
             resign_value: 0,
             variant: Variant::Shogi,
             max_plies: 0,
+            entering_king_rule: rules::ImpasseRule::Declaration27,
+            draw_value_black: 0,
+            draw_value_white: 0,
             info_interval_ms: 0,
             search_stats: false,
             c_puct: 0,
@@ -200,7 +220,11 @@ impl Default for Options {
     }
 }
 
+/// Other names an option is set by (not announced): (alias, option).
+const ALIASES: &[(&str, &str)] = &[("MaxPlies", "MaxMovesToDraw")];
+
 fn find(name: &str) -> Option<&'static OptionSpec> {
+    let name = ALIASES.iter().find(|(a, _)| a.eq_ignore_ascii_case(name)).map_or(name, |(_, o)| o);
     SPECS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
 }
 
@@ -232,12 +256,16 @@ pub enum OptionError {
 }
 
 /// Search threads and leaves per forward pass when `Threads` and `BatchSize` are 0
-/// (auto). On the CPU one thread with batches of 16: a second thread gains nothing on two
-/// cores and 16 won at byoyomi 1 s (docs/strength.md, "At a clock"). On a GPU a batch must
+/// (auto). On the CPU batches of 16 (which won at byoyomi 1 s, docs/strength.md, "At a
+/// clock"); with libtorch one thread, since its evaluator runs one forward pass at a time
+/// and a second thread gains nothing on two cores; with the portable backend a thread a
+/// core up to [`PORTABLE_MAX_THREADS`], each running its own passes (1.8 times libtorch's
+/// nodes per second on two cores, docs/performance.md, "Backends"). On a GPU a batch must
 /// be large to use the device and several threads keep it busy while each selects its
 /// next batch under the tree's lock: per GPU, the setting that `scripts/gpu-bench.sh`
 /// measured fastest in one game on an H200 (docs/performance.md, "koma-usi on a GPU").
 pub const CPU_THREADS: usize = 1;
+pub const PORTABLE_MAX_THREADS: usize = 8;
 pub const CPU_BATCH: usize = 16;
 pub const GPU_THREADS_PER_DEVICE: usize = 2;
 pub const GPU_BATCH: usize = 256;
@@ -253,10 +281,14 @@ pub fn leaves_per_batch(batch_size: usize, gpu: bool) -> usize {
 }
 
 impl Options {
-    /// Search threads for a network on `gpus` GPUs (0: the CPU): `Threads`, or at auto
-    /// [`CPU_THREADS`], else [`GPU_THREADS_PER_DEVICE`] for each GPU.
-    pub fn search_threads(&self, gpus: usize) -> usize {
+    /// Search threads for a network on `gpus` GPUs (0: the CPU, `portable` when on the
+    /// portable backend): `Threads`, or at auto [`CPU_THREADS`] with libtorch on the CPU,
+    /// one a core (at most [`PORTABLE_MAX_THREADS`]) on the portable backend, else
+    /// [`GPU_THREADS_PER_DEVICE`] for each GPU.
+    pub fn search_threads(&self, gpus: usize, portable: bool) -> usize {
+        let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
         match (self.threads, gpus) {
+            (0, 0) if portable => cores().min(PORTABLE_MAX_THREADS),
             (0, 0) => CPU_THREADS,
             (0, g) => GPU_THREADS_PER_DEVICE * g,
             (t, _) => t,
@@ -326,7 +358,13 @@ impl Options {
                 let v = value.parse::<Variant>()?;
                 store(&mut self.variant, v, Effect::Variant)
             }
-            "MaxPlies" => store(&mut self.max_plies, int()? as u32, Effect::Tree),
+            "MaxMovesToDraw" => store(&mut self.max_plies, int()? as u32, Effect::Tree),
+            "EnteringKingRule" => {
+                let rule = choice()?.parse().expect("the choices are entering king rules");
+                store(&mut self.entering_king_rule, rule, Effect::Tree)
+            }
+            "Draw_Value_Black" => store(&mut self.draw_value_black, int()? as u32, Effect::Other),
+            "Draw_Value_White" => store(&mut self.draw_value_white, int()? as u32, Effect::Other),
             "InfoInterval" => store(&mut self.info_interval_ms, int()? as u64, Effect::Other),
             "SearchStats" => store(&mut self.search_stats, check()?, Effect::Other),
             "CPuct" => store(&mut self.c_puct, int()?, Effect::Tree),
@@ -424,9 +462,22 @@ impl Options {
         }
     }
 
+    /// What a draw is worth in the search tree when the engine plays `engine` (the
+    /// root's side to move), by the colour to move at the draw ([`rules::Color::index`]),
+    /// as win - loss: `Draw_Value_Black` (sente) or `Draw_Value_White` (gote), `p`
+    /// thousandths of a win read as `2p/1000 - 1` for the engine and its negation for
+    /// the opponent (dlshogi's reading: 500 is a plain draw, 0 as bad as a loss).
+    pub fn draw_values(&self, engine: rules::Color) -> [f32; 2] {
+        let permille = if engine == rules::Color::Sente { self.draw_value_black } else { self.draw_value_white };
+        let own = permille as f32 / 500.0 - 1.0;
+        let mut values = [-own; 2];
+        values[engine.index()] = own;
+        values
+    }
+
     pub fn end_rules(&self) -> rules::EndRules {
         rules::EndRules {
-            impasse: rules::ImpasseRule::Declaration27,
+            impasse: self.entering_king_rule,
             max_plies: if self.max_plies > 0 { Some(self.max_plies) } else { None },
         }
     }
@@ -494,11 +545,13 @@ mod tests {
         let mut o = Options::default();
         assert_eq!(o.model_file, "auto");
         assert_eq!((o.threads, o.batch_size), (0, 0), "auto");
-        assert_eq!((o.search_threads(0), o.leaves_per_batch(false)), (CPU_THREADS, CPU_BATCH));
-        assert_eq!((o.search_threads(2), o.leaves_per_batch(true)), (2 * GPU_THREADS_PER_DEVICE, GPU_BATCH));
+        assert_eq!((o.search_threads(0, false), o.leaves_per_batch(false)), (CPU_THREADS, CPU_BATCH));
+        let cores = std::thread::available_parallelism().unwrap().get();
+        assert_eq!(o.search_threads(0, true), cores.min(PORTABLE_MAX_THREADS));
+        assert_eq!((o.search_threads(2, false), o.leaves_per_batch(true)), (2 * GPU_THREADS_PER_DEVICE, GPU_BATCH));
         o.set("Threads", "3").unwrap();
         o.set("BatchSize", "48").unwrap();
-        assert_eq!((o.search_threads(0), o.search_threads(2), o.leaves_per_batch(true)), (3, 3, 48));
+        assert_eq!((o.search_threads(0, true), o.search_threads(2, false), o.leaves_per_batch(true)), (3, 3, 48));
         assert_eq!(o.search_config().c_puct, search::PLAY_C_PUCT);
         assert!(o.set("Threads", "-1").is_err());
         assert!(o.set("Threads", "x").is_err());
@@ -612,6 +665,61 @@ mod tests {
             assert!(matches!(e, OptionError::NotAChoice { .. }), "{bad}: {e}");
         }
         assert!(o.set("MateSearchPlies", "2").unwrap_err().to_string().contains("0, 1, 3"));
+    }
+
+    /// The rules and draw options: announced with YaneuraOu's and dlshogi's names,
+    /// defaults and ranges; each reaches the end rules or the draw values; bad values are
+    /// refused and change nothing; `MaxPlies` is an alias of `MaxMovesToDraw`.
+    #[test]
+    fn rules_and_draw_options_reach_the_end_rules_and_draw_values() {
+        let lines = Options::usi_lines();
+        for line in [
+            "option name MaxMovesToDraw type spin default 0 min 0 max 1000000",
+            "option name EnteringKingRule type combo default CSARule27 var NoEnteringKing var CSARule24 var CSARule27 \
+             var TryRule",
+            "option name Draw_Value_Black type spin default 500 min 0 max 1000",
+            "option name Draw_Value_White type spin default 500 min 0 max 1000",
+        ] {
+            assert!(lines.iter().any(|l| l == line), "{line}");
+        }
+        assert!(!lines.iter().any(|l| l.contains("MaxPlies")), "an alias is not announced");
+        let mut o = Options::default();
+        assert_eq!(o.end_rules(), rules::EndRules::default());
+        assert_eq!(o.end_rules().impasse, rules::ImpasseRule::Declaration27);
+        assert_eq!(o.draw_values(rules::Color::Sente), [0.0, 0.0]);
+        for (name, rule) in [
+            ("NoEnteringKing", rules::ImpasseRule::NoDeclaration),
+            ("csarule24", rules::ImpasseRule::Declaration24),
+            ("TryRule", rules::ImpasseRule::Try),
+            ("CSARule27", rules::ImpasseRule::Declaration27),
+        ] {
+            assert_eq!(o.set("EnteringKingRule", name), Ok(Effect::Tree));
+            assert_eq!(o.end_rules().impasse, rule);
+        }
+        for bad in ["CSARule25", "Points24", "", "27"] {
+            let e = o.set("EnteringKingRule", bad).unwrap_err();
+            assert!(matches!(e, OptionError::NotAChoice { .. }), "{bad}: {e}");
+        }
+        assert_eq!(o.end_rules().impasse, rules::ImpasseRule::Declaration27);
+        assert_eq!(o.set("MaxMovesToDraw", "256"), Ok(Effect::Tree));
+        assert_eq!(o.end_rules().max_plies, Some(256));
+        assert_eq!(o.set("maxplies", "300"), Ok(Effect::Tree));
+        assert_eq!(o.end_rules().max_plies, Some(300));
+        o.set("MaxMovesToDraw", "0").unwrap();
+        assert_eq!(o.end_rules().max_plies, None);
+        assert!(o.set("MaxMovesToDraw", "-1").is_err());
+        o.set("Draw_Value_Black", "900").unwrap();
+        o.set("Draw_Value_White", "100").unwrap();
+        let close = |a: [f32; 2], b: [f32; 2]| (a[0] - b[0]).abs() < 1e-6 && (a[1] - b[1]).abs() < 1e-6;
+        // Sente's value at sente's draws and its negation at gote's, and the other way.
+        assert!(close(o.draw_values(rules::Color::Sente), [0.8, -0.8]), "{:?}", o.draw_values(rules::Color::Sente));
+        assert!(close(o.draw_values(rules::Color::Gote), [0.8, -0.8]), "gote's 100: -0.8 for gote");
+        o.set("Draw_Value_White", "1000").unwrap();
+        assert!(close(o.draw_values(rules::Color::Gote), [-1.0, 1.0]));
+        let e = o.set("Draw_Value_Black", "1001").unwrap_err();
+        assert!(matches!(e, OptionError::OutOfRange { value: 1001, .. }), "{e}");
+        assert!(o.set("Draw_Value_White", "half").is_err());
+        assert_eq!((o.draw_value_black, o.draw_value_white), (900, 1000), "a refused value changes nothing");
     }
 
     /// ModelFile is a file name: GUIs show a file chooser (USI `filename`, XBoard `-file`).

@@ -83,6 +83,7 @@ fn arena_move(player: &mut KomaPlayer, start: &Position, moves: &[Move]) -> Move
         limit: TimeControl::Nodes(NODES),
         clocks: None,
         deadline: Instant::now() + Duration::from_secs(120),
+        end_rules: rules::EndRules::default(),
     };
     match player.go(&req).unwrap() {
         Action::Move(mv) => mv,
