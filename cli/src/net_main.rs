@@ -7,6 +7,7 @@
 
 mod arena_cmd;
 mod bench_backends;
+mod book_cmd;
 mod gen_cmd;
 mod ladder_cmd;
 mod model_cmds;
@@ -52,10 +53,12 @@ enum NetCommand {
     Worker(role_cmds::WorkerArgs),
     /// Teacher data: an engine plays itself; its moves and scores become training samples
     Gen(gen_cmd::GenArgs),
-    /// Supervised training from records, hcpe/hcpe3 files or sample chunks (bootstrap a network)
+    /// Supervised training from records, hcpe/hcpe3/psv files or sample chunks (bootstrap a network)
     Learn(train_cmd::LearnArgs),
     /// Play games: a checkpoint against a baseline (random, greedy) or another checkpoint.
     Evaluate(train_cmd::EvaluateArgs),
+    /// Build an opening book (YaneuraOu's text format) from game records
+    Book(book_cmd::BookArgs),
     /// Plot a training run's rating on the baseline ladder over its steps (from eval.jsonl)
     Plot(plot_cmd::PlotArgs),
     /// Convert sample chunks (self-play, koma gen) to dlshogi's hcpe3
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
         NetCommand::ConvertSamples(args) => samples_cmd::convert_samples(args),
         NetCommand::Evaluate(args) => train_cmd::evaluate(args),
         NetCommand::Plot(args) => plot_cmd::plot(args),
+        NetCommand::Book(args) => book_cmd::book(args),
         NetCommand::Bench(args) => match args.what {
             BenchCommand::Nn(a) => model_cmds::bench_nn(a),
             BenchCommand::Selfplay(a) => selfplay_cmd::bench_selfplay(a),

@@ -15,6 +15,7 @@
 //!   chunk names) and [`run_layout::ModelPointer`].
 //! - [`eval_log`]: [`EvalRecord`], one line of `eval.jsonl`.
 //! - [`score`]: centipawns <-> win probability with its scales.
+//! - [`book`]: opening books in YaneuraOu's text format ([`book::Book`], [`book::choose`]).
 //! - [`openings`]: opening files ([`Opening`], [`load_openings`]), the one parser of
 //!   `data/openings/README.md`.
 //!
@@ -28,6 +29,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod book;
 pub mod check;
 pub mod chunk;
 pub mod error;

@@ -90,7 +90,7 @@ pub const NETWORK_COMMANDS: &[NetworkCommand] = &[
     NetworkCommand {
         name: "learn",
         aliases: &[],
-        about: "Supervised training from records, hcpe/hcpe3 files or sample chunks (bootstrap a network)",
+        about: "Supervised training from records, hcpe/hcpe3/psv files or sample chunks (bootstrap a network)",
     },
     NetworkCommand {
         name: "evaluate",
@@ -101,6 +101,11 @@ pub const NETWORK_COMMANDS: &[NetworkCommand] = &[
         name: "plot",
         aliases: &[],
         about: "Plot a training run's rating on the baseline ladder over its steps (from eval.jsonl)",
+    },
+    NetworkCommand {
+        name: "book",
+        aliases: &[],
+        about: "Build an opening book (YaneuraOu's text format) from game records",
     },
     NetworkCommand {
         name: "convert-samples",

@@ -208,7 +208,9 @@ class Session:
         if ids != ["name", "author"]:
             fail(f"usi: id lines {ids}, expected id name then id author")
         for want in ("USI_Hash", "USI_Ponder", "MultiPV", "ModelFile", "MateSearchPlies", "EnteringKingRule",
-                     "Draw_Value_Black", "Draw_Value_White", "MaxMovesToDraw"):
+                     "Draw_Value_Black", "Draw_Value_White", "MaxMovesToDraw", "USI_OwnBook", "BookFile",
+                     "BookMoves", "BookEvalDiff", "BookEvalBlackLimit", "BookEvalWhiteLimit", "BookDepthLimit",
+                     "ConsiderBookMoveCount"):
             if want not in seen:
                 fail(f"usi: no option {want}")
         # The rules and draw options as YaneuraOu and dlshogi announce them.
@@ -217,6 +219,13 @@ class Session:
         for name, default in (("Draw_Value_Black", 500), ("Draw_Value_White", 500), ("MaxMovesToDraw", 0)):
             if seen[name][:2] != ("spin", default):
                 fail(f"{name}: {seen[name]}, expected a spin defaulting to {default}")
+        # The book options as YaneuraOu announces them (USI_OwnBook: ShogiGUI's name).
+        for name, kind, default in (("USI_OwnBook", "check", "true"), ("BookMoves", "spin", 16),
+                                    ("BookEvalDiff", "spin", 30), ("ConsiderBookMoveCount", "check", "false")):
+            if seen[name][:2] != (kind, default):
+                fail(f"{name}: {seen[name]}, expected a {kind} defaulting to {default}")
+        if seen["BookFile"][0] != "filename":
+            fail("BookFile is not announced as a filename")
         if seen["ModelFile"][0] != "filename":
             fail("ModelFile is not announced as a filename")
         self.options = seen

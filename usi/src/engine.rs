@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use crate::book::EngineBook;
 use nn::encoding::Encoder;
 use nn::{Backend, BackendError, CheckpointError, EvalError, Expected};
 use rules::{Position, Variant};
@@ -251,6 +252,11 @@ pub struct Core {
     running: Option<Running>,
     /// The tsume solver with its table size in MiB (made at the first `go mate`).
     mate: Option<(usize, Arc<Mutex<MateSolver>>)>,
+    /// The opening book of `BookFile`, read at `isready` (or the first `go` after the
+    /// option changed); `Err` keeps the last failure so that it is reported once.
+    book: Option<(String, Result<Arc<EngineBook>, String>)>,
+    /// Draws among the book's moves.
+    book_rng: search::Rng,
 }
 
 impl Default for Core {
@@ -263,11 +269,49 @@ impl Core {
     pub fn new() -> Core {
         let opts = Options::default();
         let tree = PlayerTree::new(opts.search_config(), opts.end_rules(), &Position::startpos(opts.variant));
-        Core { opts, net: None, tree: Arc::new(Mutex::new(tree)), tree_dirty: false, running: None, mate: None }
+        let seed =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        Core {
+            opts,
+            net: None,
+            tree: Arc::new(Mutex::new(tree)),
+            tree_dirty: false,
+            running: None,
+            mate: None,
+            book: None,
+            book_rng: search::Rng::new(seed),
+        }
     }
 
     pub fn variant(&self) -> Variant {
         self.opts.variant
+    }
+
+    /// Reads `BookFile` when it names another book than the one read: the line to report
+    /// (what the book holds, or why it could not be read), `None` when nothing changed
+    /// or no book is set. Standard shogi only (books are USI's).
+    pub fn load_book(&mut self) -> Option<Result<String, String>> {
+        let file = self.opts.book.file.clone();
+        if file.is_empty() || self.opts.variant != Variant::Shogi {
+            self.book = None;
+            return None;
+        }
+        if self.book.as_ref().is_some_and(|(f, _)| *f == file) {
+            return None;
+        }
+        let (loaded, line) = match EngineBook::load(Path::new(&file)) {
+            Ok((book, note)) => (Ok(Arc::new(book)), Ok(note)),
+            Err(e) => (Err(e.to_string()), Err(format!("book: {e}; playing without a book"))),
+        };
+        self.book = Some((file, loaded));
+        Some(line)
+    }
+
+    /// The book's answer in `pos` (its `info` lines and `bestmove`), if the book has one.
+    pub fn book_move(&mut self, pos: &Position) -> Option<Vec<String>> {
+        let (_, Ok(book)) = self.book.as_ref()? else { return None };
+        let pick = book.pick(pos, &self.opts.book, self.book_rng.f64())?;
+        Some(pick.lines(&book.path))
     }
 
     /// Sets an option; refused while a search runs.

@@ -12,6 +12,7 @@
 //! - [`input`]: command lines read as bytes (a bad line costs only itself).
 //! - [`go`]: the USI `go` command's words checked into search limits.
 
+pub mod book;
 pub mod engine;
 pub mod go;
 pub mod input;

@@ -71,6 +71,16 @@ pub const SPECS: &[OptionSpec] = &[
     // black (sente) or white (gote) ([`Options::draw_values`]).
     spin("Draw_Value_Black", 500, 0, 1000),
     spin("Draw_Value_White", 500, 0, 1000),
+    // The opening book (`crate::book`): YaneuraOu's text book, with YaneuraOu's option
+    // names (`USI_OwnBook` is what ShogiGUI sends for "use the engine's book").
+    OptionSpec { name: "USI_OwnBook", kind: OptionKind::Check(true) },
+    OptionSpec { name: "BookFile", kind: OptionKind::File(EMPTY) },
+    spin("BookMoves", 16, 0, 10_000),
+    spin("BookEvalDiff", 30, 0, 99_999),
+    spin("BookEvalBlackLimit", 0, -99_999, 99_999),
+    spin("BookEvalWhiteLimit", -140, -99_999, 99_999),
+    spin("BookDepthLimit", 0, 0, 99_999),
+    OptionSpec { name: "ConsiderBookMoveCount", kind: OptionKind::Check(false) },
     spin("InfoInterval", 1000, 0, 3_600_000),
     // An `info string` after each search with its forward passes: how many, leaves per
     // pass, the collisions that cut batches short (for tuning Threads and BatchSize).
@@ -146,6 +156,8 @@ pub struct Options {
     /// `Draw_Value_Black`, `Draw_Value_White`: thousandths of a win.
     pub draw_value_black: u32,
     pub draw_value_white: u32,
+    /// The opening book's options.
+    pub book: crate::book::BookOptions,
     pub info_interval_ms: u64,
     pub search_stats: bool,
     pub c_puct: i64,
@@ -189,6 +201,7 @@ impl Default for Options {
             entering_king_rule: rules::ImpasseRule::Declaration27,
             draw_value_black: 0,
             draw_value_white: 0,
+            book: crate::book::BookOptions::default(),
             info_interval_ms: 0,
             search_stats: false,
             c_puct: 0,
@@ -365,6 +378,17 @@ impl Options {
             }
             "Draw_Value_Black" => store(&mut self.draw_value_black, int()? as u32, Effect::Other),
             "Draw_Value_White" => store(&mut self.draw_value_white, int()? as u32, Effect::Other),
+            "USI_OwnBook" => store(&mut self.book.own_book, check()?, Effect::Other),
+            "BookFile" => {
+                let file = text_or_default();
+                store(&mut self.book.file, if file == EMPTY { String::new() } else { file }, Effect::Other)
+            }
+            "BookMoves" => store(&mut self.book.moves, int()? as u32, Effect::Other),
+            "BookEvalDiff" => store(&mut self.book.eval_diff, int()? as i32, Effect::Other),
+            "BookEvalBlackLimit" => store(&mut self.book.black_limit, int()? as i32, Effect::Other),
+            "BookEvalWhiteLimit" => store(&mut self.book.white_limit, int()? as i32, Effect::Other),
+            "BookDepthLimit" => store(&mut self.book.depth_limit, int()? as i32, Effect::Other),
+            "ConsiderBookMoveCount" => store(&mut self.book.by_count, check()?, Effect::Other),
             "InfoInterval" => store(&mut self.info_interval_ms, int()? as u64, Effect::Other),
             "SearchStats" => store(&mut self.search_stats, check()?, Effect::Other),
             "CPuct" => store(&mut self.c_puct, int()?, Effect::Tree),

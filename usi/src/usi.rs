@@ -138,6 +138,7 @@ impl Usi {
                         }
                         Err(e) => self.error(e.to_string()),
                     }
+                    self.report_book();
                 }
                 self.out.line("readyok");
             }
@@ -211,6 +212,12 @@ impl Usi {
                 return self.out.line("bestmove resign");
             }
         };
+        if !go.ponder && !go.infinite {
+            self.report_book();
+            if let Some(lines) = self.core.book_move(&pos) {
+                return lines.iter().for_each(|l| self.out.line(l));
+            }
+        }
         let side = if pos.side_to_move() == Color::Sente { 0 } else { 1 };
         let limits = search_limits(&go, &go.clock[side], self.core.opts.margin_ms, origin);
         let multipv = self.core.opts.multipv;
@@ -240,6 +247,15 @@ impl Usi {
 }
 
 impl Usi {
+    /// Reads the book if `BookFile` changed, and says what it holds or why it failed.
+    fn report_book(&mut self) {
+        match self.core.load_book() {
+            Some(Ok(note)) => self.out.line(&format!("info string {note}")),
+            Some(Err(e)) => self.error(e),
+            None => {}
+        }
+    }
+
     /// `go mate`: the tsume solver on the search thread, answered with a `checkmate` line.
     fn go_mate(&mut self, time: MateTime, origin: std::time::Instant) {
         let pos = match (&self.pos, &self.tsume) {
