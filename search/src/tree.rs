@@ -305,6 +305,11 @@ pub struct Tree {
     work: Position,
     max_tree_bytes: usize,
     capped: bool,
+    /// At the memory cap, free the least-visited subtrees and go on ([`Tree::prune`])
+    /// instead of stopping (analysis: `go infinite`, pondering).
+    prune_when_full: bool,
+    /// Times the tree was pruned since [`Tree::begin_search`].
+    prunes: u64,
     /// Simulations started since [`Tree::begin_search`].
     started: u64,
     free_leaves: Vec<Leaf>,
@@ -328,6 +333,8 @@ impl Tree {
             work: pos.clone(),
             max_tree_bytes,
             capped: false,
+            prune_when_full: false,
+            prunes: 0,
             started: 0,
             free_leaves: Vec::new(),
             moves_buf: Vec::new(),
@@ -508,6 +515,112 @@ impl Tree {
     pub fn begin_search(&mut self) {
         self.started = 0;
         self.capped = false;
+        self.prunes = 0;
+    }
+
+    /// Whether a search that fills the tree's memory frees its least-visited subtrees and
+    /// goes on ([`Tree::prune`]) rather than stopping.
+    pub fn set_prune_when_full(&mut self, yes: bool) {
+        self.prune_when_full = yes;
+    }
+
+    /// Times the tree was pruned since [`Tree::begin_search`].
+    pub fn prunes(&self) -> u64 {
+        self.prunes
+    }
+
+    /// Frees the least-visited subtrees so that the tree takes at most `target` bytes (or
+    /// as close as it can): every node below the root with fewer visits than a threshold,
+    /// off the principal variation, keeps its statistics and its proof but loses its
+    /// edges and everything under them (unexpanded again: a later visit evaluates and
+    /// expands it anew). The threshold is the smallest that meets `target`. Only with no
+    /// simulation in flight (else nothing happens). Returns the bytes freed.
+    pub fn prune(&mut self, target: usize) -> usize {
+        if self.nodes[0].in_flight > 0 {
+            return 0;
+        }
+        let before = self.tree_bytes();
+        let pv = self.principal_path();
+        let (mut lo, mut hi) = (1u32, self.nodes[0].visits.saturating_add(2));
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.pruned_bytes(mid, &pv) <= target {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        self.rebuild_pruned(lo, &pv);
+        self.prunes += 1;
+        before.saturating_sub(self.tree_bytes())
+    }
+
+    /// The nodes of the most visited line from the root.
+    fn principal_path(&self) -> Vec<u32> {
+        let mut path = vec![0u32];
+        let mut node = 0u32;
+        while let Some(child) = self.edges[self.nodes[node as usize].edges()]
+            .iter()
+            .filter_map(|e| e.child())
+            .max_by_key(|&c| self.nodes[c as usize].visits)
+        {
+            path.push(child);
+            node = child;
+        }
+        path
+    }
+
+    /// Whether `node` keeps its subtree in a pruning at `threshold` visits.
+    fn keeps_subtree(&self, node: u32, threshold: u32, pv: &[u32]) -> bool {
+        node == 0 || self.nodes[node as usize].visits >= threshold || pv.contains(&node)
+    }
+
+    /// The bytes the tree would take after [`Tree::prune`] at `threshold` visits.
+    fn pruned_bytes(&self, threshold: u32, pv: &[u32]) -> usize {
+        let (mut nodes, mut edges) = (1usize, 0usize);
+        let mut stack = vec![0u32];
+        while let Some(node) = stack.pop() {
+            let range = self.nodes[node as usize].edges();
+            edges += range.len();
+            for child in self.edges[range].iter().filter_map(|e| e.child()) {
+                nodes += 1;
+                if self.keeps_subtree(child, threshold, pv) {
+                    stack.push(child);
+                }
+            }
+        }
+        nodes * std::mem::size_of::<Node>() + edges * std::mem::size_of::<Edge>()
+    }
+
+    /// Copies the tree breadth first, cutting the subtrees [`Tree::keeps_subtree`] drops.
+    fn rebuild_pruned(&mut self, threshold: u32, pv: &[u32]) {
+        let mut nodes = Vec::with_capacity(self.nodes.len() / 2 + 1);
+        let mut edges = Vec::with_capacity(self.edges.len() / 2 + 1);
+        let mut queue = VecDeque::new();
+        nodes.push(self.nodes[0]);
+        queue.push_back((0u32, 0usize));
+        while let Some((old, new)) = queue.pop_front() {
+            let n = self.nodes[old as usize];
+            let start = edges.len() as u32;
+            for e in &self.edges[n.edges()] {
+                let mut e2 = *e;
+                if let Some(child) = e.child() {
+                    let id = nodes.len();
+                    let mut c = self.nodes[child as usize];
+                    if self.keeps_subtree(child, threshold, pv) {
+                        queue.push_back((child, id));
+                    } else if c.state == State::Expanded {
+                        (c.state, c.edge_start, c.edge_len) = (State::Unexpanded, 0, 0);
+                    }
+                    nodes.push(c);
+                    e2.child = id as u32;
+                }
+                edges.push(e2);
+            }
+            nodes[new].edge_start = start;
+        }
+        self.nodes = nodes;
+        self.edges = edges;
     }
 
     /// Simulations started since [`Tree::begin_search`].
@@ -596,8 +709,15 @@ impl Tree {
             return Selected::Done;
         }
         if self.tree_bytes() > self.max_tree_bytes {
-            self.capped = true;
-            return Selected::Done;
+            match (self.prune_when_full, self.nodes[0].in_flight) {
+                // Pruning waits for the simulations in flight to come back.
+                (true, n) if n > 0 => return Selected::Collision,
+                (true, _) if self.prune(self.max_tree_bytes / 2) > 0 => {}
+                _ => {
+                    self.capped = true;
+                    return Selected::Done;
+                }
+            }
         }
         let mut leaf = self.free_leaves.pop().unwrap_or_default();
         leaf.path.clear();
@@ -1086,6 +1206,83 @@ mod tests {
                 Selected::Collision | Selected::Done => break,
             }
         }
+    }
+
+    /// A start-position tree of `mib` MiB that prunes when full.
+    fn pruning_tree(mib: usize) -> (Encoder, Tree) {
+        let params = SearchConfig { max_tree_mib: mib, ..SearchConfig::default() };
+        let mut tree = Tree::new(params, EndRules::default(), &Position::startpos(Variant::Shogi));
+        tree.set_prune_when_full(true);
+        (Encoder::new(Variant::Shogi), tree)
+    }
+
+    #[test]
+    fn pruning_frees_the_least_visited_subtrees_and_keeps_every_statistic_above_them() {
+        let (enc, mut tree) = pruning_tree(64);
+        run_uniform(&mut tree, &enc, 3000);
+        let before = tree.tree_bytes();
+        let root_children: Vec<(Move, u32)> = tree.edges[tree.root_edges()]
+            .iter()
+            .filter_map(|e| e.child().map(|c| (e.mv, tree.nodes[c as usize].visits)))
+            .collect();
+        let (root_visits, root_value) = (tree.nodes[0].visits, tree.nodes[0].value_sum);
+        let pv_moves = |t: &Tree| -> Vec<Move> {
+            let path = t.principal_path();
+            path.windows(2)
+                .map(|w| t.edges[t.nodes[w[0] as usize].edges()].iter().find(|e| e.child == w[1]).unwrap().mv)
+                .collect()
+        };
+        let pv = pv_moves(&tree);
+        let freed = tree.prune(before / 4);
+        assert!(freed > 0 && tree.tree_bytes() <= before / 4, "{} of {before} bytes left", tree.tree_bytes());
+        assert_eq!((tree.nodes[0].visits, tree.nodes[0].value_sum), (root_visits, root_value));
+        let after: Vec<(Move, u32)> = tree.edges[tree.root_edges()]
+            .iter()
+            .filter_map(|e| e.child().map(|c| (e.mv, tree.nodes[c as usize].visits)))
+            .collect();
+        assert_eq!(after, root_children, "the root's children keep their visits");
+        assert_eq!(pv_moves(&tree), pv, "the principal variation keeps its nodes");
+        // The search goes on from the pruned tree: collapsed nodes are expanded anew.
+        let visits = tree.nodes[0].visits;
+        tree.set_prune_when_full(false);
+        run_uniform(&mut tree, &enc, 500);
+        assert_eq!(tree.nodes[0].visits, visits + 500);
+    }
+
+    #[test]
+    fn a_full_tree_that_prunes_keeps_searching_within_its_memory() {
+        let (enc, mut tree) = pruning_tree(1);
+        run_uniform(&mut tree, &enc, 20_000);
+        assert!(!tree.hit_memory_cap() && tree.started() == 20_000, "stopped after {}", tree.started());
+        assert!(tree.prunes() >= 3, "pruned {} times", tree.prunes());
+        assert!(tree.tree_bytes() <= tree.max_tree_bytes() + 64 * 1024, "{} bytes", tree.tree_bytes());
+        // Without pruning the same tree stops at its cap.
+        let (enc, mut tree) = pruning_tree(1);
+        tree.set_prune_when_full(false);
+        run_uniform(&mut tree, &enc, 20_000);
+        assert!(tree.hit_memory_cap() && tree.started() < 20_000);
+    }
+
+    /// What one pruning costs on a full tree of `KOMA_PRUNE_MIB` MiB (default 256): a
+    /// measurement for docs/performance.md, not a check.
+    #[test]
+    #[ignore]
+    fn prune_cost() {
+        let mib = std::env::var("KOMA_PRUNE_MIB").ok().and_then(|v| v.parse().ok()).unwrap_or(256);
+        let (enc, mut tree) = pruning_tree(mib);
+        tree.set_prune_when_full(false);
+        let start = std::time::Instant::now();
+        run_uniform(&mut tree, &enc, u64::MAX);
+        let fill = start.elapsed();
+        let (bytes, sims) = (tree.tree_bytes(), tree.started());
+        let start = std::time::Instant::now();
+        let freed = tree.prune(tree.max_tree_bytes() / 2);
+        let took = start.elapsed();
+        eprintln!(
+            "{mib} MiB: filled by {sims} simulations in {fill:?} ({} nodes, {bytes} bytes); one pruning to half freed {freed} bytes in {took:?} ({:.2}% of the fill time)",
+            tree.nodes.len(),
+            100.0 * took.as_secs_f64() / fill.as_secs_f64()
+        );
     }
 
     /// A shogi tree at `sfen` (`None`: the start position) with default settings.
