@@ -17,9 +17,12 @@ use std::time::{Duration, Instant};
 
 use nn::encoding::Encoder;
 
+use rules::Move;
+
 use crate::leaf_eval::LeafEvaluator;
 use crate::player_tree::{PlayerTree, Selected};
-use crate::report::{best_value, snapshot, BatchStats, Info, SearchError, SearchOutcome};
+use crate::report::{best_value, snapshot, BatchStats, Info, Score, SearchError, SearchOutcome};
+use crate::root_mate::{self, RootMate};
 use crate::stop::{self, Control, Limits, Progress, StopReason};
 
 /// How a search runs (the number of threads is the number of leaf evaluators).
@@ -116,6 +119,15 @@ where
     let _halt_guard = HaltOnDrop(shared.clone());
     // Under a clock the search leaves a share of its time to the root's checks.
     let search_limits = &leave_time_for_checks(limits, lock(tree).params());
+    // Under a clock (or until `stop`) the tsume solver looks for a mate at the root beside
+    // the search, for a share of the time; a proven mate ends the search.
+    let mut root_mate = root_mate::deadline(search_limits, start).and_then(|deadline| {
+        let t = lock(tree);
+        let undecided = t.root_proof() == crate::Proof::Unknown;
+        undecided.then(|| RootMate::start(t.root_position(), t.params(), deadline)).flatten()
+    });
+    // A mate it proved before the root had its moves; the mate proven in the tree.
+    let (mut pending, mut mate_line): (Option<Vec<Move>>, Option<Vec<Move>>) = (None, None);
     let mut last_progress = progress(&lock(tree), search_limits, &shared);
     let handles = spawn_workers(tree, evaluators, encoder, search_limits, settings, &shared);
     let mut last_info = Instant::now();
@@ -132,6 +144,16 @@ where
             shared.fail(SearchError::Panic("every search thread ended".into()));
             break StopReason::Error;
         }
+        if let Some(m) = &root_mate {
+            if pending.is_none() && mate_line.is_none() {
+                pending = m.take_mate();
+            }
+        }
+        if pending.is_some() {
+            if let Some(mut t) = try_lock(tree) {
+                settle_mate(&mut t, &mut pending, &mut mate_line);
+            }
+        }
         let now = Instant::now();
         // With a fast device the workers hold the tree's lock nearly all the time, and a
         // std mutex does not queue its waiters: the clock must not wait for the lock
@@ -142,33 +164,71 @@ where
         }
         last_progress.in_flight = shared.in_flight.load(Ordering::SeqCst);
         if let Some(reason) = stop::check(search_limits, &last_progress, control, start, now) {
-            break reason;
+            // A search decided by its visits still waits for the mate search's share.
+            let solving = root_mate.as_ref().is_some_and(|m| !m.is_done()) || pending.is_some();
+            if !(reason == StopReason::Decided && solving) {
+                break reason;
+            }
         }
         if settings.info_interval_ms > 0
             && now.duration_since(last_info).as_millis() as u64 >= settings.info_interval_ms
         {
             if let Some(t) = try_lock(tree) {
                 last_info = now;
-                report(&snapshot(&t, now.saturating_duration_since(start), settings.multipv));
+                let mut info = snapshot(&t, now.saturating_duration_since(start), settings.multipv);
+                show_mate_line(&mut info, mate_line.as_deref());
+                report(&info);
             }
         }
     };
     shared.halt.store(true, Ordering::SeqCst);
+    // A mate proven at the last moment still counts.
+    if let Some(line) = root_mate.take().and_then(RootMate::finish) {
+        pending = pending.or(Some(line));
+    }
     let outcome = {
         let mut t = lock(tree);
+        if mate_line.is_none() && pending.is_some() {
+            settle_mate(&mut t, &mut pending, &mut mate_line);
+        }
         if stopped_by != StopReason::Error {
             let deadline = checks_deadline(limits, control, start);
             t.refute_mated_moves(deadline);
             t.check_root_material(deadline);
         }
-        outcome(&t, start, settings, &shared, stopped_by)
+        outcome(&t, start, settings, &shared, stopped_by, mate_line.as_deref())
     };
     (outcome, Workers(handles))
+}
+
+/// Proves the root won by the root solve's mate `pending` once the root has its moves
+/// (then the line moves to `proven`, for the PV); a root decided otherwise drops it.
+fn settle_mate(t: &mut PlayerTree, pending: &mut Option<Vec<Move>>, proven: &mut Option<Vec<Move>>) {
+    let Some(line) = pending.take() else { return };
+    if t.prove_root_mate(&line) {
+        *proven = Some(line);
+    } else if t.root_proof() == crate::Proof::Unknown && t.root_children().is_empty() {
+        // Not expanded yet: the first simulation expands it.
+        *pending = Some(line);
+    }
+}
+
+/// The PV of the line that plays the proven mate `line` is the solver's mating line
+/// (the tree knows its first move, and past it the visits of the search, no mate).
+fn show_mate_line(info: &mut Info, line: Option<&[Move]>) {
+    let Some(line) = line else { return };
+    for l in &mut info.lines {
+        if l.pv.first() == line.first() && l.score == Score::Mate(line.len() as i32) {
+            l.pv = line.to_vec();
+        }
+    }
 }
 
 /// Share of a clock's budget kept back from the search for the root's checks (the tsume
 /// guard and the material check, which end at the budget's hard limit).
 const CHECKS_SHARE: f64 = 0.15;
+/// The most of a `go movetime` budget ([`Limits::exact`]) kept back for the root's checks.
+const EXACT_CHECKS_MS: f64 = 20.0;
 
 /// `limits` with soft and hard limits shortened by [`CHECKS_SHARE`] when the root's
 /// checks are on.
@@ -176,7 +236,16 @@ fn leave_time_for_checks(limits: &Limits, params: &crate::SearchConfig) -> Limit
     let checks = params.root_mate_nodes > 0 || params.root_tactics_plies > 0;
     let mut shortened = *limits;
     if let (true, Some(b)) = (checks, limits.budget) {
-        let keep = |ms: u64| ((ms as f64) * (1.0 - CHECKS_SHARE)).max(1.0) as u64;
+        // `go movetime` searches its time: the checks get at most EXACT_CHECKS_MS of it.
+        let reserve = |ms: u64| {
+            let share = (ms as f64) * CHECKS_SHARE;
+            if limits.exact {
+                share.min(EXACT_CHECKS_MS)
+            } else {
+                share
+            }
+        };
+        let keep = |ms: u64| ((ms as f64) - reserve(ms)).max(1.0) as u64;
         shortened.budget = Some(crate::time::Budget { soft: keep(b.soft), hard: keep(b.hard) });
     }
     shortened
@@ -240,6 +309,7 @@ fn progress(t: &PlayerTree, limits: &Limits, shared: &Shared) -> Progress {
         in_flight: shared.in_flight.load(Ordering::SeqCst),
         lead,
         single,
+        depth: t.mean_depth(),
     }
 }
 
@@ -250,8 +320,10 @@ fn outcome(
     settings: &Settings,
     shared: &Shared,
     stopped_by: StopReason,
+    mate_line: Option<&[Move]>,
 ) -> SearchOutcome {
-    let info = snapshot(t, start.elapsed(), settings.multipv);
+    let mut info = snapshot(t, start.elapsed(), settings.multipv);
+    show_mate_line(&mut info, mate_line);
     let best = t.best_move();
     let root = t.root_children();
     let value = best_value(t, best, &root);
@@ -292,7 +364,10 @@ fn worker<L>(
         let (mut exact, mut collided) = (0usize, false);
         {
             let mut t = lock(tree);
-            while leaves.len() < batch && !limits.nodes_reached(t.started()) {
+            while leaves.len() < batch
+                && !limits.nodes_reached(t.started())
+                && !limits.depth_reached(t.mean_depth(), t.started())
+            {
                 let i = leaves.len();
                 match t.select_leaf(encoder, &mut inputs[i * len..(i + 1) * len]) {
                     Selected::NeedsEval(leaf) => leaves.push(leaf),

@@ -20,6 +20,8 @@
 //!     [`SearchOutcome`]).
 //! - [`tactics`]: the root's material check (a small alpha-beta over the rules' material
 //!   on the moves the search liked best).
+//! - [`root_mate`]: the root's timed mate search, a thread beside a timed search that
+//!   ends it with a mate the solver proves.
 //! - [`mate`]: the tsume solver ([`mate::MateSolver`]: df-pn over checks and evasions,
 //!   a table in bounded memory, the mating line), `go mate`'s search.
 //! - [`root_policy`]: self-play's search, driven step by step ([`Search`]: budget, root
@@ -34,6 +36,7 @@ pub mod mate;
 pub mod player_tree;
 pub mod report;
 pub mod rng;
+pub mod root_mate;
 pub mod root_policy;
 pub mod stop;
 pub mod tactics;

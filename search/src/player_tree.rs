@@ -199,6 +199,18 @@ impl PlayerTree {
         self.tree.draw_values()
     }
 
+    /// Whether a search that fills the tree's memory frees its least-visited subtrees and
+    /// goes on ([`shared::Tree::prune`]): for analysis and pondering, which have no end of
+    /// their own.
+    pub fn set_prune_when_full(&mut self, yes: bool) {
+        self.tree.set_prune_when_full(yes);
+    }
+
+    /// Times the tree was pruned in this search.
+    pub fn prunes(&self) -> u64 {
+        self.tree.prunes()
+    }
+
     /// Drops the whole tree and starts from `pos`, giving its memory back.
     pub fn reset(&mut self, pos: &Position) {
         self.chosen = None;
@@ -268,6 +280,19 @@ impl PlayerTree {
             }
         }
         refuted
+    }
+
+    /// Proves the root won by `line`, a mate by continuous checks for the side to move
+    /// (the timed root solve, [`crate::root_mate`]): its first move's child is proven lost.
+    /// False when the root is decided already or has no such move (not yet expanded).
+    pub fn prove_root_mate(&mut self, line: &[Move]) -> bool {
+        if line.is_empty() || self.tree.root_proof() != Proof::Unknown {
+            return false;
+        }
+        match self.tree.root_edges().find(|&ei| self.tree.edge(ei).mv == line[0]) {
+            Some(ei) => self.tree.prove_root_child(ei, Proof::Loss(line.len() as u16 - 1)) != Proof::Unknown,
+            None => false,
+        }
     }
 
     /// Simulations started since [`PlayerTree::begin_search`].

@@ -57,12 +57,26 @@ pub struct Limits {
     pub ponder: bool,
     /// When the clock started (the `go` command); default: when the search starts.
     pub origin: Option<Instant>,
+    /// `MinimumThinkingTime`: under a budget, no stop on the soft limit nor as decided
+    /// before this many milliseconds of the clock (the hard limit still holds).
+    pub minimum_ms: u64,
+    /// `go movetime`: the search takes its whole budget (stopping early only when decided,
+    /// with a single move or when done), keeping back little for the root's checks.
+    pub exact: bool,
+    /// `go depth N`: stop once the reported depth (the mean depth of the simulations)
+    /// reaches N.
+    pub depth: Option<u32>,
 }
 
 impl Limits {
     /// Whether `started` simulations use up the node limit.
     pub fn nodes_reached(&self, started: u64) -> bool {
         self.nodes.is_some_and(|n| started >= n)
+    }
+
+    /// Whether the reported depth `depth` (of `started` simulations) reaches `go depth`.
+    pub fn depth_reached(&self, depth: u32, started: u64) -> bool {
+        self.depth.is_some_and(|d| started > 0 && depth >= d)
     }
 }
 
@@ -97,6 +111,8 @@ pub struct Progress {
     pub lead: u64,
     /// The root has exactly one move.
     pub single: bool,
+    /// The reported depth (mean depth of this search's simulations), 0 when unknown.
+    pub depth: u32,
 }
 
 /// Whether the search should stop now (besides `stop` and errors). `start` is when the
@@ -117,22 +133,30 @@ pub fn check(
     if progress.exhausted && progress.in_flight == 0 {
         return Some(StopReason::Done);
     }
+    if limits.depth_reached(progress.depth, progress.started) {
+        return Some(StopReason::Done);
+    }
     let clock_start = if limits.ponder { ponderhit } else { Some(start) };
     let (Some(b), Some(clock_start)) = (limits.budget, clock_start) else {
         return None;
     };
     let el = now.saturating_duration_since(clock_start).as_millis() as u64;
-    if el + 2 >= b.hard || el >= b.soft {
+    // The minimum thinking time holds the soft limit back (never past the hard one).
+    let soft = b.soft.max(limits.minimum_ms.min(b.hard));
+    if el + 2 >= b.hard || el >= soft {
         return Some(StopReason::Time);
     }
     if progress.single && progress.started > 0 {
         return Some(StopReason::SingleMove);
     }
+    if el < limits.minimum_ms {
+        return None;
+    }
     // The best move cannot change before the soft limit.
     let run_ms = now.saturating_duration_since(start).as_millis() as u64;
-    if el * 10 > b.soft && run_ms > 0 && progress.started > 100 {
+    if el * 10 > soft && run_ms > 0 && progress.started > 100 {
         let rate = progress.started as f64 / run_ms as f64;
-        let more = rate * (b.soft - el) as f64;
+        let more = rate * (soft - el) as f64;
         if progress.lead as f64 > more * 1.2 {
             return Some(StopReason::Decided);
         }
@@ -146,7 +170,7 @@ mod tests {
     use std::time::Duration;
 
     fn progress(started: u64, lead: u64) -> Progress {
-        Progress { started, exhausted: false, in_flight: 0, lead, single: false }
+        Progress { started, exhausted: false, in_flight: 0, lead, single: false, depth: 0 }
     }
 
     #[test]
@@ -178,5 +202,31 @@ mod tests {
         // Pondering: no clock until the ponderhit.
         let ponder = Limits { ponder: true, ..limits };
         assert_eq!(check(&ponder, &progress(500, 0), &c, t, at(5000)), None);
+    }
+
+    #[test]
+    fn minimum_thinking_time_and_depth() {
+        let t = Instant::now();
+        let at = |ms| t + Duration::from_millis(ms);
+        let c = Control::new();
+        let limits = Limits {
+            budget: Some(Budget { soft: 1000, hard: 2000 }),
+            origin: Some(t),
+            minimum_ms: 1500,
+            ..Limits::default()
+        };
+        // Neither the soft limit nor a decided search stops before the minimum...
+        assert_eq!(check(&limits, &progress(1000, 100_000), &c, t, at(1200)), None);
+        assert_eq!(check(&limits, &progress(1000, 0), &c, t, at(1500)), Some(StopReason::Time));
+        assert_eq!(check(&limits, &progress(1000, 100_000), &c, t, at(1400)), None);
+        // ...a single move does, and the hard limit always holds.
+        let single = Progress { single: true, ..progress(1, 1) };
+        assert_eq!(check(&limits, &single, &c, t, at(1)), Some(StopReason::SingleMove));
+        let beyond = Limits { minimum_ms: 5000, ..limits };
+        assert_eq!(check(&beyond, &progress(1000, 0), &c, t, at(1999)), Some(StopReason::Time));
+        // go depth: the reported depth.
+        let depth = Limits { depth: Some(3), nodes: Some(900), ..Limits::default() };
+        assert_eq!(check(&depth, &Progress { depth: 2, ..progress(50, 0) }, &c, t, t), None);
+        assert_eq!(check(&depth, &Progress { depth: 3, ..progress(50, 0) }, &c, t, t), Some(StopReason::Done));
     }
 }

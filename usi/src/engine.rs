@@ -3,16 +3,21 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::book::EngineBook;
 use nn::encoding::Encoder;
 use nn::{Backend, BackendError, CheckpointError, EvalError, Expected};
+use rules::Move;
 use rules::{Position, Variant};
 use search::driver::{self, Settings};
 use search::mate::{MateError, MateLimits, MateReport, MateSolver};
-use search::{Control, DirectEvaluator, Info, Limits, PlayerTree, SearchError, SearchOutcome};
+use search::{
+    Control, DirectEvaluator, Info, LeafEvaluator, Limits, PlayerTree, SearchError, SearchOutcome, StopReason,
+};
 
 use crate::options::{Effect, OptionError, Options, UNIFORM};
 
@@ -203,7 +208,9 @@ struct Running {
     handle: JoinHandle<()>,
     control: Arc<Control>,
     /// Set when the search has its result (it is being reported).
-    finished: Arc<std::sync::atomic::AtomicBool>,
+    finished: Arc<AtomicBool>,
+    /// The tree it searches (a `go mate` has none of its own: the engine's).
+    tree: Arc<Mutex<PlayerTree>>,
 }
 
 /// Before searching: does the game end here without a move?
@@ -250,6 +257,9 @@ pub struct Core {
     tree: Arc<Mutex<PlayerTree>>,
     tree_dirty: bool,
     running: Option<Running>,
+    /// Searches that answered (on their watchdog) while their thread was still busy, with
+    /// their trees.
+    previous: Vec<(JoinHandle<()>, Arc<Mutex<PlayerTree>>)>,
     /// The tsume solver with its table size in MiB (made at the first `go mate`).
     mate: Option<(usize, Arc<Mutex<MateSolver>>)>,
     /// The opening book of `BookFile`, read at `isready` (or the first `go` after the
@@ -277,6 +287,7 @@ impl Core {
             tree: Arc::new(Mutex::new(tree)),
             tree_dirty: false,
             running: None,
+            previous: Vec::new(),
             mate: None,
             book: None,
             book_rng: search::Rng::new(seed),
@@ -402,12 +413,19 @@ impl Core {
         self.tree_dirty = true;
     }
 
-    /// Whether a search is running (a finished search thread is joined here).
+    /// Whether a search is running. A search that has answered is not, even while its
+    /// thread still finishes (a forward pass in flight after the watchdog answered): that
+    /// thread is kept in `previous`, and the next search takes a fresh tree if it still
+    /// holds this one.
     pub fn is_searching(&mut self) -> bool {
         if let Some(r) = &self.running {
-            if r.handle.is_finished() || r.finished.load(std::sync::atomic::Ordering::SeqCst) {
+            if r.handle.is_finished() || r.finished.load(Ordering::SeqCst) {
                 let r = self.running.take().expect("checked");
-                let _ = r.handle.join();
+                if r.handle.is_finished() {
+                    let _ = r.handle.join();
+                } else {
+                    self.previous.push((r.handle, r.tree));
+                }
                 return false;
             }
             return true;
@@ -435,6 +453,11 @@ impl Core {
 
     /// Starts searching `pos` in a new thread; `on_done` receives the result (also after
     /// an internal error: then the best move is the first legal one).
+    ///
+    /// Under a clock a watchdog thread holds the hard limit: if the search has not
+    /// answered by `origin + hard + slack` (a forward pass or a lock held longer than the
+    /// budget on a loaded machine), it stops the search and answers with the best move
+    /// known so far ([`WATCHDOG_SLACK_MS`]).
     pub fn start(
         &mut self,
         pos: Position,
@@ -454,8 +477,18 @@ impl Core {
             self.load_network()?;
         }
         let net = self.net.as_ref().expect("loaded");
-        limits.origin.get_or_insert_with(std::time::Instant::now);
-        if self.tree_dirty || self.tree.is_poisoned() {
+        limits.origin.get_or_insert_with(Instant::now);
+        // The last search may still be finishing a forward pass on its tree (its answer
+        // went out first): wait for it a little (without a clock, as long as it takes),
+        // then take a fresh tree rather than spend this move's time on it.
+        let wait = limits.budget.map(|b| Duration::from_millis((b.hard / 10).min(PREVIOUS_WAIT_MS)));
+        let until = wait.map(|w| Instant::now() + w);
+        while self.previous.iter().any(|(h, _)| !h.is_finished()) && until.map_or(true, |u| Instant::now() < u) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.previous.retain(|(h, _)| !h.is_finished());
+        let busy = self.previous.iter().any(|(_, t)| Arc::ptr_eq(t, &self.tree));
+        if self.tree_dirty || busy || self.tree.is_poisoned() {
             let tree = PlayerTree::new(self.search_config(), self.opts.end_rules(), &pos);
             self.tree = Arc::new(Mutex::new(tree));
             self.tree_dirty = false;
@@ -471,25 +504,46 @@ impl Core {
         };
         let control = Arc::new(Control::new());
         let tree = self.tree.clone();
-        let evaluators: Vec<DirectEvaluator> = (0..self.opts.search_threads(net.gpus, net.portable))
-            .map(|i| DirectEvaluator::new(net.evaluators[i % net.evaluators.len()].clone()))
+        let delay = eval_delay();
+        let evaluators: Vec<SearchEvaluator> = (0..self.opts.search_threads(net.gpus, net.portable))
+            .map(|i| SearchEvaluator {
+                inner: DirectEvaluator::new(net.evaluators[i % net.evaluators.len()].clone()),
+                delay,
+            })
             .collect();
         let encoder = net.encoder.clone();
         let ctl = control.clone();
         // The root's side to move is the engine's (USI sends `go ponder` after the
         // expected reply): its Draw_Value_Black or Draw_Value_White.
         let draw_values = self.opts.draw_values(pos.side_to_move());
-        let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let fin = finished.clone();
+        let finished = Arc::new(AtomicBool::new(false));
+        let answer = Arc::new(Answer { on_done: Mutex::new(Some(on_done)), finished: finished.clone() });
+        let root_set = Arc::new(AtomicBool::new(false));
+        let watchdog = Watchdog {
+            tree: tree.clone(),
+            pos: pos.clone(),
+            limits,
+            multipv: settings.multipv,
+            slack: Duration::from_millis((self.opts.hard_margin_ms() / 2).min(WATCHDOG_SLACK_MS)),
+            control: control.clone(),
+            answer: answer.clone(),
+            root_set: root_set.clone(),
+        };
+        let search_tree = tree.clone();
         let handle = std::thread::Builder::new()
             .name("search".into())
             .spawn(move || {
+                let tree = search_tree;
                 let result = catch_unwind(AssertUnwindSafe(|| {
                     {
                         let mut t = tree.lock().unwrap_or_else(|e| e.into_inner());
                         t.set_root(&pos);
                         t.set_draw_values(draw_values);
+                        // Analysis and pondering have no end of their own: at the memory
+                        // cap they free the least-visited subtrees and go on.
+                        t.set_prune_when_full(limits.infinite || limits.ponder);
                     }
+                    root_set.store(true, Ordering::SeqCst);
                     driver::run(&tree, evaluators, &encoder, &limits, &settings, &ctl, &*on_info)
                 }));
                 let (outcome, workers) = match result {
@@ -503,17 +557,196 @@ impl Core {
                     outcome.info.time_ms,
                     outcome.info.nodes
                 );
-                fin.store(true, std::sync::atomic::Ordering::SeqCst);
-                on_done(outcome);
-                // The workers finish their last batch after the move is out; the next
-                // search (which joins this thread first) sees a quiet tree.
+                if !answer.give(outcome) {
+                    log::debug!("koma-usi: the watchdog answered at the hard limit");
+                }
+                // The workers finish their last batch after the move is out; until then
+                // the next search takes a fresh tree ([`Core::is_searching`]).
                 if let Some(w) = workers {
                     w.join();
                 }
             })
             .map_err(EngineError::SearchThread)?;
-        self.running = Some(Running { handle, control, finished });
+        // The watchdog ends with the search's answer (it polls every millisecond or two).
+        if watchdog.needed() {
+            std::thread::Builder::new()
+                .name("search-watchdog".into())
+                .spawn(move || watchdog.run())
+                .map_err(EngineError::SearchThread)?;
+        }
+        self.running = Some(Running { handle, control, finished, tree });
         Ok(())
+    }
+}
+
+/// Test-only: the environment variable `KOMA_TEST_EVAL_DELAY_MS` makes every forward pass
+/// of the engine's searches this many milliseconds slower (a sleep before it), so that
+/// tests can check the clock against slow evaluations. Unset (always, in play): no delay.
+pub const EVAL_DELAY_ENV: &str = "KOMA_TEST_EVAL_DELAY_MS";
+
+fn eval_delay() -> Option<Duration> {
+    let ms: u64 = std::env::var(EVAL_DELAY_ENV).ok()?.trim().parse().ok()?;
+    (ms > 0).then(|| Duration::from_millis(ms))
+}
+
+/// The engine's leaf evaluator: a forward pass in the search thread, slowed down only by
+/// [`EVAL_DELAY_ENV`].
+struct SearchEvaluator {
+    inner: DirectEvaluator,
+    delay: Option<Duration>,
+}
+
+impl LeafEvaluator for SearchEvaluator {
+    type Error = EvalError;
+    fn evaluate(&mut self, inputs: &[f32], n: usize) -> Result<&nn::Evaluation, EvalError> {
+        if let Some(d) = self.delay {
+            std::thread::sleep(d);
+        }
+        self.inner.evaluate(inputs, n)
+    }
+}
+
+/// The most a search under a clock waits for the last search's threads to finish their
+/// forward passes (at most a tenth of its hard limit) before it takes a fresh tree.
+const PREVIOUS_WAIT_MS: u64 = 30;
+
+/// The most the watchdog waits past the hard limit for the search's own answer (half the
+/// hard margin when that is smaller): the search stops at its hard limit and then runs its
+/// root checks up to it, so in the normal case its answer comes first.
+pub const WATCHDOG_SLACK_MS: u64 = 50;
+
+/// The answer of one search, given once: by the search or by its watchdog.
+struct Answer {
+    on_done: Mutex<Option<Box<dyn FnOnce(SearchOutcome) + Send>>>,
+    finished: Arc<AtomicBool>,
+}
+
+impl Answer {
+    /// Reports `outcome` unless an answer went out already; whether it did.
+    fn give(&self, outcome: SearchOutcome) -> bool {
+        let Some(f) = self.on_done.lock().unwrap_or_else(|e| e.into_inner()).take() else { return false };
+        self.finished.store(true, Ordering::SeqCst);
+        f(outcome);
+        true
+    }
+
+    fn given(&self) -> bool {
+        self.finished.load(Ordering::SeqCst)
+    }
+}
+
+/// Holds a search's hard limit whatever its threads are doing (see [`Core::start`]).
+struct Watchdog {
+    tree: Arc<Mutex<PlayerTree>>,
+    pos: Position,
+    limits: Limits,
+    multipv: usize,
+    slack: Duration,
+    control: Arc<Control>,
+    answer: Arc<Answer>,
+    /// Set once the tree's root is this search's position.
+    root_set: Arc<AtomicBool>,
+}
+
+/// How often the watchdog notes the search's best move.
+const WATCHDOG_SAMPLE: Duration = Duration::from_millis(10);
+
+impl Watchdog {
+    /// Only a search under a clock has a hard limit.
+    fn needed(&self) -> bool {
+        self.limits.budget.is_some() && !self.limits.infinite
+    }
+
+    /// When the answer is due: the hard limit plus the slack from the clock's start
+    /// (the ponderhit when pondering; `None` before it).
+    fn deadline(&self) -> Option<Instant> {
+        let b = self.limits.budget?;
+        let start = if self.limits.ponder { self.control.ponderhit_at()? } else { self.limits.origin? };
+        Some(start + Duration::from_millis(b.hard) + self.slack)
+    }
+
+    fn run(self) {
+        // The best move and its expected reply, as last seen.
+        let mut seen: Option<(Move, Option<Move>, u64)> = None;
+        let mut next_sample = Instant::now();
+        loop {
+            if self.answer.given() {
+                return;
+            }
+            let now = Instant::now();
+            let deadline = self.deadline();
+            if deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            if now >= next_sample && self.root_set.load(Ordering::SeqCst) {
+                if let Ok(t) = self.tree.try_lock() {
+                    if let Some(best) = t.best_move() {
+                        let reply = t.pv_from(best).get(1).copied();
+                        seen = Some((best, reply, t.started()));
+                    }
+                }
+                next_sample = now + WATCHDOG_SAMPLE;
+            }
+            let nap = deadline.map_or(Duration::from_millis(2), |d| d.saturating_duration_since(now));
+            std::thread::sleep(nap.min(Duration::from_millis(2)));
+        }
+        self.control.stop();
+        let elapsed = self.limits.origin.map_or(Duration::ZERO, |o| o.elapsed());
+        // The tree if it is free (a few tries), else what was seen last.
+        let mut outcome = None;
+        for _ in 0..3 {
+            if self.answer.given() {
+                return;
+            }
+            if self.root_set.load(Ordering::SeqCst) {
+                if let Ok(t) = self.tree.try_lock() {
+                    outcome = Some(tree_outcome(&t, elapsed, self.multipv));
+                    break;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let outcome = outcome.unwrap_or_else(|| {
+            let mut o = SearchOutcome::failed(seen.map(|s| s.0), SearchError::Panic(String::new()));
+            o.error = None;
+            o.ponder = seen.and_then(|s| s.1);
+            o.stopped_by = StopReason::Time;
+            o.info.time_ms = elapsed.as_millis() as u64;
+            o.info.nodes = seen.map_or(0, |s| s.2);
+            if o.best.is_none() {
+                // Not one evaluation came back in time: any legal move beats losing on time.
+                o.best = self.pos.legal_moves().first().copied();
+            }
+            o
+        });
+        if self.answer.give(outcome) {
+            log::debug!("koma-usi: the watchdog answered at the hard limit ({} ms)", elapsed.as_millis());
+        }
+    }
+}
+
+/// The outcome of a search stopped from outside its threads: the tree as it is.
+fn tree_outcome(t: &PlayerTree, elapsed: Duration, multipv: usize) -> SearchOutcome {
+    let info = search::report::snapshot(t, elapsed, multipv);
+    let best = t.best_move();
+    let root = t.root_children();
+    let value = match t.root_proof() {
+        search::Proof::Win(_) => 1.0,
+        search::Proof::Loss(_) => -1.0,
+        search::Proof::Unknown => best.and_then(|b| root.iter().find(|c| c.mv == b)).and_then(|c| c.q).unwrap_or(0.0),
+    };
+    let ponder = info.lines.first().filter(|l| l.pv.first() == best.as_ref()).and_then(|l| l.pv.get(1).copied());
+    SearchOutcome {
+        best,
+        ponder,
+        value,
+        proof: t.root_proof(),
+        info,
+        root,
+        batches: search::BatchStats::default(),
+        error: None,
+        tree_full: t.hit_memory_cap(),
+        stopped_by: StopReason::Time,
     }
 }
 
@@ -565,7 +798,8 @@ impl Core {
                 on_done(outcome);
             })
             .map_err(EngineError::SearchThread)?;
-        self.running = Some(Running { handle, control, finished });
+        let tree = self.tree.clone();
+        self.running = Some(Running { handle, control, finished, tree });
         Ok(())
     }
 }

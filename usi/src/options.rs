@@ -57,6 +57,13 @@ pub const SPECS: &[OptionSpec] = &[
     OptionSpec { name: "USI_Ponder", kind: OptionKind::Check(false) },
     spin("MultiPV", 1, 1, 64),
     spin("ByoyomiMargin", 100, 0, 60_000),
+    // YaneuraOu's time options (`search::time::TimeOptions`). The two delays default to 0
+    // here (YaneuraOu: 120 and 1120): ByoyomiMargin is kept back from every budget, and
+    // each delay counts only where it is larger.
+    spin("NetworkDelay", 0, 0, 60_000),
+    spin("NetworkDelay2", 0, 0, 60_000),
+    spin("MinimumThinkingTime", 2000, 0, 3_600_000),
+    spin("SlowMover", 100, 1, 1000),
     spin("NodesLimit", 0, 0, 1 << 40),
     spin("ResignValue", 0, 0, 1000),
     OptionSpec { name: "UCI_Variant", kind: OptionKind::Combo { default: "shogi", vars: &["shogi", "sho", "dai"] } },
@@ -146,6 +153,11 @@ pub struct Options {
     pub ponder: bool,
     pub multipv: usize,
     pub margin_ms: u64,
+    /// `NetworkDelay`, `NetworkDelay2`, `MinimumThinkingTime` (ms) and `SlowMover` (%).
+    pub network_delay_ms: u64,
+    pub network_delay2_ms: u64,
+    pub minimum_thinking_ms: u64,
+    pub slow_mover: u64,
     pub nodes_limit: u64,
     pub resign_value: u32,
     pub variant: Variant,
@@ -194,6 +206,10 @@ impl Default for Options {
             ponder: false,
             multipv: 0,
             margin_ms: 0,
+            network_delay_ms: 0,
+            network_delay2_ms: 0,
+            minimum_thinking_ms: 0,
+            slow_mover: 0,
             nodes_limit: 0,
             resign_value: 0,
             variant: Variant::Shogi,
@@ -308,6 +324,23 @@ impl Options {
         }
     }
 
+    /// The time options of a move's budget (`search::time::budget_with`).
+    pub fn time_options(&self) -> search::time::TimeOptions {
+        search::time::TimeOptions {
+            margin: self.margin_ms,
+            network_delay: self.network_delay_ms,
+            network_delay2: self.network_delay2_ms,
+            minimum_thinking: self.minimum_thinking_ms,
+            slow_mover: self.slow_mover,
+        }
+    }
+
+    /// Milliseconds kept back from the hard limit (the larger of `ByoyomiMargin` and
+    /// `NetworkDelay2`).
+    pub fn hard_margin_ms(&self) -> u64 {
+        self.margin_ms.max(self.network_delay2_ms)
+    }
+
     /// Leaves a search thread evaluates in one forward pass ([`leaves_per_batch`] of
     /// `BatchSize`).
     pub fn leaves_per_batch(&self, gpu: bool) -> usize {
@@ -365,6 +398,10 @@ impl Options {
             "USI_Ponder" => store(&mut self.ponder, check()?, Effect::Other),
             "MultiPV" => store(&mut self.multipv, int()? as usize, Effect::Other),
             "ByoyomiMargin" => store(&mut self.margin_ms, int()? as u64, Effect::Other),
+            "NetworkDelay" => store(&mut self.network_delay_ms, int()? as u64, Effect::Other),
+            "NetworkDelay2" => store(&mut self.network_delay2_ms, int()? as u64, Effect::Other),
+            "MinimumThinkingTime" => store(&mut self.minimum_thinking_ms, int()? as u64, Effect::Other),
+            "SlowMover" => store(&mut self.slow_mover, int()? as u64, Effect::Other),
             "NodesLimit" => store(&mut self.nodes_limit, int()? as u64, Effect::Other),
             "ResignValue" => store(&mut self.resign_value, int()? as u32, Effect::Other),
             "UCI_Variant" => {

@@ -194,10 +194,11 @@ impl Usi {
     }
 
     fn go(&mut self, args: &[&str]) {
+        // The clock runs from the `go` line.
+        let origin = std::time::Instant::now();
         if self.core.is_searching() {
             return self.error("go while a search is running (send stop first); ignored");
         }
-        let origin = std::time::Instant::now();
         let go = parse_go(args);
         for e in &go.errors {
             self.error(e);
@@ -219,7 +220,7 @@ impl Usi {
             }
         }
         let side = if pos.side_to_move() == Color::Sente { 0 } else { 1 };
-        let limits = search_limits(&go, &go.clock[side], self.core.opts.margin_ms, origin);
+        let limits = search_limits(&go, &go.clock[side], &self.core.opts.time_options(), origin);
         let multipv = self.core.opts.multipv;
         let search_stats = self.core.opts.search_stats;
         let resign_value = self.core.opts.resign_value;
@@ -362,17 +363,28 @@ pub fn checkmate_text(verdict: &MateVerdict) -> String {
     }
 }
 
-/// The limits of the search a `go` asks for: its clock and node limits; a `go` with
-/// neither (or only malformed ones) thinks [`DEFAULT_MOVETIME_MS`], so that only
-/// `infinite` and `ponder` wait for the GUI.
-pub fn search_limits(go: &GoCommand, clock: &Clock, margin_ms: u64, origin: std::time::Instant) -> Limits {
+/// The limits of the search a `go` asks for: its clock (under the time options `opts`)
+/// and node limits; a `go` with neither (or only malformed ones) thinks
+/// [`DEFAULT_MOVETIME_MS`], so that only `infinite` and `ponder` wait for the GUI.
+/// `go movetime` searches its whole time ([`Limits::exact`]); `go depth N` stops when the
+/// reported depth reaches N (or after [`crate::go::nodes_for_depth`] simulations).
+pub fn search_limits(go: &GoCommand, clock: &Clock, opts: &time::TimeOptions, origin: std::time::Instant) -> Limits {
     let nodes = go.node_limit();
     let default_clock = Clock { movetime: Some(DEFAULT_MOVETIME_MS), ..Clock::default() };
-    let budget = match time::budget(clock, margin_ms) {
-        None if nodes.is_none() => time::budget(&default_clock, margin_ms),
-        b => b,
+    let (clock, budget) = match time::budget_with(clock, opts) {
+        None if nodes.is_none() => (&default_clock, time::budget_with(&default_clock, opts)),
+        b => (clock, b),
     };
-    Limits { nodes, budget, infinite: go.infinite, ponder: go.ponder, origin: Some(origin) }
+    Limits {
+        nodes,
+        budget,
+        infinite: go.infinite,
+        ponder: go.ponder,
+        origin: Some(origin),
+        minimum_ms: budget.map_or(0, |b| time::minimum(clock, opts, &b)),
+        exact: clock.movetime.is_some(),
+        depth: go.depth.map(|d| d as u32),
+    }
 }
 
 /// `SearchStats`: the search's forward passes.

@@ -382,9 +382,14 @@ impl Xboard {
             }
             None => {}
         }
+        let (clock, opts) = (self.clock(&pos), self.core.opts.time_options());
+        let budget = time::budget_with(&clock, &opts);
         let limits = Limits {
-            budget: time::budget(&self.clock(&pos), self.core.opts.margin_ms),
+            budget,
             nodes: self.tc.depth.map(nodes_for_depth),
+            minimum_ms: budget.map_or(0, |b| time::minimum(&clock, &opts, &b)),
+            exact: clock.movetime.is_some(),
+            depth: self.tc.depth.map(|d| d as u32),
             ..Limits::default()
         };
         let out = self.out.clone();
