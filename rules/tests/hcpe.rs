@@ -14,24 +14,12 @@ use rules::records::hcpe::{
 };
 use rules::records::hcpe3::{self, Ending, Game, MoveEntry, Opponent};
 use rules::{Color, Handicap, Move, Position, SfenError, Variant};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 mod support;
 
-use support::{cshogi_python, repo_path, Rng};
-
-fn read(path: &Path) -> Vec<u8> {
-    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn read_text(path: &Path) -> String {
-    String::from_utf8(read(path)).unwrap()
-}
-
-fn shogi(sfen: &str) -> Position {
-    Position::from_sfen(Variant::Shogi, sfen).unwrap_or_else(|e| panic!("{sfen}: {e}"))
-}
+use support::{cshogi_python, position_key, read, read_text, repo_path, set_bits, shogi, Rng};
 
 /// The text check_hcpe.py prints for an hcpe file.
 fn entries_text(entries: &[Entry]) -> String {
@@ -173,11 +161,6 @@ fn entries_of(game: &Game) -> Vec<Entry> {
     entries
 }
 
-/// SFEN without the move number, which the formats do not keep.
-fn position_key(pos: &Position) -> String {
-    pos.to_sfen().rsplit_once(' ').unwrap().0.to_string()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
 
@@ -211,14 +194,6 @@ proptest! {
         let bytes = hcpe::to_bytes(&entries).unwrap();
         prop_assert_eq!(bytes.len(), entries.len() * hcpe::ENTRY_BYTES);
         prop_assert_eq!(entries_text(&hcpe::from_bytes(&bytes).unwrap()), entries_text(&entries));
-    }
-}
-
-/// Writes `bits` (first bit first) into `bytes` from bit `at`.
-fn set_bits(bytes: &mut [u8; 32], at: usize, bits: &str) {
-    for (i, b) in bits.bytes().enumerate() {
-        let (byte, bit) = ((at + i) / 8, (at + i) % 8);
-        bytes[byte] = bytes[byte] & !(1 << bit) | ((b == b'1') as u8) << bit;
     }
 }
 
@@ -354,9 +329,7 @@ fn hcpe3_errors_name_the_offset_and_reading_goes_on() {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("koma-hcpe-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::temp_dir(&format!("hcpe-{name}"))
 }
 
 #[test]

@@ -14,29 +14,12 @@ use rules::records::psv::{
 };
 use rules::records::{hcpe::Move16Error, read_usi_games};
 use rules::{Color, Handicap, Kind, Move, Position, SfenError, Square, Variant};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 mod support;
 
-use support::{cshogi_python, repo_path, Rng};
-
-fn read(path: &Path) -> Vec<u8> {
-    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn read_text(path: &Path) -> String {
-    String::from_utf8(read(path)).unwrap()
-}
-
-fn shogi(sfen: &str) -> Position {
-    Position::from_sfen(Variant::Shogi, sfen).unwrap_or_else(|e| panic!("{sfen}: {e}"))
-}
-
-/// SFEN without the move number.
-fn position_key(pos: &Position) -> String {
-    pos.to_sfen().rsplit_once(' ').unwrap().0.to_string()
-}
+use support::{cshogi_python, position_key, read, read_text, repo_path, set_bits, shogi, Rng};
 
 /// The text check_psv.py prints for a psv file.
 fn entries_text(entries: &[Entry]) -> String {
@@ -179,15 +162,6 @@ fn plies_and_results_keep_their_range() {
         assert_eq!(back, entry);
         assert_eq!(back.position.move_number(), game_ply.max(1) as u32);
     }
-}
-
-/// Writes `bits` (first bit first) into `bytes` from bit `at`; returns the bit after.
-fn set_bits(bytes: &mut [u8; 32], at: usize, bits: &str) -> usize {
-    for (i, b) in bits.bytes().enumerate() {
-        let (byte, bit) = ((at + i) / 8, (at + i) % 8);
-        bytes[byte] = bytes[byte] & !(1 << bit) | ((b == b'1') as u8) << bit;
-    }
-    at + bits.len()
 }
 
 fn psfen(sfen: &str) -> [u8; 32] {
@@ -364,9 +338,7 @@ fn records_become_entries_and_back() {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("koma-psv-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::temp_dir(&format!("psv-{name}"))
 }
 
 #[test]

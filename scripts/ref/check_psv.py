@@ -26,6 +26,8 @@ import sys
 import cshogi
 import numpy as np
 
+from check_hcpe import play_game  # the same seeded games' moves (this folder)
+
 # (start sfen, seed, plies)
 GAMES = [
     (cshogi.STARTING_SFEN, 1, 60),
@@ -33,23 +35,6 @@ GAMES = [
     ("7nl/6gk1/6pp1/9/9/9/9/9/K8 b RB2G 1", 3, 30),
     ("4k4/9/9/9/9/9/9/9/4K4 b RB2G2S2N2L9Prb2g2s2n2l9p 1", 4, 40),
 ]
-
-
-def play_game(sfen, seed, plies):
-    """A seeded random game that prefers captures (for hands, promotions and
-    drops): the moves as cshogi ints."""
-    rng = random.Random(seed)
-    board = cshogi.Board(sfen)
-    moves = []
-    for _ in range(plies):
-        legal = sorted(board.legal_moves, key=cshogi.move_to_usi)
-        if not legal or board.is_game_over():
-            break
-        captures = [m for m in legal if not cshogi.move_is_drop(m) and board.piece(cshogi.move_to(m)) != 0]
-        move = rng.choice(captures if captures and rng.random() < 0.6 else legal)
-        moves.append(move)
-        board.push(move)
-    return moves
 
 
 def position_key(board):

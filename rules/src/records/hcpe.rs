@@ -31,7 +31,7 @@
 mod games;
 mod hcp;
 pub mod hcpe3;
-mod move16;
+pub(super) mod move16;
 
 pub use games::{end_of, entries_of_record, record_of_game, records_of_entries};
 pub use hcp::{decode_position, encode_position, square_index, square_of_index, HcpError, HCP_BYTES};

@@ -25,6 +25,7 @@
 mod csa;
 mod encoding;
 pub mod hcpe;
+mod huffman_bits;
 mod japanese;
 mod ki2;
 mod kif;

@@ -4,7 +4,7 @@
 
 pub mod fuzz_budget;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rules::{Position, Variant};
@@ -12,6 +12,42 @@ use rules::{Position, Variant};
 /// A path of the repository.
 pub fn repo_path(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(relative)
+}
+
+/// The bytes of a file.
+pub fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The text of a file (UTF-8).
+pub fn read_text(path: &Path) -> String {
+    String::from_utf8(read(path)).unwrap()
+}
+
+/// A standard shogi position from its SFEN.
+pub fn shogi(sfen: &str) -> Position {
+    Position::from_sfen(Variant::Shogi, sfen).unwrap_or_else(|e| panic!("{sfen}: {e}"))
+}
+
+/// SFEN without the move number (which hcpe and psv do not keep).
+pub fn position_key(pos: &Position) -> String {
+    pos.to_sfen().rsplit_once(' ').unwrap().0.to_string()
+}
+
+/// Writes `bits` (first bit first) into `bytes` from bit `at`; returns the bit after.
+pub fn set_bits(bytes: &mut [u8; 32], at: usize, bits: &str) -> usize {
+    for (i, b) in bits.bytes().enumerate() {
+        let (byte, bit) = ((at + i) / 8, (at + i) % 8);
+        bytes[byte] = bytes[byte] & !(1 << bit) | ((b == b'1') as u8) << bit;
+    }
+    at + bits.len()
+}
+
+/// A fresh folder `koma-{name}-{process id}` under the temporary folder.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("koma-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// The Python that has cshogi (`KOMA_CSHOGI_PYTHON`, else the repository's .venv), or

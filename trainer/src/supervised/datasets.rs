@@ -80,30 +80,28 @@ fn read_chunk_file(path: &Path, variant: Variant, inputs: &mut TrainingInputs) {
 
 fn read_hcpe_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) {
     inputs.files[1] += 1;
-    let reader = match hcpe::Reader::open(path) {
-        Ok(r) => r,
-        Err(e) => return inputs.problems.push(e.to_string()),
-    };
-    let mut group = Vec::with_capacity(HCPE_GROUP);
-    for entry in reader {
-        match entry {
-            Ok(e) => {
-                group.push(hcpe_sample(&e, |pos, mv| encoder.move_index(pos, mv) as u32));
-                if group.len() == HCPE_GROUP {
-                    inputs.groups.push(std::mem::take(&mut group));
-                }
-            }
-            Err(err) => inputs.problems.push(format!("{}: {err}", path.display())),
-        }
-    }
-    if !group.is_empty() {
-        inputs.groups.push(group);
-    }
+    let sample = |e: &hcpe::Entry| hcpe_sample(e, |pos, mv| encoder.move_index(pos, mv) as u32);
+    read_entry_groups(path, hcpe::Reader::open(path), sample, inputs);
 }
 
 fn read_psv_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) {
     inputs.files[3] += 1;
-    let reader = match psv::Reader::open(path) {
+    let sample = |e: &psv::Entry| psv_sample(e, |pos, mv| encoder.move_index(pos, mv) as u32);
+    read_entry_groups(path, psv::Reader::open(path), sample, inputs);
+}
+
+/// The entries of an hcpe or psv file (`reader`, opened from `path`) as samples, in
+/// groups of [`HCPE_GROUP`].
+fn read_entry_groups<R, E, Err>(
+    path: &Path,
+    reader: Result<R, Err>,
+    sample: impl Fn(&E) -> Sample,
+    inputs: &mut TrainingInputs,
+) where
+    R: Iterator<Item = Result<E, Err>>,
+    Err: std::fmt::Display,
+{
+    let reader = match reader {
         Ok(r) => r,
         Err(e) => return inputs.problems.push(e.to_string()),
     };
@@ -111,7 +109,7 @@ fn read_psv_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) {
     for entry in reader {
         match entry {
             Ok(e) => {
-                group.push(psv_sample(&e, |pos, mv| encoder.move_index(pos, mv) as u32));
+                group.push(sample(&e));
                 if group.len() == HCPE_GROUP {
                     inputs.groups.push(std::mem::take(&mut group));
                 }

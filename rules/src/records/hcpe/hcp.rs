@@ -11,14 +11,17 @@
 //! code is one bit shorter than its board code, so the 40 pieces always
 //! fill exactly 256 bits.
 
+use super::super::huffman_bits::{
+    self as bits, check_counts, code, decode_table, other_squares, read_opening, BitReader, Code, DecodeTable,
+    OffBoard, PieceCount, BITS, OFF_BOARD,
+};
 use crate::sfen::{Setup, SfenError};
 use crate::types::{Color, Kind, Piece, Square, KIND_SLOTS};
 use crate::{Position, Variant};
 use std::sync::LazyLock;
 
 /// Bytes of a `HuffmanCodedPos`.
-pub const HCP_BYTES: usize = 32;
-const BITS: usize = HCP_BYTES * 8;
+pub const HCP_BYTES: usize = bits::BYTES;
 
 /// Why bytes are not a `HuffmanCodedPos` of a legal position, or a position
 /// has no `HuffmanCodedPos`.
@@ -48,37 +51,9 @@ pub fn square_of_index(index: u8) -> Option<Square> {
     (index < 81).then(|| Square::new(index / 9 + 1, index % 9 + 1))
 }
 
-/// A prefix code: bit `i` of `bits` is the `i`-th bit written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Code {
-    bits: u8,
-    len: u8,
-}
-
-const fn code(text: &str) -> Code {
-    let b = text.as_bytes();
-    let mut bits = 0u8;
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'1' {
-            bits |= 1 << i;
-        }
-        i += 1;
-    }
-    Code { bits, len: b.len() as u8 }
-}
-
-/// The hand kinds in the order the format writes them, with how many of
-/// each standard shogi has.
-const HAND_ORDER: [(Kind, usize); 7] = [
-    (Kind::Pawn, 18),
-    (Kind::Lance, 4),
-    (Kind::Knight, 4),
-    (Kind::Silver, 4),
-    (Kind::Gold, 4),
-    (Kind::Bishop, 2),
-    (Kind::Rook, 2),
-];
+/// The hand kinds in the order the format writes them.
+const HAND_ORDER: [Kind; 7] =
+    [Kind::Pawn, Kind::Lance, Kind::Knight, Kind::Silver, Kind::Gold, Kind::Bishop, Kind::Rook];
 
 /// Board codes, written first bit first: `1`, a kind prefix, the colour
 /// (1 = gote), the promoted flag (not for gold). Columns: sente, sente
@@ -112,27 +87,9 @@ fn board_code(piece: Piece) -> Code {
     codes[column]
 }
 
-/// Where an off-board code puts its piece.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum OffBoard {
-    Hand(Color),
-    Box,
-}
-
-/// A decoding table over the next 8 bits: what the code there means and
-/// its length; `None` where no code matches.
-type DecodeTable<T> = [Option<(T, u8)>; 256];
-
-fn decode_table<T: Copy>(codes: &[(T, Code)]) -> DecodeTable<T> {
-    let mut table = [None; 256];
-    for (next, slot) in table.iter_mut().enumerate() {
-        *slot = codes.iter().find(|(_, c)| c.len > 0 && next as u8 & mask(c.len) == c.bits).map(|&(t, c)| (t, c.len));
-    }
-    table
-}
-
-fn mask(len: u8) -> u8 {
-    ((1u16 << len) - 1) as u8
+fn off_board_code(kind: Kind, place: OffBoard) -> Code {
+    let (_, codes) = OFF_BOARD_CODES.iter().find(|(k, _)| *k == kind).expect("standard shogi kinds have codes");
+    codes[OFF_BOARD.iter().position(|p| *p == place).expect("every place has a column")]
 }
 
 static BOARD_DECODE: LazyLock<DecodeTable<Option<Piece>>> = LazyLock::new(|| {
@@ -147,60 +104,16 @@ static BOARD_DECODE: LazyLock<DecodeTable<Option<Piece>>> = LazyLock::new(|| {
 });
 
 static OFF_BOARD_DECODE: LazyLock<DecodeTable<(Kind, OffBoard)>> = LazyLock::new(|| {
-    let places = [OffBoard::Hand(Color::Sente), OffBoard::Hand(Color::Gote), OffBoard::Box];
     let codes: Vec<_> = OFF_BOARD_CODES
         .iter()
-        .flat_map(|(kind, columns)| places.into_iter().zip(*columns).map(move |(place, c)| ((*kind, place), c)))
+        .flat_map(|(kind, columns)| OFF_BOARD.into_iter().zip(*columns).map(move |(place, c)| ((*kind, place), c)))
         .collect();
     decode_table(&codes)
 });
 
-struct BitWriter {
-    bytes: [u8; HCP_BYTES],
-    bit: usize,
-}
-
-impl BitWriter {
-    fn put(&mut self, bits: u8, len: u8) {
-        for i in 0..len as usize {
-            let b = self.bit + i;
-            self.bytes[b / 8] |= ((bits >> i) & 1) << (b % 8);
-        }
-        self.bit += len as usize;
-    }
-
-    fn put_code(&mut self, c: Code) {
-        self.put(c.bits, c.len);
-    }
-}
-
-struct BitReader<'a> {
-    bytes: &'a [u8; HCP_BYTES],
-    bit: usize,
-}
-
-impl BitReader<'_> {
-    /// The next 8 bits (zeros past the end).
-    fn peek(&self) -> u8 {
-        let byte = |i: usize| self.bytes.get(i).copied().unwrap_or(0) as u16;
-        let i = self.bit / 8;
-        ((byte(i) | byte(i + 1) << 8) >> (self.bit % 8)) as u8
-    }
-
-    fn take(&mut self, len: u8) -> u8 {
-        let value = self.peek() & mask(len);
-        self.bit += len as usize;
-        value
-    }
-
-    fn decode<T: Copy>(&mut self, table: &DecodeTable<T>) -> Result<T, HcpError> {
-        match table[self.peek() as usize] {
-            Some((t, len)) if self.bit + len as usize <= BITS => {
-                self.bit += len as usize;
-                Ok(t)
-            }
-            _ => Err(HcpError::InvalidCode { bit: self.bit }),
-        }
+impl From<PieceCount> for HcpError {
+    fn from(PieceCount { kind, found, expected }: PieceCount) -> HcpError {
+        HcpError::PieceCount { kind, found, expected }
     }
 }
 
@@ -210,79 +123,34 @@ pub fn encode_position(pos: &Position) -> Result<[u8; HCP_BYTES], HcpError> {
     if pos.variant() != Variant::Shogi {
         return Err(HcpError::NotStandardShogi(pos.variant()));
     }
-    let mut w = BitWriter { bytes: [0; HCP_BYTES], bit: 0 };
-    w.put(pos.side_to_move() as u8, 1);
-    for color in Color::BOTH {
-        let king = pos.royals(color)[0];
-        w.put(square_index(king).expect("standard shogi squares have indices"), 7);
-    }
-    let mut used = [0usize; KIND_SLOTS];
-    for index in 0..81 {
-        match pos.piece_at(square_of_index(index).expect("indices below 81 are squares")) {
-            None => w.put_code(EMPTY_SQUARE),
-            Some(p) if p.kind() == Kind::King => {}
-            Some(p) => {
-                w.put_code(board_code(p));
-                used[p.kind() as usize] += 1;
-            }
-        }
-    }
-    for (column, color) in Color::BOTH.into_iter().enumerate() {
-        for (kind, codes) in OFF_BOARD_CODES {
-            let n = pos.hand(color, kind) as usize;
-            (0..n).for_each(|_| w.put_code(codes[column]));
-            used[kind as usize] += n;
-        }
-    }
-    let mut in_box = [0usize; KIND_SLOTS];
-    for (kind, expected) in HAND_ORDER {
-        let found = used[kind as usize];
-        in_box[kind as usize] = expected.checked_sub(found).ok_or(HcpError::PieceCount { kind, found, expected })?;
-    }
-    for (kind, codes) in OFF_BOARD_CODES {
-        (0..in_box[kind as usize]).for_each(|_| w.put_code(codes[2]));
-    }
-    debug_assert_eq!(w.bit, BITS, "the standard pieces fill 256 bits");
-    Ok(w.bytes)
+    Ok(bits::encode(pos, &HAND_ORDER, EMPTY_SQUARE, board_code, off_board_code)?)
 }
 
 /// The position that `bytes` encode, checked against the rules (the move
 /// number is 1, as cshogi's `Board.set_hcp` sets it).
 pub fn decode_position(bytes: &[u8; HCP_BYTES]) -> Result<Position, HcpError> {
-    let mut r = BitReader { bytes, bit: 0 };
-    let side = if r.take(1) == 1 { Color::Gote } else { Color::Sente };
-    let mut board = vec![None; 81];
-    let mut kings = [0u8; 2];
-    for color in Color::BOTH {
-        let index = r.take(7);
-        let square = square_of_index(index).filter(|_| color == Color::Sente || index != kings[0]);
-        let square = square.ok_or(HcpError::KingSquare { color, index })?;
-        kings[color.index()] = index;
-        board[square.dense(9)] = Some(Piece::new(color, Kind::King, false));
-    }
+    let mut r = BitReader::new(bytes);
+    let opening = read_opening(&mut r).map_err(|(color, index)| HcpError::KingSquare { color, index })?;
+    let mut board = opening.board;
     let mut counts = [0usize; KIND_SLOTS];
-    for index in (0..81).filter(|i| !kings.contains(i)) {
-        if let Some(piece) = r.decode(&BOARD_DECODE)? {
+    let invalid = |r: &BitReader| HcpError::InvalidCode { bit: r.bit() };
+    for (_, slot) in other_squares(opening.kings) {
+        if let Some(piece) = r.next_code(&BOARD_DECODE).ok_or_else(|| invalid(&r))? {
             counts[piece.kind() as usize] += 1;
-            board[square_of_index(index).expect("indices below 81 are squares").dense(9)] = Some(piece);
+            board[slot] = Some(piece);
         }
     }
     let mut hands = [[0u8; KIND_SLOTS]; 2];
-    while r.bit < BITS {
-        let (kind, place) = r.decode(&OFF_BOARD_DECODE)?;
+    while r.bit() < BITS {
+        let (kind, place) = r.next_code(&OFF_BOARD_DECODE).ok_or_else(|| invalid(&r))?;
         counts[kind as usize] += 1;
         if let OffBoard::Hand(color) = place {
             let held = &mut hands[color.index()][kind as usize];
             *held = held.saturating_add(1);
         }
     }
-    for (kind, expected) in HAND_ORDER {
-        let found = counts[kind as usize];
-        if found != expected {
-            return Err(HcpError::PieceCount { kind, found, expected });
-        }
-    }
-    let setup = Setup { variant: Variant::Shogi, board, hands, side, move_number: 1 };
+    check_counts(&counts, &HAND_ORDER)?;
+    let setup = Setup { variant: Variant::Shogi, board, hands, side: opening.side, move_number: 1 };
     Position::from_setup(setup).map_err(HcpError::IllegalPosition)
 }
 
@@ -294,14 +162,8 @@ mod tests {
     fn codes_are_prefix_free_and_lengths_fill_256_bits() {
         let board: Vec<Code> = BOARD_CODES.iter().flat_map(|(_, c)| *c).filter(|c| c.len > 0).collect();
         let off: Vec<Code> = OFF_BOARD_CODES.iter().flat_map(|(_, c)| *c).collect();
-        for set in [[&board[..], &[EMPTY_SQUARE]].concat(), off] {
-            for (i, a) in set.iter().enumerate() {
-                for b in &set[i + 1..] {
-                    let n = a.len.min(b.len);
-                    assert_ne!(a.bits & mask(n), b.bits & mask(n), "{a:?} is a prefix of {b:?} or the reverse");
-                }
-            }
-        }
+        bits::assert_prefix_free(&[&board[..], &[EMPTY_SQUARE]].concat());
+        bits::assert_prefix_free(&off);
         // A piece off the board costs one bit less than on it: the empty
         // square it leaves costs that bit.
         for ((kind, on), (_, off)) in BOARD_CODES.iter().zip(OFF_BOARD_CODES) {

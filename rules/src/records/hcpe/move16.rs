@@ -23,7 +23,9 @@ pub enum Move16Error {
 const PROMOTE: u16 = 1 << 14;
 /// A drop's origin field is this plus the kind's number.
 const DROP_BASE: u16 = 80;
-const DROP_KINDS: [Kind; 7] =
+/// The dropped kinds by number less 1, which both 16-bit encodings (this and
+/// YaneuraOu's) use.
+pub(crate) const DROP_KINDS: [Kind; 7] =
     [Kind::Pawn, Kind::Lance, Kind::Knight, Kind::Silver, Kind::Bishop, Kind::Rook, Kind::Gold];
 
 /// The 16-bit form of a standard shogi move, as cshogi's `move16` gives it.
@@ -62,10 +64,25 @@ pub fn decode_move(move16: u16) -> Result<Move, Move16Error> {
     }
 }
 
+/// A move's reading from 16 bits (this module's or YaneuraOu's).
+pub(crate) type Decode = fn(u16) -> Result<Move, Move16Error>;
+/// A move's writing in 16 bits (this module's or YaneuraOu's).
+pub(crate) type Encode = fn(Move) -> Result<u16, Move16Error>;
+
 /// The move a 16-bit move names, which must be one of `legal` (the legal
 /// moves of `pos`).
 pub(crate) fn decode_among(pos: &Position, legal: &[Move], move16: u16) -> Result<Move, Move16Error> {
-    let mv = decode_move(move16)?;
+    decode_among_by(decode_move, pos, legal, move16)
+}
+
+/// [`decode_among`], the move read by `decode`.
+pub(crate) fn decode_among_by(
+    decode: Decode,
+    pos: &Position,
+    legal: &[Move],
+    move16: u16,
+) -> Result<Move, Move16Error> {
+    let mv = decode(move16)?;
     if legal.contains(&mv) {
         return Ok(mv);
     }
@@ -75,8 +92,19 @@ pub(crate) fn decode_among(pos: &Position, legal: &[Move], move16: u16) -> Resul
 /// The 16-bit form of `mv`, which must be one of `legal` (the legal moves
 /// of `pos`).
 pub(crate) fn encode_legal(pos: &Position, legal: &[Move], mv: Move) -> Result<u16, Move16Error> {
-    let move16 = encode_move(mv)?;
-    decode_among(pos, legal, move16)?;
+    encode_legal_by(encode_move, decode_move, pos, legal, mv)
+}
+
+/// [`encode_legal`], the move written by `encode` and read back by `decode`.
+pub(crate) fn encode_legal_by(
+    encode: Encode,
+    decode: Decode,
+    pos: &Position,
+    legal: &[Move],
+    mv: Move,
+) -> Result<u16, Move16Error> {
+    let move16 = encode(mv)?;
+    decode_among_by(decode, pos, legal, move16)?;
     Ok(move16)
 }
 

@@ -6,14 +6,12 @@
 //! square index, or for a drop the dropped kind (1 pawn, 2 lance, 3 knight,
 //! 4 silver, 5 bishop, 6 rook, 7 gold). Bit 14: drop. Bit 15: promotion.
 
+use super::super::hcpe::move16::{decode_among_by, encode_legal_by, DROP_KINDS};
 use super::super::hcpe::{square_index, square_of_index, Move16Error};
-use crate::types::Kind;
 use crate::{Move, Position};
 
 const DROP: u16 = 1 << 14;
 const PROMOTE: u16 = 1 << 15;
-const DROP_KINDS: [Kind; 7] =
-    [Kind::Pawn, Kind::Lance, Kind::Knight, Kind::Silver, Kind::Bishop, Kind::Rook, Kind::Gold];
 
 /// The 16-bit form of a standard shogi move, as YaneuraOu writes it.
 pub fn encode_move(mv: Move) -> Result<u16, Move16Error> {
@@ -49,31 +47,20 @@ pub fn decode_move(move16: u16) -> Result<Move, Move16Error> {
     }
 }
 
-/// The move a 16-bit move names, which must be one of `legal` (the legal
-/// moves of `pos`).
-pub(crate) fn decode_among(pos: &Position, legal: &[Move], move16: u16) -> Result<Move, Move16Error> {
-    let mv = decode_move(move16)?;
-    if legal.contains(&mv) {
-        return Ok(mv);
-    }
-    Err(Move16Error::Illegal { move16, usi: mv.to_usi(), sfen: pos.to_sfen(), why: pos.explain_illegal(mv) })
-}
-
 /// The legal move of `pos` that a 16-bit move names.
 pub fn decode_legal_move(pos: &Position, move16: u16) -> Result<Move, Move16Error> {
-    decode_among(pos, &pos.legal_moves(), move16)
+    decode_among_by(decode_move, pos, &pos.legal_moves(), move16)
 }
 
 /// The 16-bit form of `mv`, which must be a legal move of `pos`.
 pub fn encode_legal_move(pos: &Position, mv: Move) -> Result<u16, Move16Error> {
-    let move16 = encode_move(mv)?;
-    decode_legal_move(pos, move16)?;
-    Ok(move16)
+    encode_legal_by(encode_move, decode_move, pos, &pos.legal_moves(), mv)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::Kind;
     use crate::Square;
 
     #[test]

@@ -21,15 +21,17 @@
 //! board is one bit shorter than on it, and the square it leaves costs one
 //! bit, so the 40 pieces always fill 256 bits.
 
-use super::super::hcpe::{square_index, square_of_index};
+use super::super::huffman_bits::{
+    self as bits, check_counts, code, decode_table, other_squares, read_opening, standard_count, BitReader, Code,
+    DecodeTable, OffBoard, PieceCount, BITS, OFF_BOARD,
+};
 use crate::sfen::{Setup, SfenError};
 use crate::types::{Color, Kind, Piece, KIND_SLOTS};
 use crate::{Position, Variant};
 use std::sync::LazyLock;
 
 /// Bytes of a `PackedSfen`.
-pub const PSFEN_BYTES: usize = 32;
-const BITS: usize = PSFEN_BYTES * 8;
+pub const PSFEN_BYTES: usize = bits::BYTES;
 
 /// Why bytes are not the `PackedSfen` of a legal position, or a position has
 /// no `PackedSfen`. Bits count from bit 0 of byte 0.
@@ -49,17 +51,9 @@ pub enum PsfenError {
     IllegalPosition(SfenError),
 }
 
-/// The kinds off the board in the order cshogi writes them, with how many of
-/// each standard shogi has.
-const HAND_ORDER: [(Kind, usize); 7] = [
-    (Kind::Pawn, 18),
-    (Kind::Lance, 4),
-    (Kind::Knight, 4),
-    (Kind::Silver, 4),
-    (Kind::Gold, 4),
-    (Kind::Bishop, 2),
-    (Kind::Rook, 2),
-];
+/// The kinds off the board in the order cshogi writes them.
+const HAND_ORDER: [Kind; 7] =
+    [Kind::Pawn, Kind::Lance, Kind::Knight, Kind::Silver, Kind::Gold, Kind::Bishop, Kind::Rook];
 
 /// The kind prefixes, bits in the order written.
 const PREFIXES: [(Kind, &str); 7] = [
@@ -73,18 +67,6 @@ const PREFIXES: [(Kind, &str); 7] = [
 ];
 /// A gold in the piece box: a promoted gote silver's code in hand.
 const BOX_GOLD: &str = "11011";
-
-/// A prefix code: bit `i` of `bits` is the `i`-th bit written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Code {
-    bits: u8,
-    len: u8,
-}
-
-fn code(text: &str) -> Code {
-    let bits = text.bytes().enumerate().fold(0u8, |acc, (i, b)| acc | ((b == b'1') as u8) << i);
-    Code { bits, len: text.len() as u8 }
-}
 
 fn prefix(kind: Kind) -> &'static str {
     PREFIXES.iter().find(|(k, _)| *k == kind).map(|(_, p)| *p).expect("standard shogi kinds have prefixes")
@@ -103,13 +85,6 @@ fn board_code(piece: Piece) -> Code {
     code(&format!("{}{promoted}{}", prefix(piece.kind()), flag(piece.color() == Color::Gote)))
 }
 
-/// Where a code off the board puts its piece.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum OffBoard {
-    Hand(Color),
-    Box,
-}
-
 fn off_board_code(kind: Kind, place: OffBoard) -> Code {
     let short = &prefix(kind)[1..];
     match (kind, place) {
@@ -121,22 +96,6 @@ fn off_board_code(kind: Kind, place: OffBoard) -> Code {
 }
 
 const EMPTY_SQUARE: &str = "0";
-
-/// A decoding table over the next 8 bits: what the code there means and its
-/// length; `None` where no code matches.
-type DecodeTable<T> = [Option<(T, u8)>; 256];
-
-fn decode_table<T: Copy>(codes: &[(T, Code)]) -> DecodeTable<T> {
-    let mut table = [None; 256];
-    for (next, slot) in table.iter_mut().enumerate() {
-        *slot = codes.iter().find(|(_, c)| next as u8 & mask(c.len) == c.bits).map(|&(t, c)| (t, c.len));
-    }
-    table
-}
-
-fn mask(len: u8) -> u8 {
-    ((1u16 << len) - 1) as u8
-}
 
 fn board_codes() -> Vec<(Option<Piece>, Code)> {
     let mut codes = vec![(None, code(EMPTY_SQUARE))];
@@ -152,10 +111,9 @@ fn board_codes() -> Vec<(Option<Piece>, Code)> {
 }
 
 fn off_board_codes() -> Vec<((Kind, OffBoard), Code)> {
-    let places = [OffBoard::Hand(Color::Sente), OffBoard::Hand(Color::Gote), OffBoard::Box];
     PREFIXES
         .iter()
-        .flat_map(|&(kind, _)| places.into_iter().map(move |place| ((kind, place), off_board_code(kind, place))))
+        .flat_map(|&(kind, _)| OFF_BOARD.into_iter().map(move |place| ((kind, place), off_board_code(kind, place))))
         .collect()
 }
 
@@ -164,65 +122,22 @@ static OFF_BOARD_CODES: LazyLock<Vec<((Kind, OffBoard), Code)>> = LazyLock::new(
 static BOARD_DECODE: LazyLock<DecodeTable<Option<Piece>>> = LazyLock::new(|| decode_table(&BOARD_CODES));
 static OFF_BOARD_DECODE: LazyLock<DecodeTable<(Kind, OffBoard)>> = LazyLock::new(|| decode_table(&OFF_BOARD_CODES));
 
-struct BitWriter {
-    bytes: [u8; PSFEN_BYTES],
-    bit: usize,
+impl From<PieceCount> for PsfenError {
+    fn from(PieceCount { kind, found, expected }: PieceCount) -> PsfenError {
+        PsfenError::PieceCount { kind, found, expected }
+    }
 }
 
-impl BitWriter {
-    fn put(&mut self, bits: u8, len: u8) {
-        for i in 0..len as usize {
-            let b = self.bit + i;
-            self.bytes[b / 8] |= ((bits >> i) & 1) << (b % 8);
+/// The next code of `codes` (`table` decodes them).
+fn next_code<T: Copy>(r: &mut BitReader, table: &DecodeTable<T>, codes: &[(T, Code)]) -> Result<T, PsfenError> {
+    let bit = r.bit();
+    r.next_code(table).ok_or_else(|| {
+        if r.cut_short(codes) {
+            PsfenError::PastTheEnd { bit }
+        } else {
+            PsfenError::InvalidCode { bit }
         }
-        self.bit += len as usize;
-    }
-
-    fn put_code(&mut self, c: Code) {
-        self.put(c.bits, c.len);
-    }
-}
-
-struct BitReader<'a> {
-    bytes: &'a [u8; PSFEN_BYTES],
-    bit: usize,
-}
-
-impl BitReader<'_> {
-    /// The next 8 bits (zeros past the end).
-    fn peek(&self) -> u8 {
-        let byte = |i: usize| self.bytes.get(i).copied().unwrap_or(0) as u16;
-        let i = self.bit / 8;
-        ((byte(i) | byte(i + 1) << 8) >> (self.bit % 8)) as u8
-    }
-
-    fn take(&mut self, len: u8) -> u8 {
-        let value = self.peek() & mask(len);
-        self.bit += len as usize;
-        value
-    }
-
-    /// The next code of `codes` (`table` decodes them).
-    fn decode<T: Copy>(&mut self, table: &DecodeTable<T>, codes: &[(T, Code)]) -> Result<T, PsfenError> {
-        let left = BITS.saturating_sub(self.bit);
-        match table[self.peek() as usize] {
-            Some((t, len)) if len as usize <= left => {
-                self.bit += len as usize;
-                Ok(t)
-            }
-            // The bits left begin some code that needs more of them.
-            _ if codes.iter().any(|(_, c)| c.len as usize > left && starts(c, self.peek(), left)) => {
-                Err(PsfenError::PastTheEnd { bit: self.bit })
-            }
-            _ => Err(PsfenError::InvalidCode { bit: self.bit }),
-        }
-    }
-}
-
-/// Whether the first `n` bits of `c` are the first `n` of `next`.
-fn starts(c: &Code, next: u8, n: usize) -> bool {
-    let m = mask(n.min(8) as u8);
-    c.bits & m == next & m
+    })
 }
 
 /// The `PackedSfen` of a standard shogi position, as cshogi's
@@ -231,40 +146,7 @@ pub fn encode_position(pos: &Position) -> Result<[u8; PSFEN_BYTES], PsfenError> 
     if pos.variant() != Variant::Shogi {
         return Err(PsfenError::NotStandardShogi(pos.variant()));
     }
-    let mut w = BitWriter { bytes: [0; PSFEN_BYTES], bit: 0 };
-    w.put(pos.side_to_move() as u8, 1);
-    for color in Color::BOTH {
-        let king = pos.royals(color)[0];
-        w.put(square_index(king).expect("standard shogi squares have indices"), 7);
-    }
-    let mut used = [0usize; KIND_SLOTS];
-    for index in 0..81 {
-        match pos.piece_at(square_of_index(index).expect("indices below 81 are squares")) {
-            None => w.put_code(code(EMPTY_SQUARE)),
-            Some(p) if p.kind() == Kind::King => {}
-            Some(p) => {
-                w.put_code(board_code(p));
-                used[p.kind() as usize] += 1;
-            }
-        }
-    }
-    for color in Color::BOTH {
-        for (kind, _) in HAND_ORDER {
-            let n = pos.hand(color, kind) as usize;
-            (0..n).for_each(|_| w.put_code(off_board_code(kind, OffBoard::Hand(color))));
-            used[kind as usize] += n;
-        }
-    }
-    let mut in_box = [0usize; KIND_SLOTS];
-    for (kind, expected) in HAND_ORDER {
-        let found = used[kind as usize];
-        in_box[kind as usize] = expected.checked_sub(found).ok_or(PsfenError::PieceCount { kind, found, expected })?;
-    }
-    for (kind, _) in HAND_ORDER {
-        (0..in_box[kind as usize]).for_each(|_| w.put_code(off_board_code(kind, OffBoard::Box)));
-    }
-    debug_assert_eq!(w.bit, BITS, "the standard pieces fill 256 bits");
-    Ok(w.bytes)
+    Ok(bits::encode(pos, &HAND_ORDER, code(EMPTY_SQUARE), board_code, off_board_code)?)
 }
 
 /// The position that `bytes` encode, checked against the rules, with move
@@ -275,34 +157,26 @@ pub fn decode_position(bytes: &[u8; PSFEN_BYTES]) -> Result<Position, PsfenError
 
 /// [`decode_position`] with the given move number (at least 1).
 pub(crate) fn decode_position_at(bytes: &[u8; PSFEN_BYTES], move_number: u32) -> Result<Position, PsfenError> {
-    let mut r = BitReader { bytes, bit: 0 };
-    let side = if r.take(1) == 1 { Color::Gote } else { Color::Sente };
-    let mut board = vec![None; 81];
-    let mut kings = [0u8; 2];
-    for color in Color::BOTH {
-        let index = r.take(7);
-        let square = square_of_index(index).filter(|_| color == Color::Sente || index != kings[0]);
-        let square = square.ok_or(PsfenError::KingSquare { color, index })?;
-        kings[color.index()] = index;
-        board[square.dense(9)] = Some(Piece::new(color, Kind::King, false));
-    }
+    let mut r = BitReader::new(bytes);
+    let opening = read_opening(&mut r).map_err(|(color, index)| PsfenError::KingSquare { color, index })?;
+    let mut board = opening.board;
     let mut counts = [0usize; KIND_SLOTS];
     let too_many = |kind: Kind, found: usize| {
-        let expected = HAND_ORDER.iter().find(|(k, _)| *k == kind).map_or(0, |(_, n)| *n);
+        let expected = standard_count(kind);
         (found > expected).then_some(PsfenError::PieceCount { kind, found, expected })
     };
-    for index in (0..81).filter(|i| !kings.contains(i)) {
-        if let Some(piece) = r.decode(&BOARD_DECODE, &BOARD_CODES)? {
+    for (_, slot) in other_squares(opening.kings) {
+        if let Some(piece) = next_code(&mut r, &BOARD_DECODE, &BOARD_CODES)? {
             counts[piece.kind() as usize] += 1;
             if let Some(e) = too_many(piece.kind(), counts[piece.kind() as usize]) {
                 return Err(e);
             }
-            board[square_of_index(index).expect("indices below 81 are squares").dense(9)] = Some(piece);
+            board[slot] = Some(piece);
         }
     }
     let mut hands = [[0u8; KIND_SLOTS]; 2];
-    while r.bit < BITS {
-        let (kind, place) = r.decode(&OFF_BOARD_DECODE, &OFF_BOARD_CODES)?;
+    while r.bit() < BITS {
+        let (kind, place) = next_code(&mut r, &OFF_BOARD_DECODE, &OFF_BOARD_CODES)?;
         counts[kind as usize] += 1;
         if let Some(e) = too_many(kind, counts[kind as usize]) {
             return Err(e);
@@ -311,13 +185,8 @@ pub(crate) fn decode_position_at(bytes: &[u8; PSFEN_BYTES], move_number: u32) ->
             hands[color.index()][kind as usize] += 1;
         }
     }
-    for (kind, expected) in HAND_ORDER {
-        let found = counts[kind as usize];
-        if found != expected {
-            return Err(PsfenError::PieceCount { kind, found, expected });
-        }
-    }
-    let setup = Setup { variant: Variant::Shogi, board, hands, side, move_number };
+    check_counts(&counts, &HAND_ORDER)?;
+    let setup = Setup { variant: Variant::Shogi, board, hands, side: opening.side, move_number };
     Position::from_setup(setup).map_err(PsfenError::IllegalPosition)
 }
 
@@ -351,18 +220,11 @@ mod tests {
         let board: Vec<Code> = board_codes().into_iter().map(|(_, c)| c).collect();
         let off: Vec<Code> = off_board_codes().into_iter().map(|(_, c)| c).collect();
         assert_eq!((board.len(), off.len()), (27, 21));
-        for set in [board, off] {
-            for (i, a) in set.iter().enumerate() {
-                for b in &set[i + 1..] {
-                    let n = a.len.min(b.len);
-                    assert_ne!(a.bits & mask(n), b.bits & mask(n), "{a:?} is a prefix of {b:?} or the reverse");
-                }
-            }
-        }
+        bits::assert_prefix_free(&board);
+        bits::assert_prefix_free(&off);
         for (kind, _) in PREFIXES {
             let on = board_code(Piece::new(Color::Sente, kind, false)).len;
-            let places = [OffBoard::Hand(Color::Sente), OffBoard::Hand(Color::Gote), OffBoard::Box];
-            assert!(places.into_iter().all(|p| off_board_code(kind, p).len + 1 == on), "{kind:?}");
+            assert!(OFF_BOARD.into_iter().all(|p| off_board_code(kind, p).len + 1 == on), "{kind:?}");
         }
     }
 }
