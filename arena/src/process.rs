@@ -25,7 +25,12 @@ pub struct EngineProcess {
     command: String,
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
+    /// The engine's lines, each with when it came.
+    lines: Receiver<(Instant, String)>,
+    /// A line read from `lines` but not yet due (its lag not yet passed at a deadline).
+    pending: Option<(Instant, String)>,
+    /// How long each line takes to reach the arena (a simulated network).
+    lag: Duration,
     /// Last lines exchanged, for error messages (`> sent`, `< received`).
     pub transcript: std::collections::VecDeque<String>,
     debug: bool,
@@ -68,7 +73,7 @@ impl EngineProcess {
                         Ok(0) | Err(_) => break,
                         Ok(_) => {
                             let line = String::from_utf8_lossy(&buf).trim_end_matches(['\r', '\n']).to_string();
-                            if tx.send(line).is_err() {
+                            if tx.send((Instant::now(), line)).is_err() {
                                 break;
                             }
                         }
@@ -76,7 +81,16 @@ impl EngineProcess {
                 }
             })
             .map_err(|e| spawn_err(e.to_string()))?;
-        Ok(EngineProcess { command, child, stdin, lines: rx, transcript: Default::default(), debug })
+        Ok(EngineProcess {
+            command,
+            child,
+            stdin,
+            lines: rx,
+            pending: None,
+            lag: Duration::ZERO,
+            transcript: Default::default(),
+            debug,
+        })
     }
 
     pub fn command(&self) -> &str {
@@ -107,17 +121,31 @@ impl EngineProcess {
         }
     }
 
-    /// The next line, waiting until `deadline`.
+    /// Delays every line from now on by `lag` (a simulated network).
+    pub fn set_lag(&mut self, lag: Duration) {
+        self.lag = lag;
+    }
+
+    /// The next line, waiting until `deadline`; with a lag, a line is due `lag` after it
+    /// came (one not due by the deadline waits for the next call).
     pub fn recv(&mut self, deadline: Instant) -> Result<String, ProcessError> {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(wait) {
-            Ok(line) => {
-                self.note(format!("< {line}"));
-                Ok(line)
-            }
-            Err(RecvTimeoutError::Timeout) => Err(ProcessError::Timeout),
-            Err(RecvTimeoutError::Disconnected) => Err(self.exited()),
+        let (came, line) = match self.pending.take() {
+            Some(p) => p,
+            None => match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(p) => p,
+                Err(RecvTimeoutError::Timeout) => return Err(ProcessError::Timeout),
+                Err(RecvTimeoutError::Disconnected) => return Err(self.exited()),
+            },
+        };
+        let due = came + self.lag;
+        if due > deadline {
+            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+            self.pending = Some((came, line));
+            return Err(ProcessError::Timeout);
         }
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        self.note(format!("< {line}"));
+        Ok(line)
     }
 
     /// Reads lines until `accept` returns `Some`, or the deadline passes.
@@ -136,7 +164,8 @@ impl EngineProcess {
 
     /// Drops the lines already waiting (the engine's chatter between requests).
     pub fn drain(&mut self) {
-        while let Ok(line) = self.lines.try_recv() {
+        self.pending = None;
+        while let Ok((_, line)) = self.lines.try_recv() {
             self.note(format!("< {line}"));
         }
     }
@@ -184,5 +213,33 @@ impl Drop for EngineProcess {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lag_delays_every_line_and_a_line_not_due_waits_for_the_next_call() {
+        let argv: Vec<String> = ["sh", "-c", "echo first; echo second"].iter().map(|s| s.to_string()).collect();
+        let mut engine = EngineProcess::spawn(&argv, None).unwrap();
+        engine.set_lag(Duration::from_millis(300));
+        let start = Instant::now();
+        // Both lines are written at once; neither is due within 100 ms.
+        assert!(matches!(engine.recv(start + Duration::from_millis(100)), Err(ProcessError::Timeout)));
+        assert_eq!(engine.recv(start + Duration::from_secs(5)).unwrap(), "first");
+        assert!(start.elapsed() >= Duration::from_millis(300), "{:?}", start.elapsed());
+        assert_eq!(engine.recv(start + Duration::from_secs(5)).unwrap(), "second");
+        assert!(start.elapsed() < Duration::from_secs(3));
+    }
+
+    #[test]
+    fn lag_is_an_arena_key_of_engines_only() {
+        let spec: crate::spec::PlayerSpec = "e=usi:/bin/true,lag=250,Hash=16".parse().unwrap();
+        assert_eq!(spec.lag, Duration::from_millis(250));
+        assert!("e=usi:/bin/true,lag=soon".parse::<crate::spec::PlayerSpec>().is_err());
+        let koma = "k=koma:net.safetensors,lag=250".parse::<crate::spec::PlayerSpec>();
+        assert!(koma.is_err(), "koma players have no process to delay");
     }
 }

@@ -45,14 +45,18 @@ fn absolute_paths(options: &[(String, String)]) -> Vec<(String, String)> {
 ///
 /// For engines the keys `depth` and `nodes` (lower case) are the arena's, not options:
 /// they fix this player's limit per move whatever the match's `--tc` is (USI
-/// `go depth N` / `go nodes N`, XBoard `sd N`). Every other `Key=Value` becomes a USI
-/// `setoption name Key value Value` or an XBoard `option Key=Value`.
+/// `go depth N` / `go nodes N`, XBoard `sd N`); so is `lag=MS`, which delays every line
+/// of the engine by MS milliseconds on its way to the arena (a network between a GUI
+/// and a remote engine: its moves arrive MS later on the arena's clock). Every other
+/// `Key=Value` becomes a USI `setoption name Key value Value` or an XBoard `option Key=Value`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlayerSpec {
     pub name: String,
     pub kind: SpecKind,
     /// Per-player fixed limit (`nodes=N` or `depth=N`), overriding the match's.
     pub limit: Option<TimeControl>,
+    /// Engines: the delay of every line on its way to the arena (`lag=MS`).
+    pub lag: Duration,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -108,6 +112,7 @@ impl FromStr for PlayerSpec {
         let mut limit = None;
         let mut device = "cpu".to_string();
         let mut backend = nn::Backend::Auto;
+        let mut lag = Duration::ZERO;
         for p in parts {
             if p.is_empty() {
                 continue;
@@ -118,6 +123,10 @@ impl FromStr for PlayerSpec {
                 "nodes" | "depth" => {
                     let tc = format!("{k}={v}").parse::<TimeControl>().map_err(|e| bad(&e.to_string()))?;
                     limit = Some(tc);
+                }
+                "lag" if kind_word == "usi" || kind_word == "xboard" => {
+                    let ms: u64 = v.parse().map_err(|_| bad(&format!("lag={v}: expected milliseconds")))?;
+                    lag = Duration::from_millis(ms);
                 }
                 "device" if kind_word == "koma" => device = v.to_string(),
                 "backend" if kind_word == "koma" => {
@@ -159,7 +168,7 @@ impl FromStr for PlayerSpec {
             }
             _ => return Err(bad("SPEC must be random, greedy, material:..., koma:..., usi:... or xboard:...")),
         };
-        Ok(PlayerSpec { name: name.to_string(), kind, limit })
+        Ok(PlayerSpec { name: name.to_string(), kind, limit, lag })
     }
 }
 
@@ -223,10 +232,15 @@ impl PlayerSpec {
                 Box::new(KomaPlayer::new(network, config.clone(), variant)?)
             }
             SpecKind::Usi { argv, options } => {
-                Box::new(UsiEngine::start(argv, &absolute_paths(options), variant, workdir, handshake_timeout)?)
+                let mut engine = UsiEngine::start(argv, &absolute_paths(options), variant, workdir, handshake_timeout)?;
+                engine.set_lag(self.lag);
+                Box::new(engine)
             }
             SpecKind::Xboard { argv, options } => {
-                Box::new(XboardEngine::start(argv, &absolute_paths(options), variant, workdir, handshake_timeout)?)
+                let mut engine =
+                    XboardEngine::start(argv, &absolute_paths(options), variant, workdir, handshake_timeout)?;
+                engine.set_lag(self.lag);
+                Box::new(engine)
             }
         })
     }

@@ -23,6 +23,11 @@ pub struct UsiEngine {
 }
 
 impl UsiEngine {
+    /// Delays every line of the engine by `lag` on its way here (the arena's `lag=MS`).
+    pub fn set_lag(&mut self, lag: Duration) {
+        self.proc.set_lag(lag);
+    }
+
     pub fn start(
         argv: &[String],
         options: &[(String, String)],

@@ -94,6 +94,11 @@ pub fn xshogi_move_line(line: &str) -> Option<String> {
 }
 
 impl XboardEngine {
+    /// Delays every line of the engine by `lag` on its way here (the arena's `lag=MS`).
+    pub fn set_lag(&mut self, lag: Duration) {
+        self.proc.set_lag(lag);
+    }
+
     pub fn start(
         argv: &[String],
         options: &[(String, String)],
