@@ -18,7 +18,7 @@ use search::driver::{self, Settings};
 use search::time::{self, Clock};
 use search::{BatchStats, ChildInfo, Control, DirectEvaluator, LeafEvaluator, Limits, PlayerTree, SearchConfig};
 
-use crate::player::{Action, Fault, GoRequest, Player, TimeControl};
+use crate::player::{Action, EngineScore, Fault, GoRequest, Player, TimeControl};
 
 /// Simulations per move of a koma player when neither its spec nor the match fixes them
 /// and there is no clock.
@@ -285,6 +285,8 @@ pub struct KomaPlayer {
     batches: BatchStats,
     /// The root's moves at the end of the last search.
     last_root: Vec<ChildInfo>,
+    /// The last search's score of its move (as koma-usi reports it).
+    last_score: Option<EngineScore>,
 }
 
 impl KomaPlayer {
@@ -303,6 +305,7 @@ impl KomaPlayer {
             slots: Vec::new(),
             batches: BatchStats::default(),
             last_root: Vec::new(),
+            last_score: None,
         };
         player.refill_slots();
         Ok(player)
@@ -391,6 +394,11 @@ impl Player for KomaPlayer {
         self.refill_slots();
         self.batches.add(outcome.batches);
         self.last_root = outcome.root;
+        self.last_score = Some(match outcome.proof {
+            search::Proof::Win(n) => EngineScore::Mate(n as i32),
+            search::Proof::Loss(n) => EngineScore::Mate(-(n as i32)),
+            search::Proof::Unknown => EngineScore::Cp(search::q_to_cp(outcome.value)),
+        });
         if let Some(e) = outcome.error {
             return Err(Fault::Crash(e.to_string()));
         }
@@ -398,6 +406,10 @@ impl Player for KomaPlayer {
             Some(mv) => Ok(Action::Move(mv)),
             None => Ok(Action::Resign),
         }
+    }
+
+    fn last_score(&self) -> Option<EngineScore> {
+        self.last_score
     }
 }
 

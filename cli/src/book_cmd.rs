@@ -1,6 +1,6 @@
 //! `koma book`: an opening book in YaneuraOu's text format ([`dataio::book`]) from game
-//! records (KIF, KI2, CSA, USI, hcpe; koma's arena writes `games.csa` and `kif/`, `koma
-//! convert-samples` turns self-play into hcpe3, `koma convert` hcpe3 into records). Each
+//! records (KIF, KI2, CSA, USI, hcpe, hcpe3; koma's arena writes `games.csa` and `kif/`,
+//! `koma convert-samples` turns self-play's chunks into hcpe3). Each
 //! move of the first `--max-ply` plies of every game is counted; its score is the mover's
 //! result in the games that played it (as centipawns on Ponanza's scale) or, with
 //! `--score-with`, a player's search of the position after it.
@@ -20,7 +20,8 @@ use rules::{EndRules, Position, Variant};
 
 #[derive(Args)]
 pub struct BookArgs {
-    /// Game records: KIF, KI2, CSA, USI or hcpe files, or folders of them (standard shogi).
+    /// Game records: KIF, KI2, CSA, USI, hcpe or hcpe3 files, or folders of them (standard
+    /// shogi; self-play's chunks become hcpe3 with `koma convert-samples`).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// The book to write (YaneuraOu's text format, `.db` by custom).
@@ -48,13 +49,17 @@ pub struct BookArgs {
 fn read_records(path: &Path) -> Result<Vec<Record>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let ext = files::extension(path);
+    if ext == "hcpe3" {
+        let games = hcpe::hcpe3::from_bytes(&bytes).map_err(|e| bad(format!("{}: {e}", path.display())))?;
+        return Ok(games.iter().map(hcpe::record_of_game).collect());
+    }
     if ext == "hcpe" {
         let entries = hcpe::from_bytes(&bytes).map_err(|e| bad(format!("{}: {e}", path.display())))?;
         return Ok(hcpe::records_of_entries(&entries));
     }
     let format = Format::from_extension(&ext)
         .filter(|f| f.readable())
-        .ok_or_else(|| bad(format!("{}: not a record (.kif .ki2 .csa .usi .hcpe)", path.display())))?;
+        .ok_or_else(|| bad(format!("{}: not a record (.kif .ki2 .csa .usi .hcpe .hcpe3)", path.display())))?;
     read_games(format, &bytes, Format::encoding_of_extension(&ext))
         .map_err(|e| bad(format!("{}: {}", path.display(), e.message())))
 }
@@ -95,7 +100,7 @@ fn search_score(player: &mut dyn arena::player::Player, sfen: &str, mv: &str, tc
 pub fn book(args: BookArgs) -> Result<ExitCode> {
     let inputs = files::files_under(&args.inputs, |p| {
         let ext = files::extension(p);
-        ext == "hcpe" || Format::from_extension(&ext).is_some_and(|f| f.readable())
+        ext == "hcpe" || ext == "hcpe3" || Format::from_extension(&ext).is_some_and(|f| f.readable())
     });
     let mut builder = BookBuilder::new(args.max_ply);
     let (mut games, mut skipped) = (0usize, 0usize);
@@ -144,7 +149,12 @@ pub fn book(args: BookArgs) -> Result<ExitCode> {
 
 /// Scores every move by the search of the player of `spec` (depth 1: searched).
 fn score_moves(spec: &str, tc: TimeControl, kept: &mut [(String, BookMove)]) -> Result<()> {
-    let spec: PlayerSpec = spec.parse().map_err(|e| bad(format!("--score-with: {e}")))?;
+    // An arena player with or without its `NAME=`.
+    let named = match spec.split(':').next().is_some_and(|head| head.contains('=')) {
+        true => spec.to_string(),
+        false => format!("scorer={spec}"),
+    };
+    let spec: PlayerSpec = named.parse().map_err(|e| bad(format!("--score-with: {e}")))?;
     let workdir = std::env::temp_dir();
     let mut player = spec.create(Variant::Shogi, 1, &workdir, Duration::from_secs(60))?;
     let bar = progress::Reporter::bar("book: scoring", kept.len() as u64, "moves");

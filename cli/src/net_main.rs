@@ -57,10 +57,10 @@ enum NetCommand {
     Learn(train_cmd::LearnArgs),
     /// Play games: a checkpoint against a baseline (random, greedy) or another checkpoint.
     Evaluate(train_cmd::EvaluateArgs),
-    /// Build an opening book (YaneuraOu's text format) from game records
-    Book(book_cmd::BookArgs),
     /// Plot a training run's rating on the baseline ladder over its steps (from eval.jsonl)
     Plot(plot_cmd::PlotArgs),
+    /// Build an opening book (YaneuraOu's text format) from game records
+    Book(book_cmd::BookArgs),
     /// Convert sample chunks (self-play, koma gen) to dlshogi's hcpe3
     ConvertSamples(samples_cmd::ConvertSamplesArgs),
 }

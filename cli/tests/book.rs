@@ -99,3 +99,20 @@ fn bad_inputs_are_skipped_and_a_broken_book_is_refused_and_kept() {
     let run = koma(&["book", broken.to_str().unwrap(), "-o", out.to_str().unwrap()], "");
     assert!(!run.status.success(), "no game at all is an error");
 }
+
+#[test]
+fn score_with_a_network_searches_every_move() {
+    let dir = scratch("koma-book-scored");
+    let out = dir.join("scored.db");
+    let good = records()[0].display().to_string();
+    let player = format!("koma:{}", repo("models/shogi.safetensors").display());
+    let args =
+        ["book", &good, "-o", out.to_str().unwrap(), "--max-ply", "4", "--score-with", &player, "--tc", "nodes=16"];
+    let run = koma(&args, "");
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let book = Book::read(&out).unwrap();
+    let moves: Vec<_> = book.iter().flat_map(|(_, m)| m.to_vec()).collect();
+    assert_eq!(moves.len(), 4);
+    assert!(moves.iter().all(|m| m.depth == 1), "{moves:?}");
+    assert!(moves.iter().any(|m| m.score != 0), "the network's scores: {moves:?}");
+}

@@ -210,7 +210,7 @@ class Session:
         for want in ("USI_Hash", "USI_Ponder", "MultiPV", "ModelFile", "MateSearchPlies", "EnteringKingRule",
                      "Draw_Value_Black", "Draw_Value_White", "MaxMovesToDraw", "USI_OwnBook", "BookFile",
                      "BookMoves", "BookEvalDiff", "BookEvalBlackLimit", "BookEvalWhiteLimit", "BookDepthLimit",
-                     "ConsiderBookMoveCount"):
+                     "ConsiderBookMoveCount", "NetworkDelay", "NetworkDelay2", "MinimumThinkingTime", "SlowMover"):
             if want not in seen:
                 fail(f"usi: no option {want}")
         # The rules and draw options as YaneuraOu and dlshogi announce them.
@@ -224,6 +224,11 @@ class Session:
                                     ("BookEvalDiff", "spin", 30), ("ConsiderBookMoveCount", "check", "false")):
             if seen[name][:2] != (kind, default):
                 fail(f"{name}: {seen[name]}, expected a {kind} defaulting to {default}")
+        # The time options under YaneuraOu's names (koma's defaults: README, options table).
+        for name, default in (("NetworkDelay", 0), ("NetworkDelay2", 0), ("MinimumThinkingTime", 2000),
+                              ("SlowMover", 100)):
+            if seen[name][:2] != ("spin", default):
+                fail(f"{name}: {seen[name]}, expected a spin defaulting to {default}")
         if seen["BookFile"][0] != "filename":
             fail("BookFile is not announced as a filename")
         if seen["ModelFile"][0] != "filename":

@@ -1,5 +1,6 @@
 //! The opening book over USI, as ShogiGUI drives it: `BookFile` names a YaneuraOu text
-//! book (here one built from game records by the builder `koma book` uses), `isready`
+//! book (built by the builder `koma book` uses, from game records and from the games of
+//! an arena match), `isready`
 //! says what it holds, and a `go` in a book position answers the book's move at once
 //! (an `info string` naming the book, a `pv` line, `bestmove` with the expected reply)
 //! until `BookMoves`; `USI_OwnBook false` searches instead; a broken book is reported
@@ -8,6 +9,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use common::*;
 use dataio::book::{Book, BookBuilder, BookMove};
@@ -96,4 +98,54 @@ fn a_broken_book_is_reported_and_the_engine_plays_without_it() {
     e.send("setoption name BookEvalDiff value -5");
     let lines = e.ask_until("isready", 30.0, "readyok");
     assert!(lines.iter().any(|l| l.starts_with("info string error") && l.contains("BookEvalDiff")), "{lines:?}");
+}
+
+/// A book made from an arena match's `games.csa` (what `koma book runs/<match>/games.csa`
+/// reads) is played by the engine.
+#[test]
+fn a_book_of_an_arena_match_is_played() {
+    use arena::{run_match, MatchConfig, Opening, PlayerSpec, TimeControl};
+    use rules::{EndRules, ImpasseRule, Variant};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("match");
+    let cfg = MatchConfig {
+        players: ["a=greedy", "b=material:1"].iter().map(|p| p.parse::<PlayerSpec>().unwrap()).collect(),
+        gauntlet: None,
+        ladder: false,
+        games: 4,
+        tc: TimeControl::Nodes(10),
+        openings: vec![Opening::startpos(Variant::Shogi)],
+        concurrency: 1,
+        sprt: None,
+        out: out.clone(),
+        variant: Variant::Shogi,
+        end_rules: EndRules { impasse: ImpasseRule::Declaration27, max_plies: Some(60) },
+        time_margin: Duration::from_millis(500),
+        hang_timeout: Duration::from_secs(5),
+        seed: 3,
+        command_line: None,
+        progress: false,
+        resume: false,
+    };
+    run_match(&cfg).unwrap();
+    let games = read_games(Format::Csa, &std::fs::read(out.join("games.csa")).unwrap(), None).unwrap();
+    assert_eq!(games.len(), 4);
+    let mut builder = BookBuilder::new(8);
+    for g in &games {
+        builder.add_game(g).unwrap();
+    }
+    let book = builder.build(1);
+    let path = dir.path().join("arena.db");
+    book.write(&path).unwrap();
+    let mut e = Engine::start(&[]);
+    e.handshake(&[
+        ("ModelFile", "<uniform>"),
+        ("BookFile", path.to_str().unwrap()),
+        ("BookEvalDiff", "99999"),
+        ("BookEvalWhiteLimit", "-99999"),
+        ("BookEvalBlackLimit", "-99999"),
+    ]);
+    let best = go(&mut e, "startpos").pop().unwrap();
+    let first = book.moves(START).unwrap();
+    assert!(first.iter().any(|m| best.starts_with(&format!("bestmove {}", m.mv))), "{best} not in {first:?}");
 }
