@@ -15,7 +15,7 @@ mod net;
 use std::sync::Mutex;
 
 use crate::file::error::CheckpointError;
-use crate::file::loader::NetworkFile;
+use crate::file::loader::{read_network_file, Expected, Network, NetworkFile};
 use crate::inference::evaluation::Evaluation;
 use crate::inference::evaluator::{check_input, EvalError, Evaluator};
 use crate::network::shape::NetShape;
@@ -47,6 +47,16 @@ impl CpuEvaluator {
 
     pub fn gemm(&self) -> GemmLib {
         self.gemm
+    }
+}
+
+impl Network {
+    /// Loads the network at `path` (a checkpoint pair by any of its names, or a model
+    /// file) on the portable CPU backend ([`CpuEvaluator`]).
+    pub fn load_cpu(path: impl AsRef<std::path::Path>, expected: &Expected) -> Result<Network, CheckpointError> {
+        let file = read_network_file(path, expected)?;
+        let evaluator = CpuEvaluator::new(&file)?;
+        Network::from_file(file, std::sync::Arc::new(evaluator))
     }
 }
 

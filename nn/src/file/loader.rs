@@ -20,7 +20,6 @@ use super::checks::{check_declared_layout, probe_evaluator};
 use super::error::CheckpointError;
 use super::meta::{read_model_file_meta, ModelMeta, MODEL_FILE_FORMAT};
 use super::tensors::{parse, read_header_metadata, tensors_sha256, Weights};
-use crate::cpu::CpuEvaluator;
 use crate::encoding::{Encoder, ENCODER_VERSION};
 use crate::inference::evaluator::{Evaluator, UniformEvaluator};
 use crate::network::shape::NetShape;
@@ -199,14 +198,6 @@ impl Network {
     pub fn from_file(file: NetworkFile, evaluator: Arc<dyn Evaluator>) -> Result<Network, CheckpointError> {
         probe_evaluator(evaluator.as_ref(), &file.encoder, &file.weights_path)?;
         Ok(Network { evaluator, encoder: file.encoder, meta: Some(file.meta) })
-    }
-
-    /// Loads the network at `path` (a checkpoint pair by any of its names, or a model
-    /// file) on the portable CPU backend ([`CpuEvaluator`]).
-    pub fn load_cpu(path: impl AsRef<Path>, expected: &Expected) -> Result<Network, CheckpointError> {
-        let file = read_network_file(path, expected)?;
-        let evaluator = CpuEvaluator::new(&file)?;
-        Network::from_file(file, Arc::new(evaluator))
     }
 
     /// Every move equally likely, a neutral value (pure MCTS, tests).

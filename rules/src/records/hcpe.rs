@@ -33,8 +33,9 @@ mod hcp;
 pub mod hcpe3;
 pub(super) mod move16;
 
+pub use super::huffman_bits::{square_index, square_of_index};
 pub use games::{end_of, entries_of_record, record_of_game, records_of_entries};
-pub use hcp::{decode_position, encode_position, square_index, square_of_index, HcpError, HCP_BYTES};
+pub use hcp::{decode_position, encode_position, HcpError, HCP_BYTES};
 pub use move16::{decode_legal_move, decode_move, encode_move, Move16Error};
 
 use crate::{Color, Move, Position};

@@ -8,9 +8,20 @@
 //! box). The codes themselves, and the order of the kinds off the board, are
 //! each format's own.
 
-use super::hcpe::{square_index, square_of_index};
-use crate::types::{Color, Kind, Piece, KIND_SLOTS};
+use crate::types::{Color, Kind, Piece, Square, KIND_SLOTS};
 use crate::Position;
+
+/// Apery's square numbering, which `HuffmanCodedPos` and 16-bit moves use:
+/// file-major from 1a, `(file - 1) * 9 + (rank - 1)`, so 1a = 0, 1i = 8,
+/// 2a = 9, 9i = 80.
+pub fn square_index(sq: Square) -> Option<u8> {
+    (sq.file() <= 9 && sq.rank() <= 9).then(|| (sq.file() - 1) * 9 + (sq.rank() - 1))
+}
+
+/// The square of an Apery square index below 81.
+pub fn square_of_index(index: u8) -> Option<Square> {
+    (index < 81).then(|| Square::new(index / 9 + 1, index % 9 + 1))
+}
 
 /// Bytes of a coded position.
 pub(crate) const BYTES: usize = 32;

@@ -3,7 +3,7 @@
 //!
 //! Bits are written from bit 0 of byte 0 upwards (least significant bit
 //! first). In order: the side to move (1 bit, 1 = gote), the squares of the
-//! sente and gote kings (7 bits each, as a [`square_index`]), then every
+//! sente and gote kings (7 bits each, as a [`super::square_index`]), then every
 //! other square in index order as a board code, then one code for each
 //! piece in hand (sente's, then gote's, by kind pawn, lance, knight, silver,
 //! gold, bishop, rook), then one code for each piece in neither (the piece
@@ -16,7 +16,7 @@ use super::super::huffman_bits::{
     OffBoard, PieceCount, BITS, OFF_BOARD,
 };
 use crate::sfen::{Setup, SfenError};
-use crate::types::{Color, Kind, Piece, Square, KIND_SLOTS};
+use crate::types::{Color, Kind, Piece, KIND_SLOTS};
 use crate::{Position, Variant};
 use std::sync::LazyLock;
 
@@ -37,18 +37,6 @@ pub enum HcpError {
     PieceCount { kind: Kind, found: usize, expected: usize },
     #[error("not a legal position: {0}")]
     IllegalPosition(SfenError),
-}
-
-/// Apery's square numbering, which `HuffmanCodedPos` and 16-bit moves use:
-/// file-major from 1a, `(file - 1) * 9 + (rank - 1)`, so 1a = 0, 1i = 8,
-/// 2a = 9, 9i = 80.
-pub fn square_index(sq: Square) -> Option<u8> {
-    (sq.file() <= 9 && sq.rank() <= 9).then(|| (sq.file() - 1) * 9 + (sq.rank() - 1))
-}
-
-/// The square of an Apery square index below 81.
-pub fn square_of_index(index: u8) -> Option<Square> {
-    (index < 81).then(|| Square::new(index / 9 + 1, index % 9 + 1))
 }
 
 /// The hand kinds in the order the format writes them.
@@ -156,7 +144,9 @@ pub fn decode_position(bytes: &[u8; HCP_BYTES]) -> Result<Position, HcpError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{square_index, square_of_index};
     use super::*;
+    use crate::types::Square;
 
     #[test]
     fn codes_are_prefix_free_and_lengths_fill_256_bits() {

@@ -5,7 +5,7 @@
 //! 3 knight, 4 silver, 5 bishop, 6 rook, 7 gold). Bit 14: promotion.
 //! Bit 15 is zero.
 
-use super::hcp::{square_index, square_of_index};
+use super::{square_index, square_of_index};
 use crate::types::Kind;
 use crate::{Move, Position};
 
