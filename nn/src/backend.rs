@@ -22,8 +22,8 @@ pub enum Backend {
 }
 
 /// What `auto` takes on the CPU: the portable backend. One of its forward passes is about
-/// as fast as libtorch's (0.8 to 1.8 times, by batch), and it runs one a search thread
-/// where libtorch's evaluator runs one at a time, so koma-usi searches 1.8 times as many
+/// as fast as libtorch's (0.8 to 2 times, by batch), and it runs one a search thread
+/// where libtorch's evaluator runs one at a time, so koma-usi searches 1.7 to 2.1 times as many
 /// nodes a second on two cores (docs/performance.md, "Backends").
 pub const AUTO_ON_CPU: Backend = Backend::Cpu;
 

@@ -288,7 +288,7 @@ pub enum OptionError {
 /// (auto). On the CPU batches of 16 (which won at byoyomi 1 s, docs/strength.md, "At a
 /// clock"); with libtorch one thread, since its evaluator runs one forward pass at a time
 /// and a second thread gains nothing on two cores; with the portable backend a thread a
-/// core up to [`PORTABLE_MAX_THREADS`], each running its own passes (1.8 times libtorch's
+/// core up to [`PORTABLE_MAX_THREADS`], each running its own passes (1.7 to 2.1 times libtorch's
 /// nodes per second on two cores, docs/performance.md, "Backends"). On a GPU a batch must
 /// be large to use the device and several threads keep it busy while each selects its
 /// next batch under the tree's lock: per GPU, the setting that `scripts/gpu-bench.sh`
