@@ -21,7 +21,7 @@ use rules::Move;
 
 use crate::leaf_eval::LeafEvaluator;
 use crate::player_tree::{PlayerTree, Selected};
-use crate::report::{best_value, snapshot, BatchStats, Info, Score, SearchError, SearchOutcome};
+use crate::report::{snapshot, tree_outcome, BatchStats, Info, Score, SearchError, SearchOutcome};
 use crate::root_mate::{self, RootMate};
 use crate::stop::{self, Control, Limits, Progress, StopReason};
 
@@ -324,23 +324,10 @@ fn outcome(
 ) -> SearchOutcome {
     let mut info = snapshot(t, start.elapsed(), settings.multipv);
     show_mate_line(&mut info, mate_line);
-    let best = t.best_move();
-    let root = t.root_children();
-    let value = best_value(t, best, &root);
-    // The ponder move answers the move played (the root checks may choose another than
-    // the first line's).
-    let ponder = info.lines.first().filter(|l| l.pv.first() == best.as_ref()).and_then(|l| l.pv.get(1).copied());
     SearchOutcome {
-        best,
-        ponder,
-        value,
-        proof: t.root_proof(),
-        info,
-        root,
         batches: *shared.batches.lock().unwrap_or_else(|e| e.into_inner()),
         error: shared.error.lock().unwrap_or_else(|e| e.into_inner()).take(),
-        tree_full: t.hit_memory_cap(),
-        stopped_by,
+        ..tree_outcome(t, info, stopped_by)
     }
 }
 

@@ -175,6 +175,31 @@ pub fn snapshot(tree: &PlayerTree, elapsed: Duration, multipv: usize) -> Info {
     }
 }
 
+/// The outcome the tree gives as it stands, with `info` its report (the caller holds the
+/// tree's lock): the best move, its reply, its value, the root's moves. No batch
+/// statistics or error: those are the search threads' to add. Also what an engine answers
+/// with when it stops a search from outside its threads.
+pub fn tree_outcome(t: &PlayerTree, info: Info, stopped_by: StopReason) -> SearchOutcome {
+    let best = t.best_move();
+    let root = t.root_children();
+    let value = best_value(t, best, &root);
+    // The ponder move answers the move played (the root checks may choose another than
+    // the first line's).
+    let ponder = info.lines.first().filter(|l| l.pv.first() == best.as_ref()).and_then(|l| l.pv.get(1).copied());
+    SearchOutcome {
+        best,
+        ponder,
+        value,
+        proof: t.root_proof(),
+        info,
+        root,
+        batches: BatchStats::default(),
+        error: None,
+        tree_full: t.hit_memory_cap(),
+        stopped_by,
+    }
+}
+
 /// The expected score of the best move (exact when the root is proven).
 pub(crate) fn best_value(tree: &PlayerTree, best: Option<Move>, root: &[ChildInfo]) -> f32 {
     match tree.root_proof() {

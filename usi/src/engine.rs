@@ -700,7 +700,8 @@ impl Watchdog {
             }
             if self.root_set.load(Ordering::SeqCst) {
                 if let Ok(t) = self.tree.try_lock() {
-                    outcome = Some(tree_outcome(&t, elapsed, self.multipv));
+                    let info = search::report::snapshot(&t, elapsed, self.multipv);
+                    outcome = Some(search::report::tree_outcome(&t, info, StopReason::Time));
                     break;
                 }
             }
@@ -722,31 +723,6 @@ impl Watchdog {
         if self.answer.give(outcome) {
             log::debug!("koma-usi: the watchdog answered at the hard limit ({} ms)", elapsed.as_millis());
         }
-    }
-}
-
-/// The outcome of a search stopped from outside its threads: the tree as it is.
-fn tree_outcome(t: &PlayerTree, elapsed: Duration, multipv: usize) -> SearchOutcome {
-    let info = search::report::snapshot(t, elapsed, multipv);
-    let best = t.best_move();
-    let root = t.root_children();
-    let value = match t.root_proof() {
-        search::Proof::Win(_) => 1.0,
-        search::Proof::Loss(_) => -1.0,
-        search::Proof::Unknown => best.and_then(|b| root.iter().find(|c| c.mv == b)).and_then(|c| c.q).unwrap_or(0.0),
-    };
-    let ponder = info.lines.first().filter(|l| l.pv.first() == best.as_ref()).and_then(|l| l.pv.get(1).copied());
-    SearchOutcome {
-        best,
-        ponder,
-        value,
-        proof: t.root_proof(),
-        info,
-        root,
-        batches: search::BatchStats::default(),
-        error: None,
-        tree_full: t.hit_memory_cap(),
-        stopped_by: StopReason::Time,
     }
 }
 
