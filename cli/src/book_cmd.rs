@@ -1,7 +1,7 @@
 //! `koma book`: an opening book in YaneuraOu's text format ([`dataio::book`]) from game
-//! records (KIF, KI2, CSA, USI, hcpe, hcpe3; koma's arena writes `games.csa` and `kif/`,
-//! `koma convert-samples` turns self-play's chunks into hcpe3). Each
-//! move of the first `--max-ply` plies of every game is counted; its score is the mover's
+//! records (KIF, KI2, CSA, USI, hcpe, hcpe3, psv, read as `koma convert` reads them; koma's
+//! arena writes `games.csa` and `kif/`, `koma convert-samples` turns self-play's chunks
+//! into hcpe3). Each move of the first `--max-ply` plies of every game is counted; its score is the mover's
 //! result in the games that played it (as centipawns on Ponanza's scale) or, with
 //! `--score-with`, a player's search of the position after it.
 
@@ -14,13 +14,14 @@ use arena::player::{Action, EngineScore, GoRequest, TimeControl};
 use arena::spec::PlayerSpec;
 use clap::Args;
 use dataio::book::{Book, BookBuilder, BookMove};
+use front::record_input::Source;
 use koma_cli::bad;
-use rules::records::{hcpe, read_games, Format, Record};
+use rules::records::Record;
 use rules::{EndRules, Position, Variant};
 
 #[derive(Args)]
 pub struct BookArgs {
-    /// Game records: KIF, KI2, CSA, USI, hcpe or hcpe3 files, or folders of them (standard
+    /// Game records: KIF, KI2, CSA, USI, hcpe, hcpe3 or .psv files, or folders of them (standard
     /// shogi; self-play's chunks become hcpe3 with `koma convert-samples`).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
@@ -45,23 +46,16 @@ pub struct BookArgs {
     merge: bool,
 }
 
-/// The records of `path` by its extension.
+/// The records of `path`, read as `koma convert` reads them (by its extension).
 fn read_records(path: &Path) -> Result<Vec<Record>> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let ext = files::extension(path);
-    if ext == "hcpe3" {
-        let games = hcpe::hcpe3::from_bytes(&bytes).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-        return Ok(games.iter().map(hcpe::record_of_game).collect());
-    }
-    if ext == "hcpe" {
-        let entries = hcpe::from_bytes(&bytes).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-        return Ok(hcpe::records_of_entries(&entries));
-    }
-    let format = Format::from_extension(&ext)
-        .filter(|f| f.readable())
-        .ok_or_else(|| bad(format!("{}: not a record (.kif .ki2 .csa .usi .hcpe .hcpe3)", path.display())))?;
-    read_games(format, &bytes, Format::encoding_of_extension(&ext))
-        .map_err(|e| bad(format!("{}: {}", path.display(), e.message())))
+    let source = Source::from_extension(&ext)
+        .ok_or_else(|| bad(format!("{}: not a record (.kif .ki2 .csa .usi .hcpe .hcpe3 .psv)", path.display())))?;
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    source.read(&bytes, &ext).map_err(|e| match e.line {
+        Some(line) => bad(format!("{}:{line}: {}", path.display(), e.message)),
+        None => bad(format!("{}: {}", path.display(), e.message)),
+    })
 }
 
 /// The score of `mv` in `sfen` for its mover: minus the player's score of the position
@@ -98,10 +92,7 @@ fn search_score(player: &mut dyn arena::player::Player, sfen: &str, mv: &str, tc
 }
 
 pub fn book(args: BookArgs) -> Result<ExitCode> {
-    let inputs = files::files_under(&args.inputs, |p| {
-        let ext = files::extension(p);
-        ext == "hcpe" || ext == "hcpe3" || Format::from_extension(&ext).is_some_and(|f| f.readable())
-    });
+    let inputs = files::files_under(&args.inputs, |p| Source::from_extension(&files::extension(p)).is_some());
     let mut builder = BookBuilder::new(args.max_ply);
     let (mut games, mut skipped) = (0usize, 0usize);
     for path in &inputs {

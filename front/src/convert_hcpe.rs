@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::convert_input::Source;
 use anyhow::{Context, Result};
+use front::record_input::Source;
 use front::{files_under, BadInput, InputFiles};
 use rules::records::hcpe::{self, entries_of_record};
 use rules::records::psv;

@@ -10,6 +10,10 @@
 //! Adding a network command: a variant in `NetCommand` (cli/src/net_main.rs) and one row
 //! in [`NETWORK_COMMANDS`] (name, aliases, one-line help). A unit test of `koma-net` fails
 //! while the two disagree.
+//!
+//! [`record_input`]: the game record files both binaries read (`koma convert`, `koma book`).
+
+pub mod record_input;
 
 use std::process::ExitCode;
 

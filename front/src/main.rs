@@ -9,7 +9,6 @@
 
 mod convert_cmd;
 mod convert_hcpe;
-mod convert_input;
 mod convert_output;
 mod rules_cmds;
 

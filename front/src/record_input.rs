@@ -1,4 +1,4 @@
-//! What `koma convert` reads: game records (KIF, KI2, CSA, USI), dlshogi's hcpe and
+//! What `koma convert` and `koma book` read: game records (KIF, KI2, CSA, USI), dlshogi's hcpe and
 //! hcpe3 files and YaneuraOu's psv (PackedSfenValue) files, named by `--from` or told by
 //! a file's extension, read into [`Record`]s. hcpe, hcpe3 and psv read back as the games
 //! they hold ([`rules::records::hcpe::records_of_entries`],
@@ -8,8 +8,8 @@
 //! psv files are usually named `.bin`, which says nothing of what they hold: `.psv` is
 //! taken for psv, `.bin` only with `--from psv` (then also in folders).
 
+use crate::BadInput;
 use anyhow::Result;
-use front::BadInput;
 use rules::records::hcpe::{self, hcpe3, HcpeError};
 use rules::records::psv::{self, PsvError};
 use rules::records::{read_games, Format, Record, RecordError};
