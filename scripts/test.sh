@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs all of koma's tests (and the module-cycle check). On first use it sets up what is missing:
-# the .venv with the pinned torch wheel (scripts/setup.sh), then builds.
+# Runs all of koma's tests (and the module-cycle, drift and gpu-run checks). On first use it
+# sets up what is missing: the .venv with the pinned torch wheel (scripts/setup.sh), then builds.
 #
 # Usage: scripts/test.sh [extra cargo test arguments]
 set -euo pipefail
@@ -32,3 +32,12 @@ fi
 echo "== module cycles: no two modules of a crate import each other" >&2
 python3 scripts/module-cycles.py --self-test
 python3 scripts/module-cycles.py
+
+echo "== drift: the Rust paths the docs and configs name exist; the README's crate table is in dependency order" >&2
+python3 scripts/check-drift.py --self-test
+python3 scripts/check-drift.py
+
+echo "== scripts/gpu-run.sh on the CPU: a one-minute run of its preset (--smoke) ends with checkpoints and logs" >&2
+gpu_run_out="$(mktemp -d)"
+scripts/gpu-run.sh --device cpu --smoke --minutes 1 --out "$gpu_run_out/out" >/dev/null
+rm -rf "$gpu_run_out"
