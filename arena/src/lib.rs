@@ -7,27 +7,31 @@
 //!   [`Fault`](player::Fault), ...).
 //! - [`spec`]: [`PlayerSpec`] (`NAME=SPEC`) and the factory that makes every player.
 //! - [`usi`], [`xboard`]: engine clients over a child process ([`process`]).
-//! - [`baseline`]: random and greedy; [`koma`]: koma networks on `model::Network`,
+//! - [`baseline`]: random and greedy; [`koma_player`]: koma networks on `model::Network`,
 //!   searching with the engine's search (`search::driver`; a batching service shared by
 //!   the games of a match).
 //! - [`game`]: one game, adjudicated by the rules; faults lose ([`GameRecord`]).
-//! - [`schedule`]: the harness below [`run_match`], also used by the trainer's evaluation:
-//!   games of pairs on worker threads ([`play_jobs`], [`play_pair`]).
+//! - [`schedule`]: the harness below [`run_match`] and [`network_match`]: games of pairs
+//!   on worker threads ([`play_jobs`], [`play_pair`]).
+//! - [`network_match`]: a network against one opponent at fixed simulations a move
+//!   ([`network_match::play_match`]): the evaluation games of `koma train` and
+//!   `koma evaluate`.
 //! - opening files: `dataio::openings` ([`Opening`], [`load_openings`], re-exported here).
 //! - [`stats`]: Elo, intervals, LOS, SPRT, ratings ([`Wdl`]).
 //! - [`ladder`]: the ladder of reference players (`arena/ladder.toml`) and a player's
 //!   placement on it.
-//! - [`report`]: `games.jsonl`, KIF/CSA records, `report.md`, the tables; [`plot`]: PNG
-//!   and SVG charts of Elo against training step (plotters).
+//! - [`report`]: `games.jsonl`, KIF/CSA records, `report.md`, the tables, and for a
+//!   series of checkpoints the chart of Elo against training step (`elo.png`, `elo.svg`,
+//!   drawn by the `charts` crate).
 //! - [`run_match`]: a whole match: K games at once ([`schedule`]), engines kept running
 //!   between games, SPRT stopping, the report; [`resume`]: continuing a stopped match.
 
 pub mod baseline;
 pub mod game;
-pub mod koma;
+pub mod koma_player;
 pub mod ladder;
+pub mod network_match;
 pub mod player;
-pub mod plot;
 pub mod process;
 pub mod report;
 pub mod resume;
@@ -92,7 +96,7 @@ pub enum ArenaError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
-    Plot(#[from] plot::PlotError),
+    Plot(#[from] charts::ChartError),
     #[error(transparent)]
     Resume(#[from] resume::ResumeError),
 }
@@ -184,7 +188,7 @@ struct MatchRoster<'a> {
     cfg: &'a MatchConfig,
     work: &'a std::path::Path,
     /// Per player: the network of a koma player.
-    networks: Vec<Option<koma::KomaNetwork>>,
+    networks: Vec<Option<koma_player::KomaNetwork>>,
 }
 
 impl schedule::Roster for MatchRoster<'_> {
@@ -192,7 +196,7 @@ impl schedule::Roster for MatchRoster<'_> {
         let spec = &self.cfg.players[index];
         match (&spec.kind, &self.networks[index]) {
             (SpecKind::Koma { config, .. }, Some(net)) => {
-                Ok(Box::new(koma::KomaPlayer::new(net.clone(), config.clone(), self.cfg.variant)?))
+                Ok(Box::new(koma_player::KomaPlayer::new(net.clone(), config.clone(), self.cfg.variant)?))
             }
             _ => spec.create(self.cfg.variant, seed, self.work, self.cfg.hang_timeout),
         }
@@ -227,8 +231,8 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     for (i, p) in cfg.players.iter().enumerate() {
         let fail = |e: PlayerStartError| ArenaError::Player { name: p.name.clone(), source: Box::new(e) };
         if let SpecKind::Koma { checkpoint, device, backend, config } = &p.kind {
-            let net =
-                koma::KomaNetwork::load_with(checkpoint, *backend, device, cfg.variant).map_err(|e| fail(e.into()))?;
+            let net = koma_player::KomaNetwork::load_with(checkpoint, *backend, device, cfg.variant)
+                .map_err(|e| fail(e.into()))?;
             let max_batch = concurrency * config.batch_size * config.threads;
             // No waiting for more requests: a lone game must not pay for it, and under
             // load requests queue up while a pass runs anyway.
@@ -256,7 +260,7 @@ pub fn run_match(cfg: &MatchConfig) -> Result<MatchReport, ArenaError> {
     let decided = cfg.sprt.is_some_and(|t| t.status(&writer.pair_wdl(0)) != SprtStatus::Continue);
     jobs.retain(|j| !decided && !done.contains(&j.number));
     if !played.is_empty() && cfg.progress {
-        eprintln!(
+        log::info!(
             "arena: resuming {}: {} of {total} games played, {} to play",
             cfg.out.display(),
             played.len(),

@@ -182,7 +182,7 @@ impl EngineScore {
     /// 600); a mate is 1 or 0.
     pub fn win_probability(self, scale: f64) -> f64 {
         match self {
-            EngineScore::Cp(cp) => dataio::score::win_probability(cp as f64, scale),
+            EngineScore::Cp(cp) => rules::score::win_probability(cp as f64, scale),
             EngineScore::Mate(n) if n > 0 => 1.0,
             EngineScore::Mate(_) => 0.0,
         }

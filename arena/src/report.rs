@@ -321,15 +321,35 @@ impl Writer {
             })
             .collect();
         if series.len() >= 2 {
-            crate::plot::plot_elo(&series, &self.out.join("elo.svg"))?;
+            let chart = elo_chart(&series);
+            charts::write_chart(&chart, &self.out.join("elo.svg"))?;
             let p = self.out.join("elo.png");
-            crate::plot::plot_elo(&series, &p)?;
+            charts::write_chart(&chart, &p)?;
             report.plot = Some(p);
         }
         let md = report.markdown(&self.settings, self.command_line.as_deref());
         let p = self.out.join("report.md");
         std::fs::write(&p, md).map_err(io(&p))?;
         Ok(report)
+    }
+}
+
+/// The chart of a series of checkpoints: (step, Elo, 95% half-width) with error bars;
+/// infinite values are drawn at the edge of the chart.
+fn elo_chart(points: &[(u64, f64, f64)]) -> charts::Chart {
+    let series = charts::Series {
+        name: String::new(),
+        points: points
+            .iter()
+            .map(|&(step, elo, error)| charts::Point { x: step as f64, y: elo, error: Some(error) })
+            .collect(),
+    };
+    charts::Chart {
+        title: "Elo against training step".into(),
+        x_label: "training step".into(),
+        y_label: "Elo".into(),
+        series: vec![series],
+        levels: Vec::new(),
     }
 }
 

@@ -42,9 +42,41 @@ pub enum ResumeError {
     #[error("{}: the match there has other {field}: it had {was}, this one has {now}", path.display())]
     Differs { path: PathBuf, field: String, was: String, now: String },
     #[error("{}:{line}: {why}", path.display())]
-    BadGame { path: PathBuf, line: usize, why: String },
+    BadGame { path: PathBuf, line: usize, why: BadPlayedGame },
     #[error("{}: {source}", path.display())]
     Json { path: PathBuf, source: serde_json::Error },
+}
+
+/// Why a line of `games.jsonl` is not a game of the match being resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum BadPlayedGame {
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("no '{0}'")]
+    Missing(&'static str),
+    #[error("no game number")]
+    NoNumber,
+    #[error("game {number}, but this match has {games} games")]
+    OutOfSchedule { number: usize, games: usize },
+    #[error(
+        "game {number} is {sente} vs {gote} from '{opening}', where the schedule has {want_sente} vs {want_gote} \
+         from '{want_opening}'"
+    )]
+    OtherGame {
+        number: usize,
+        sente: String,
+        gote: String,
+        opening: String,
+        want_sente: String,
+        want_gote: String,
+        want_opening: String,
+    },
+    #[error("game {0} a second time")]
+    Repeated(usize),
+    #[error("winner '{0}'")]
+    Winner(String),
+    #[error("end reason '{0}'")]
+    Reason(String),
 }
 
 /// A game read back from `games.jsonl`, as the report counts it.
@@ -166,18 +198,18 @@ fn read_played(
                 );
                 continue;
             }
-            Err(e) => return Err(bad_game(path, i, e.to_string())),
+            Err(e) => return Err(bad_game(path, i, e.into())),
         };
         let game = played_game(&row, line, cfg, pairs, jobs).map_err(|why| bad_game(path, i, why))?;
         if !seen.insert(game.number) {
-            return Err(bad_game(path, i, format!("game {} a second time", game.number)));
+            return Err(bad_game(path, i, BadPlayedGame::Repeated(game.number)));
         }
         played.push(game);
     }
     Ok(played)
 }
 
-fn bad_game(path: &Path, index: usize, why: String) -> ArenaError {
+fn bad_game(path: &Path, index: usize, why: BadPlayedGame) -> ArenaError {
     ResumeError::BadGame { path: path.into(), line: index + 1, why }.into()
 }
 
@@ -189,28 +221,31 @@ fn played_game(
     cfg: &MatchConfig,
     pairs: &[(usize, usize)],
     jobs: &[Job],
-) -> Result<PlayedGame, String> {
-    let text = |k: &str| row[k].as_str().ok_or_else(|| format!("no '{k}'"));
-    let number = row["game"].as_u64().ok_or("no game number")? as usize;
+) -> Result<PlayedGame, BadPlayedGame> {
+    let text = |k: &'static str| row[k].as_str().ok_or(BadPlayedGame::Missing(k));
+    let number = row["game"].as_u64().ok_or(BadPlayedGame::NoNumber)? as usize;
     let job = number
         .checked_sub(1)
         .and_then(|k| jobs.get(k))
-        .ok_or_else(|| format!("game {number}, but this match has {} games", jobs.len()))?;
+        .ok_or(BadPlayedGame::OutOfSchedule { number, games: jobs.len() })?;
     let (a, b) = pairs[job.pair];
     let (sente_index, gote_index) = if job.first_sente { (a, b) } else { (b, a) };
     let (sente, gote) = (&cfg.players[sente_index].name, &cfg.players[gote_index].name);
     let opening = &cfg.openings[job.opening].text;
     if text("sente")? != sente || text("gote")? != gote || text("opening")? != opening {
-        return Err(format!(
-            "game {number} is {} vs {} from '{}', where the schedule has {sente} vs {gote} from '{opening}'",
-            text("sente")?,
-            text("gote")?,
-            text("opening")?
-        ));
+        return Err(BadPlayedGame::OtherGame {
+            number,
+            sente: text("sente")?.to_string(),
+            gote: text("gote")?.to_string(),
+            opening: text("opening")?.to_string(),
+            want_sente: sente.clone(),
+            want_gote: gote.clone(),
+            want_opening: opening.clone(),
+        });
     }
     let winner = text("winner")?;
-    let winner = winner_of_word(winner).ok_or_else(|| format!("winner '{winner}'"))?;
+    let winner = winner_of_word(winner).ok_or_else(|| BadPlayedGame::Winner(winner.to_string()))?;
     let reason = text("reason")?;
-    let reason = EndCause::from_name(reason).ok_or_else(|| format!("end reason '{reason}'"))?;
+    let reason = EndCause::from_name(reason).ok_or_else(|| BadPlayedGame::Reason(reason.to_string()))?;
     Ok(PlayedGame { number, pair: job.pair, sente_index, winner, reason, line: line.to_string() })
 }

@@ -1,7 +1,8 @@
 //! The match harness below [`run_match`](crate::run_match): games of pairs of players on
 //! worker threads, K at once, each worker keeping the players of its current pair (engine
 //! processes, searches) between games; a player that fails is replaced by a fresh one.
-//! `koma arena` and the trainer's evaluation both play through [`play_jobs`]; the trainer
+//! `koma arena` and a network's match ([`crate::network_match`], the evaluation games of
+//! `koma train` and `koma evaluate`) both play through [`play_jobs`]; a network's match
 //! through [`play_pair`], which also counts the result.
 //!
 //! Games run on plain threads rather than rayon's pool: a game's thread mostly waits (for

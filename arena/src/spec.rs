@@ -8,7 +8,7 @@ use std::time::Duration;
 use rules::Variant;
 
 use crate::baseline::{Baseline, BaselineKind, MAX_MATERIAL_DEPTH};
-use crate::koma::{KomaConfig, KomaConfigError, KomaLoadError, KomaNetwork, KomaPlayer, DEFAULT_KOMA_NODES};
+use crate::koma_player::{KomaConfig, KomaConfigError, KomaLoadError, KomaNetwork, KomaPlayer, DEFAULT_KOMA_NODES};
 use crate::player::{Fault, Player, TimeControl};
 use crate::usi::UsiEngine;
 use crate::xboard::XboardEngine;
@@ -147,7 +147,7 @@ impl FromStr for PlayerSpec {
             "random" | "greedy" if head.is_some() => return Err(bad("random and greedy take no arguments")),
             "random" => SpecKind::Random,
             "greedy" => SpecKind::Greedy,
-            "material" => material_spec(head, &options).map_err(|why| bad(&why))?,
+            "material" => material_spec(head, &options).map_err(|why| bad(&why.to_string()))?,
             "koma" => {
                 let path = head.filter(|h| !h.is_empty()).ok_or_else(|| bad("missing the checkpoint path"))?;
                 let mut config = KomaConfig::default();
@@ -172,12 +172,23 @@ impl FromStr for PlayerSpec {
     }
 }
 
+/// What is wrong with a `material:` spec.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum BadMaterialSpec {
+    #[error("material takes a depth from 1 to {MAX_MATERIAL_DEPTH}: material:2")]
+    Depth,
+    #[error("random={0}: expected a probability from 0 to 1")]
+    RandomShare(String),
+    #[error("material takes only random=P, not '{0}'")]
+    Option(String),
+}
+
 /// `material:DEPTH[,random=P]`: DEPTH in 1..=MAX_MATERIAL_DEPTH, P in [0, 1].
-fn material_spec(head: Option<&str>, options: &[(String, String)]) -> Result<SpecKind, String> {
+fn material_spec(head: Option<&str>, options: &[(String, String)]) -> Result<SpecKind, BadMaterialSpec> {
     let depth: u32 = head
         .and_then(|h| h.parse().ok())
         .filter(|d| (1..=MAX_MATERIAL_DEPTH).contains(d))
-        .ok_or_else(|| format!("material takes a depth from 1 to {MAX_MATERIAL_DEPTH}: material:2"))?;
+        .ok_or(BadMaterialSpec::Depth)?;
     let mut random_share = 0.0;
     for (k, v) in options {
         match k.as_str() {
@@ -186,9 +197,9 @@ fn material_spec(head: Option<&str>, options: &[(String, String)]) -> Result<Spe
                     .parse::<f64>()
                     .ok()
                     .filter(|p| (0.0..=1.0).contains(p))
-                    .ok_or_else(|| format!("random={v}: expected a probability from 0 to 1"))?
+                    .ok_or_else(|| BadMaterialSpec::RandomShare(v.clone()))?
             }
-            _ => return Err(format!("material takes only random=P, not '{k}'")),
+            _ => return Err(BadMaterialSpec::Option(k.clone())),
         }
     }
     Ok(SpecKind::Material { depth, random_share })

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use arena::koma::{KomaNetwork, KomaPlayer};
+use arena::koma_player::{KomaNetwork, KomaPlayer};
 use arena::spec::SpecKind;
 use arena::PlayerSpec;
 use model::encoding::{Encoder, ENCODER_VERSION};

@@ -140,7 +140,7 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     };
     for p in &players {
         if let SpecKind::Koma { checkpoint, .. } = &p.kind {
-            let (v, _) = arena::koma::checkpoint_variant_and_step(checkpoint).map_err(|e| bad(e.to_string()))?;
+            let (v, _) = arena::koma_player::checkpoint_variant_and_step(checkpoint).map_err(|e| bad(e.to_string()))?;
             match variant {
                 None => variant = Some(v),
                 Some(w) if w != v => {

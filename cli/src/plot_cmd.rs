@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use trainer::elo_plot;
+use trainer::evaluation::chart;
 
 use crate::BadInput;
 
@@ -29,14 +29,14 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    let records = elo_plot::read_eval_log(&run_dir.join("eval.jsonl")).map_err(|e| BadInput(e.to_string()))?;
-    let files = elo_plot::plot_records(&run_dir, &records).map_err(|e| match e {
-        elo_plot::RunPlotError::Plot(e) => anyhow::Error::new(e),
+    let records = chart::read_eval_log(&run_dir.join("eval.jsonl")).map_err(|e| BadInput(e.to_string()))?;
+    let files = chart::plot_records(&run_dir, &records).map_err(|e| match e {
+        chart::RunPlotError::Plot(e) => anyhow::Error::new(e),
         bad => BadInput(bad.to_string()).into(),
     })?;
     for f in files {
         println!("wrote {}", f.display());
     }
-    print!("{}", elo_plot::ladder_table(&records));
+    print!("{}", chart::ladder_table(&records));
     Ok(ExitCode::SUCCESS)
 }

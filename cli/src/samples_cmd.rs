@@ -15,9 +15,9 @@ use dataio::hcpe::HcpeFault;
 use dataio::{read_chunk, Sample, CHUNK_EXTENSION};
 use koma_cli::{files_under, BadInput, InputFiles};
 use model::encoding::Encoder;
+use nn::EncoderLabels;
 use rules::records::hcpe::hcpe3;
 use rules::Variant;
-use selfplay::EncoderLabels;
 
 #[derive(Args)]
 pub struct ConvertSamplesArgs {

@@ -221,39 +221,39 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     model::set_torch_threads(0, model::CpuShare::HalfOfSmall);
     let ours = model::load_torch_network(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
     let variant = ours.variant();
-    let ours = arena::koma::KomaNetwork::from_network(ours);
+    let ours = arena::koma_player::KomaNetwork::from_network(ours);
     // A config's network plays as its in-training evaluation plays it (`eval.search`).
     let search = match &args.config {
         Some(p) => {
             let cfg = trainer::TrainFileConfig::load(p).map_err(|e| BadInput(e.to_string()))?;
-            trainer::eval::eval_search(&cfg.eval, &cfg.base.search)
+            trainer::evaluation::eval_search(&cfg.eval, &cfg.base.search)
         }
         None => search::SearchConfig::for_play(),
     };
     // The network plays with the engine's search (PUCT root): a Gumbel root is refused.
-    let koma = arena::koma::KomaConfig { search: search.clone(), ..Default::default() };
+    let koma = arena::koma_player::KomaConfig { search: search.clone(), ..Default::default() };
     koma.check().map_err(|e| BadInput(e.to_string()))?;
     let ladder = arena::Ladder::shipped();
-    let (opponent, ladder_elo) = match trainer::opponents::parse_player(&args.opponent, &ladder) {
+    let (opponent, ladder_elo) = match arena::network_match::parse_player(&args.opponent, &ladder) {
         // The ladder's ratings hold in its own variant only.
-        Ok((spec, elo)) => (trainer::Opponent::Player(spec), elo.filter(|_| ladder.variant == variant)),
+        Ok((spec, elo)) => (arena::network_match::Opponent::Player(spec), elo.filter(|_| ladder.variant == variant)),
         // Not a player: a checkpoint or model file.
         Err(_) if model::locate_model(&args.opponent).is_ok() => {
             let path = std::path::Path::new(&args.opponent);
-            let net = trainer::eval::load_network(path, variant, device)
+            let net = arena::koma_player::KomaNetwork::load_on(path, device, variant)
                 .map_err(anyhow::Error::msg)
                 .context("loading the opponent")?;
-            (trainer::Opponent::Network(net), None)
+            (arena::network_match::Opponent::Network(net), None)
         }
         Err(e) => return Err(BadInput(e.to_string()).into()),
     };
     let openings = match &args.openings {
         Some(p) => arena::load_openings(variant, p).map_err(|e| BadInput(e.to_string()))?,
-        None => trainer::eval::random_openings(variant, args.games.div_ceil(2), args.random_plies, args.seed),
+        None => arena::network_match::random_openings(variant, args.games.div_ceil(2), args.random_plies, args.seed),
     };
     let workdir = std::env::temp_dir().join(format!("koma-evaluate-{}", std::process::id()));
     std::fs::create_dir_all(&workdir).with_context(|| workdir.display().to_string())?;
-    let settings = trainer::MatchSettings {
+    let settings = arena::network_match::MatchSettings {
         games: args.games,
         simulations: args.simulations,
         batch_size: args.batch_size,
@@ -268,8 +268,8 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let t = std::time::Instant::now();
     let label = format!("evaluate vs {}", args.opponent);
     let games = progress::Reporter::shown_if(!args.quiet, &label, Some(args.games as u64), "games");
-    let trainer::MatchOutcome { pair: r, batches } =
-        trainer::play_match_observed(variant, &ours, &opponent, &settings, &mut |r| {
+    let arena::network_match::MatchOutcome { pair: r, batches } =
+        arena::network_match::play_match_observed(variant, &ours, &opponent, &settings, &mut |r| {
             let w = &r.wdl;
             games.set_message(format!("+{} ={} -{}, score {:.3}", w.wins, w.draws, w.losses, w.score()));
             games.set_position(w.games() as u64);

@@ -161,7 +161,7 @@ fn wait_until(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
 fn chunks(run: &Path) -> Vec<(String, u64)> {
     let mut v = Vec::new();
     for p in dataio::list_chunks(run.join("samples")).unwrap() {
-        let c = dataio::read_chunk(&p, &selfplay::EncoderLabels).unwrap_or_else(|e| panic!("{e}"));
+        let c = dataio::read_chunk(&p, &nn::EncoderLabels).unwrap_or_else(|e| panic!("{e}"));
         v.push((p.file_name().unwrap().to_string_lossy().into_owned(), c.samples.len() as u64));
     }
     v

@@ -12,9 +12,9 @@ mod common;
 use common::KOMA;
 use dataio::{list_chunks, read_chunk, write_chunk, ChunkHeader, GameResult, Sample};
 use model::encoding::Encoder;
+use nn::EncoderLabels;
 use rules::records::hcpe::hcpe3;
 use rules::{Position, Variant};
-use selfplay::EncoderLabels;
 
 const CONFIG: &str = concat!(
     tiny_network!(),

@@ -85,7 +85,7 @@ fn check_files(runs: &Path) -> (usize, usize) {
             model::load_net(&p, &model::Expected::any(), model::tch::Device::Cpu)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let stem = p.with_extension("");
-            let optim = trainer::optim::optim_path(&stem);
+            let optim = trainer::learning::optim::optim_path(&stem);
             assert!(optim.exists(), "{} missing", optim.display());
             let bytes = std::fs::read(&optim).unwrap();
             safetensors::SafeTensors::deserialize(&bytes).unwrap_or_else(|e| panic!("{}: {e:?}", optim.display()));
@@ -94,7 +94,7 @@ fn check_files(runs: &Path) -> (usize, usize) {
     }
     let chunks = dataio::list_chunks(runs.join("r/samples")).unwrap();
     for c in &chunks {
-        dataio::read_chunk(c, &selfplay::EncoderLabels).unwrap_or_else(|e| panic!("{e}"));
+        dataio::read_chunk(c, &nn::EncoderLabels).unwrap_or_else(|e| panic!("{e}"));
     }
     (n_ck, chunks.len())
 }

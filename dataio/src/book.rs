@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use rules::records::Record;
 use rules::{Color, Move};
 
-use crate::score::{centipawns, PONANZA_SCALE};
+use rules::score::{centipawns, PONANZA_SCALE};
 
 /// The first line of a book file.
 pub const BOOK_HEADER: &str = "#YANEURAOU-DB2016 1.00";
@@ -209,7 +209,7 @@ fn parse_move_line(line: &str) -> Result<BookMove, String> {
 
 /// Counts the moves of games into book moves: each position and move of the first
 /// `max_ply` plies, the reply played most after it, and the mover's result in the games
-/// that played it as the score (centipawns on Ponanza's scale, [`crate::score`]).
+/// that played it as the score (centipawns on Ponanza's scale, [`rules::score`]).
 pub struct BookBuilder {
     max_ply: usize,
     tallies: HashMap<(String, String), Tally>,

@@ -11,7 +11,7 @@ use rules::records::psv;
 use rules::{Color, Move, Position, Variant};
 
 use crate::sample::{GameResult, Sample};
-use crate::score::{centipawns, wdl_of_win_probability, win_probability, win_probability_of_wdl, DLSHOGI_EVAL_SCALE};
+use rules::score::{centipawns, wdl_of_win_probability, win_probability, win_probability_of_wdl, DLSHOGI_EVAL_SCALE};
 
 /// Visits a sample's policy is scaled to as hcpe3 candidates.
 pub const HCPE3_VISITS: f32 = 10000.0;

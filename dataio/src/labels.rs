@@ -2,7 +2,7 @@
 //!
 //! The labels belong to the network's encoder (koma-model's `encoding`), which this
 //! torch-free crate cannot depend on; readers and writers of chunks take the encoder's
-//! labelling as a [`PolicyLabels`] (koma-selfplay's `EncoderLabels` is this build's).
+//! labelling as a [`PolicyLabels`] (koma-nn's `EncoderLabels` is this build's).
 
 use rules::{Position, Variant};
 

@@ -1,7 +1,7 @@
 //! koma's data formats, without libtorch (so that the torch-free tools read and write
 //! them too): the training sample and the chunk files that hold it, the hcpe and hcpe3
-//! conversions, the layout of a training run, the `eval.jsonl` records and the one
-//! centipawn <-> win-probability curve.
+//! conversions, the layout of a training run and the `eval.jsonl` records (centipawns
+//! and win probabilities are `rules::score`'s).
 //!
 //! - [`sample`]: [`Sample`], its [`AuxTargets`], [`GameResult`].
 //! - [`chunk`]: the chunk codec, the one encoder and the one decoder of the layout in
@@ -9,12 +9,11 @@
 //! - [`writer`]: [`ChunkBatcher`] (samples into encoded chunks), [`ChunkWriter`] (to numbered
 //!   files of a folder), [`list_chunks`].
 //! - [`labels`]: [`PolicyLabels`], the network encoder's policy labels as the codec needs
-//!   them (koma-selfplay's `EncoderLabels` is this build's).
+//!   them (koma-nn's `EncoderLabels` is this build's).
 //! - [`hcpe`]: dlshogi's hcpe and hcpe3 records <-> samples.
 //! - [`run_layout`]: a run's object names (checkpoints `ckpt-<step>`, `models/latest.json`,
 //!   chunk names) and [`run_layout::ModelPointer`].
 //! - [`eval_log`]: [`EvalRecord`], one line of `eval.jsonl`.
-//! - [`score`]: centipawns <-> win probability with its scales.
 //! - [`book`]: opening books in YaneuraOu's text format ([`book::Book`], [`book::choose`]).
 //! - [`openings`]: opening files ([`Opening`], [`load_openings`]), the one parser of
 //!   `data/openings/README.md`.
@@ -39,7 +38,6 @@ pub mod labels;
 pub mod openings;
 pub mod run_layout;
 pub mod sample;
-pub mod score;
 pub mod writer;
 
 pub use check::SampleCheck;

@@ -76,7 +76,7 @@ pub struct Sample {
     pub sfen: String,
     /// How many times this position (board, hands, side to move) occurred before in the
     /// game, capped at 255 ([`rules::Position::repetitions`]); the SFEN cannot carry it and
-    /// the encoder's repetition planes need it (koma-selfplay's `encode_sample`).
+    /// the encoder's repetition planes need it (koma-nn's `encode_sample`).
     pub repetitions: u8,
     /// The policy target: (policy label of a legal move in the variant's encoder,
     /// probability). Labels are distinct; moves with probability 0 are left out.

@@ -311,7 +311,7 @@ fn convert_one(
     let written = match named {
         None => {
             let mut out = std::io::stdout().lock();
-            files.iter().try_for_each(|f| out.write_all(f)).map_err(|e| e.to_string())
+            files.iter().try_for_each(|f| out.write_all(f)).map_err(WriteError::Stdout)
         }
         Some(path) => {
             let paths = outputs.claim(&path, files.len(), &extension(&input.path).to_ascii_lowercase());
@@ -325,17 +325,32 @@ fn convert_one(
     tally.moves += games.iter().map(|g| g.moves.len()).sum::<usize>();
 }
 
+/// Why converted games could not be written.
+#[derive(Debug, thiserror::Error)]
+enum WriteError {
+    #[error("{0}")]
+    Stdout(std::io::Error),
+    #[error("{} is an input of this run; not replaced", .0.display())]
+    WouldReplaceInput(PathBuf),
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
 /// Writes each of `files` to its path (atomically), none over an input; returns how
 /// many were written.
-fn write_files(paths: &[PathBuf], files: &[Vec<u8>], outputs: &Outputs) -> Result<usize, String> {
+fn write_files(paths: &[PathBuf], files: &[Vec<u8>], outputs: &Outputs) -> Result<usize, WriteError> {
     if let Some(input) = paths.iter().find(|p| outputs.is_input(p)) {
-        return Err(format!("{} is an input of this run; not replaced", input.display()));
+        return Err(WriteError::WouldReplaceInput(input.clone()));
     }
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| WriteError::Io { path, source }
+    };
     for (path, bytes) in paths.iter().zip(files) {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
-        files::write_atomic(path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        files::write_atomic(path, bytes).map_err(io(path))?;
     }
     Ok(paths.len())
 }

@@ -4,7 +4,8 @@
 //!
 //! - [`network`]: [`NetConfig`] (the `[net]` settings), [`NetShape`] (input and output
 //!   sizes) and [`parameter_specs`], the tensor table a network file must hold.
-//! - [`encoding`]: positions and moves as input planes and policy labels.
+//! - [`encoding`]: positions and moves as input planes and policy labels, and a training
+//!   sample as the encoder sees it ([`encoding::sample`], [`EncoderLabels`]).
 //! - [`inference`]: [`Evaluator`], the forward pass as a service that every backend
 //!   implements ([`UniformEvaluator`] for tests and baselines), its results
 //!   ([`Evaluation`]) and input buffers, and [`Batcher`], one thread per evaluator
@@ -27,7 +28,7 @@ pub mod network;
 
 pub use backend::{build_evaluator, load_network, resolve, Backend, BackendError, TorchBackend, UnknownBackend};
 pub use cpu::CpuEvaluator;
-pub use encoding::Encoder;
+pub use encoding::{Encoder, EncoderLabels};
 pub use file::checkpoint::{
     read_checkpoint_meta, CheckpointInfo, CheckpointMeta, CheckpointPaths, CHECKPOINT_FORMAT_VERSION,
 };

@@ -1,5 +1,6 @@
 //! The rules of standard shogi, sho shogi and dai shogi as data over one
-//! move generator: positions, moves, SFEN and USI text, game end, perft.
+//! move generator: positions, moves, SFEN and USI text, game end, perft; and [`score`],
+//! the centipawn <-> win-probability curve that engines and data files speak.
 //!
 //! ```
 //! use rules::{Position, Variant};
@@ -22,6 +23,7 @@ mod perft;
 mod position;
 mod quiescence;
 pub mod records;
+pub mod score;
 mod sfen;
 mod types;
 mod usi;

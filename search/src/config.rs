@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Monte Carlo tree search settings (`[search]`). Used by self-play and, later, the USI
-/// engine.
+/// Monte Carlo tree search settings (`[search]`). Used by self-play, the USI engine, the
+/// arena's koma players and the trainer's evaluation games.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SearchConfig {

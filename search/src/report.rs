@@ -23,7 +23,7 @@ pub enum Score {
 /// So q = 0 is 0 cp, q = 0.5 (p = 0.75) about 659 cp, q = -0.9 about -1766 cp.
 pub fn q_to_cp(q: f32) -> i32 {
     let p = (1.0 + q as f64) / 2.0;
-    dataio::score::centipawns(p, dataio::score::PONANZA_SCALE).round().clamp(-30000.0, 30000.0) as i32
+    rules::score::centipawns(p, rules::score::PONANZA_SCALE).round().clamp(-30000.0, 30000.0) as i32
 }
 
 /// One principal variation.

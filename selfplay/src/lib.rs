@@ -1,10 +1,8 @@
 //! Self-play for koma: game workers that play many games each with `search`'s MCTS and
 //! batch the leaves of all of them into one request to `model`'s batching service, and
-//! the training samples they make (the sample and its chunk files are `dataio`'s).
+//! the training samples they make (the sample and its chunk files are `dataio`'s, a sample
+//! as the encoder sees it `nn::encoding::sample`'s).
 //!
-//! - [`sample_encoding`]: a sample as this build's encoder sees it: its input planes
-//!   ([`sample_encoding::encode_sample`]) and policy labels ([`EncoderLabels`], what
-//!   `dataio`'s chunk readers and writers check labels with).
 //! - [`config`]: the `[selfplay]` table of a config file, and the parts of a file
 //!   self-play reads ([`SelfplayFileConfig`]).
 //! - [`worker`]: the workers, [`worker::run_selfplay`].
@@ -20,9 +18,7 @@ pub mod bench;
 pub mod config;
 pub mod resign;
 pub mod run;
-pub mod sample_encoding;
 pub mod worker;
 
 pub use config::{SelfplayConfig, SelfplayFileConfig};
-pub use sample_encoding::EncoderLabels;
 pub use worker::{run_selfplay, GameEnd, GameRecord, Openings, Progress, RunOptions, SelfplayError};

@@ -14,8 +14,8 @@ use rules::Color;
 
 use crate::config::SelfplayFileConfig;
 use crate::worker::{run_selfplay, Openings, Progress, RunOptions, SelfplayError};
-use crate::EncoderLabels;
 use dataio::{read_chunk_expect, ChunkWriter, SampleError};
+use nn::EncoderLabels;
 
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {

@@ -15,9 +15,9 @@ use fuzz_budget::{cases, more, time_cap, Watchdog};
 
 use dataio::{decode_chunk, encode_chunk, encode_records, wrap_payload, ChunkHeader, GameResult, Sample, SampleError};
 use model::encoding::{Encoder, ENCODER_VERSION};
+use nn::EncoderLabels;
 use rules::{Position, Variant};
 use search::Rng;
-use selfplay::EncoderLabels;
 
 const PATH: &str = "fuzz.chunk";
 

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use dataio::{list_chunks, read_chunk};
 use model::Precision;
+use nn::EncoderLabels;
 use rules::Variant;
 use selfplay::run::{evaluator, openings, play_to_chunks, ChunkJob, EvaluatorSource, JobError};
-use selfplay::EncoderLabels;
 use selfplay::SelfplayFileConfig;
 
 fn config() -> SelfplayFileConfig {

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use dataio::{list_chunks, read_chunk, read_chunk_expect, ChunkWriter, SampleError};
 use model::encoding::Encoder;
 use model::{Batcher, BatcherConfig, Evaluator, UniformEvaluator};
+use nn::encoding::encode_sample;
+use nn::EncoderLabels;
 use rules::Variant;
-use selfplay::sample_encoding::encode_sample;
-use selfplay::EncoderLabels;
 use selfplay::{run_selfplay, Openings, RunOptions, SelfplayFileConfig};
 
 fn config(variant: Variant, gumbel: bool) -> SelfplayFileConfig {

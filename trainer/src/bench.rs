@@ -14,9 +14,9 @@ use search::Rng;
 use serde::Serialize;
 
 use crate::config::TrainFileConfig;
+use crate::data::{encode_batch, ValueTargets};
 use crate::error::TrainError;
-use crate::net_trainer::NetTrainer;
-use crate::replay::{encode_batch, ValueTargets};
+use crate::learning::net_trainer::NetTrainer;
 
 /// One measured batch size.
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -14,7 +14,7 @@ pub enum TrainError {
     #[error(transparent)]
     Checkpoint(#[from] model::CheckpointError),
     #[error(transparent)]
-    Optim(#[from] crate::optim::OptimError),
+    Optim(#[from] crate::learning::optim::OptimError),
     #[error(transparent)]
     Device(#[from] model::DeviceError),
     #[error(transparent)]
@@ -26,7 +26,7 @@ pub enum TrainError {
     #[error("self-play: {0}")]
     Selfplay(#[from] selfplay::SelfplayError),
     #[error(transparent)]
-    Diverged(#[from] crate::net_trainer::NonFiniteLoss),
+    Diverged(#[from] crate::learning::net_trainer::NonFiniteLoss),
     /// `koma train --resume` of a run that does not exist.
     #[error("--resume: no run `{run}` in {}", runs_dir.display())]
     NoRunToResume { run: String, runs_dir: PathBuf },
@@ -43,10 +43,10 @@ pub enum TrainError {
     CheckpointStep { stem: PathBuf, checkpoint_step: u64, state_step: u64 },
     /// The evaluation's opponents, ladder or openings cannot be used.
     #[error(transparent)]
-    EvalSetup(#[from] crate::eval::EvalSetupError),
+    EvalSetup(#[from] crate::evaluation::EvalSetupError),
     /// A checkpoint to evaluate does not load as a player.
     #[error("evaluating {}: {source}", path.display())]
-    EvalNetwork { path: PathBuf, source: Box<arena::koma::KomaLoadError> },
+    EvalNetwork { path: PathBuf, source: Box<arena::koma_player::KomaLoadError> },
     #[error("the evaluation thread panicked")]
     EvalPanicked,
     /// `koma learn` of inputs that only standard shogi has.

@@ -10,7 +10,7 @@ use model::tch::Device;
 use model::{Net, NetConfig};
 use rules::Variant;
 use trainer::config::{OptimizerKind, TrainConfig};
-use trainer::replay::{encode_batch, ValueTargets, FINAL_MATERIAL_SCALE};
+use trainer::data::{encode_batch, ValueTargets, FINAL_MATERIAL_SCALE};
 use trainer::NetTrainer;
 
 /// A game's samples with their auxiliary targets: the reply policy is the next sample's

@@ -8,10 +8,10 @@ use dataio::{encode_records, wrap_payload, write_chunk, ChunkHeader, GameResult,
 use model::encoding::{Encoder, ENCODER_VERSION};
 use model::tch::Device;
 use model::{Net, NetConfig};
+use nn::EncoderLabels;
 use rules::{Position, Variant};
-use selfplay::EncoderLabels;
 use trainer::config::TrainConfig;
-use trainer::replay::{encode_batch, ValueTargets};
+use trainer::data::{encode_batch, ValueTargets};
 use trainer::{NetTrainer, Replay};
 
 fn samples(n: usize) -> Vec<Sample> {

@@ -12,8 +12,8 @@ use model::tch::{Device, Kind, Tensor};
 use model::{Net, NetConfig};
 use rules::Variant;
 use trainer::config::{OptimizerKind, TrainConfig};
-use trainer::optim::Optimizer;
-use trainer::replay::{encode_batch, encode_batch_with, PolicyTargets, ValueTargets};
+use trainer::data::{encode_batch, encode_batch_with, PolicyTargets, ValueTargets};
+use trainer::learning::optim::Optimizer;
 use trainer::NetTrainer;
 
 fn tiny_net(seed: u64) -> Net {

@@ -9,8 +9,8 @@ use model::tch::Device;
 use model::{Net, NetConfig};
 use rules::Variant;
 use trainer::config::{OptimizerKind, TrainConfig, TrainPrecision};
-use trainer::optim::Optimizer;
-use trainer::replay::{encode_batch, ValueTargets};
+use trainer::data::{encode_batch, ValueTargets};
+use trainer::learning::optim::Optimizer;
 use trainer::NetTrainer;
 
 fn samples() -> Vec<Sample> {
@@ -188,7 +188,7 @@ fn the_weight_average_is_the_hand_computed_one() {
 /// raw weights, same average. Without it the file stays version 2 without weights.
 #[test]
 fn a_checkpoint_holds_the_average_and_resume_restores_both() {
-    use trainer::optim::{optim_path, OPTIM_FORMAT_VERSION, OPTIM_FORMAT_VERSION_WITH_WEIGHTS};
+    use trainer::learning::optim::{optim_path, OPTIM_FORMAT_VERSION, OPTIM_FORMAT_VERSION_WITH_WEIGHTS};
     let enc = Encoder::new(Variant::Shogi);
     let batch = encode_batch(&enc, &samples(), ValueTargets::RESULT);
     let dir = tempfile::tempdir().unwrap();

@@ -11,7 +11,7 @@ use model::{Net, NetConfig};
 use rules::Variant;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use trainer::config::{OptimizerKind, TrainConfig};
-use trainer::optim::{OptimError, Optimizer};
+use trainer::learning::optim::{OptimError, Optimizer};
 
 fn tiny_net() -> Net {
     let cfg = NetConfig { blocks: 1, channels: 8, value_channels: 2, value_hidden: 8, ..Default::default() };
@@ -64,7 +64,7 @@ fn the_checksum_is_written_and_verified() {
     let path = dir.path().join("a.optim.safetensors");
     opt.save(&path).unwrap();
     let (tensors, meta) = read(&path);
-    assert_eq!(meta["format_version"], trainer::optim::OPTIM_FORMAT_VERSION.to_string());
+    assert_eq!(meta["format_version"], trainer::learning::optim::OPTIM_FORMAT_VERSION.to_string());
     assert_eq!(meta["tensors_sha256"], digest(&tensors));
     assert!(Optimizer::new(net.var_store(), &config()).load(&path).unwrap());
 

@@ -150,7 +150,7 @@ fn tensorboard_in_an_unwritable_folder_is_an_error() {
         eprintln!("skipping: cannot make a folder unwritable here (neither chmod nor chattr +i works)");
         return;
     };
-    let e = trainer::Tb::new(&tb).err().expect("an event file in an unwritable folder must be an error");
+    let e = trainer::TensorBoardLog::new(&tb).err().expect("an event file in an unwritable folder must be an error");
     assert!(e.to_string().contains("ermi") || e.to_string().contains("not permitted"), "{e}");
 }
 

@@ -13,7 +13,7 @@ use common::learner::{chunk, options};
 use dataio::run_layout::{self as layout, checkpoint_stem};
 use model::tch::{Device, Kind, Tensor};
 use model::Expected;
-use trainer::optim::optim_path;
+use trainer::learning::optim::optim_path;
 use trainer::roles::files::RunFiles;
 use trainer::{LearnerRole, TrainFileConfig};
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use trainer::tb::{tags, Tb};
+use trainer::tensorboard::{tags, TensorBoardLog};
 
 fn venv_python() -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
@@ -33,7 +33,7 @@ fn tensorboard_reads_our_scalars() {
         (tags::LEARNING_RATE, 20, 0.002),
     ];
     {
-        let mut tb = Tb::new(&logdir).unwrap();
+        let mut tb = TensorBoardLog::new(&logdir).unwrap();
         for &(tag, step, v) in &written {
             tb.scalar(tag, v, step);
         }

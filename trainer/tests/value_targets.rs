@@ -9,7 +9,7 @@ use model::encoding::Encoder;
 use rules::records::{EndReason, GameEnd, Record, RecordedMove, Start};
 use rules::{Color, Position, Variant};
 use trainer::config::MaterialSearch;
-use trainer::replay::{encode_batch, ValueTargets};
+use trainer::data::{encode_batch, ValueTargets};
 use trainer::supervised::records::{read_record_samples, record_samples};
 
 /// The CSA moves of a fourfold repetition from the start position (kings step out and

@@ -32,15 +32,15 @@ use std::sync::{Arc, Mutex};
 /// A line-oriented output shared by the protocol thread and the search thread; every
 /// line is flushed at once.
 #[derive(Clone)]
-pub struct Out(Arc<Mutex<Box<dyn Write + Send>>>);
+pub struct ProtocolOutput(Arc<Mutex<Box<dyn Write + Send>>>);
 
-impl Out {
-    pub fn new(w: Box<dyn Write + Send>) -> Out {
-        Out(Arc::new(Mutex::new(w)))
+impl ProtocolOutput {
+    pub fn new(w: Box<dyn Write + Send>) -> ProtocolOutput {
+        ProtocolOutput(Arc::new(Mutex::new(w)))
     }
 
-    pub fn stdout() -> Out {
-        Out::new(Box::new(std::io::stdout()))
+    pub fn stdout() -> ProtocolOutput {
+        ProtocolOutput::new(Box::new(std::io::stdout()))
     }
 
     /// Writes `s` as one line: a line break inside it (a multi-line error from libtorch,
@@ -75,7 +75,7 @@ mod tests {
     #[test]
     fn a_line_with_line_breaks_is_written_as_one_line() {
         let buf = Shared::default();
-        let out = Out::new(Box::new(buf.clone()));
+        let out = ProtocolOutput::new(Box::new(buf.clone()));
         out.line("info string error: cannot load\nException raised from x\r\nframe #0");
         out.line("readyok");
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use usi::input::{read_line, Line};
-use usi::Out;
+use usi::ProtocolOutput;
 
 #[derive(Parser)]
 #[command(
@@ -69,14 +69,14 @@ fn main() -> ExitCode {
     }
     if args.xboard {
         let stdin = std::io::stdin();
-        usi::xboard::Xboard::new(Out::stdout()).run(stdin.lock());
+        usi::xboard::Xboard::new(ProtocolOutput::stdout()).run(stdin.lock());
         return ExitCode::SUCCESS;
     }
     // Protocol detection: the first non-empty command. Lines that are not text before
     // it get USI's error line (an XBoard GUI starts with `xboard`).
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
-    let mut usi = usi::usi::Usi::new(Out::stdout());
+    let mut usi = usi::usi::Usi::new(ProtocolOutput::stdout());
     let first = loop {
         match read_line(&mut input) {
             None => return ExitCode::SUCCESS,
@@ -89,7 +89,7 @@ fn main() -> ExitCode {
     };
     if first.trim() == "xboard" {
         drop(usi);
-        let mut x = usi::xboard::Xboard::new(Out::stdout());
+        let mut x = usi::xboard::Xboard::new(ProtocolOutput::stdout());
         x.handle(first.trim());
         x.run(input);
     } else if usi.handle(first.trim()) {

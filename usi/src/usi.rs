@@ -17,7 +17,7 @@ use crate::engine::{immediate, Core, Immediate, MateOutcome};
 use crate::go::{parse_go, GoCommand, MateTime, DEFAULT_MOVETIME_MS};
 use crate::input::{read_line, Line};
 use crate::options::{Effect, Options};
-use crate::Out;
+use crate::ProtocolOutput;
 use search::mate::{MateReport, MateVerdict};
 use search::time::{self, Clock};
 use search::{Info, Limits, Score, SearchOutcome};
@@ -60,7 +60,7 @@ pub fn info_lines(info: &Info, multipv: usize) -> Vec<String> {
 /// The USI engine state.
 pub struct Usi {
     core: Core,
-    out: Out,
+    out: ProtocolOutput,
     pos: Result<Position, BadPosition>,
     /// A `position` whose side to move has no king: a tsume problem as GUIs send them,
     /// which only `go mate` takes.
@@ -76,7 +76,7 @@ pub struct BadPosition {
 }
 
 impl Usi {
-    pub fn new(out: Out) -> Usi {
+    pub fn new(out: ProtocolOutput) -> Usi {
         let core = Core::new();
         let pos = Ok(Position::startpos(core.variant()));
         Usi { core, out, pos, tsume: None }
@@ -407,7 +407,7 @@ fn bestmove_text(
     o: &SearchOutcome,
     resign_value: u32,
     end_rules: &rules::EndRules,
-    out: &Out,
+    out: &ProtocolOutput,
     multipv: usize,
 ) -> String {
     if let Some(e) = &o.error {

@@ -21,7 +21,7 @@ use crate::go::{nodes_for_depth, MAX_DEPTH, MAX_TIME_MS};
 use crate::input::{read_line, Line};
 use crate::options::Options;
 use crate::usi::ENGINE_NAME;
-use crate::Out;
+use crate::ProtocolOutput;
 use search::time::{self, Clock};
 use search::{Info, Limits, Score, SearchOutcome};
 
@@ -47,7 +47,7 @@ struct TimeControl {
 
 pub struct Xboard {
     core: Core,
-    out: Out,
+    out: ProtocolOutput,
     game: Arc<Mutex<Game>>,
     force: bool,
     engine_side: Color,
@@ -93,7 +93,7 @@ fn result_text(o: &rules::Outcome) -> String {
 }
 
 impl Xboard {
-    pub fn new(out: Out) -> Xboard {
+    pub fn new(out: ProtocolOutput) -> Xboard {
         let core = Core::new();
         let pos = Position::startpos(core.variant());
         Xboard {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use fuzz_budget::{cases, more, time_cap, Watchdog};
 use rules::{Position, Variant};
 use search::Rng;
-use usi::Out;
+use usi::ProtocolOutput;
 
 /// Longest output line accepted: option and feature lines, a short PV, the places
 /// `ModelFile=auto` looked at, an error that quotes a command cut short.
@@ -363,7 +363,7 @@ fn fuzz(protocol: &str, seed: u64, default_cases: u64) {
             text.lines().map(|l| rules::excerpt(l).to_string()).collect::<Vec<_>>().join("\n")
         };
         let capture = Capture::default();
-        let out = Out::new(Box::new(capture.clone()));
+        let out = ProtocolOutput::new(Box::new(capture.clone()));
         let input = std::io::BufReader::new(Paced { bytes: bytes.clone(), at: 0, output: capture.clone() });
         let (_, took) = watchdog.case(shown, move || {
             if xboard {

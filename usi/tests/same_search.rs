@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use arena::koma::{KomaConfig, KomaNetwork, KomaPlayer};
+use arena::koma_player::{KomaConfig, KomaNetwork, KomaPlayer};
 use arena::player::{Action, GoRequest, Player};
 use arena::TimeControl;
 use model::encoding::Encoder;

@@ -141,12 +141,12 @@ impl TorchEvaluator {
     ///
     /// The kernels are [`Kernels::for_device`]'s; cuDNN's fused kernels that fail a first
     /// forward pass (an old cuDNN, an unsupported GPU) give way to channels last, with a
-    /// warning on stderr.
+    /// warning (`log`).
     pub fn new(net: &Net, device: Device, precision: Precision) -> Result<Self, EvalError> {
         let kernels = Kernels::for_device(device).map_err(|e| EvalError::Backend(e.to_string()))?;
         match Self::with_kernels(net, device, precision, kernels) {
             Err(EvalError::Backend(e)) if kernels == Kernels::CudnnFused && device.is_cuda() => {
-                eprintln!("warning: cuDNN's fused kernels failed ({e}); using channels-last kernels");
+                log::warn!("warning: cuDNN's fused kernels failed ({e}); using channels-last kernels");
                 Self::with_kernels(net, device, precision, Kernels::ChannelsLast)
             }
             result => result,

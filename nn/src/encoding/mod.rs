@@ -2,9 +2,11 @@
 
 mod features;
 mod policy;
+pub mod sample;
 
 pub use features::{hand_max, progress_horizon, InputPlane};
 pub use policy::{PolicyPlane, DIRS, DIR_NAMES, RAY_MAX};
+pub use sample::{encode_sample, encode_sample_at, EncoderLabels};
 
 use crate::inference::planes::Planes;
 use crate::network::shape::NetShape;

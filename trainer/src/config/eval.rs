@@ -1,5 +1,5 @@
 //! The `[eval]` table: the evaluation games of a training run, periodic and at its end
-//! (`crate::eval::TrainingEval` plays them).
+//! (`crate::evaluation::TrainingEval` plays them).
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +8,7 @@ use rules::Variant;
 use serde::{Deserialize, Serialize};
 
 use super::train::MAX_STEPS;
-use crate::opponents::parse_player;
+use arena::network_match::parse_player;
 
 /// The network's search in evaluation games.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,7 +78,7 @@ impl EvalLadder {
 pub struct EvalConfig {
     /// Evaluation games every this many optimiser steps (a multiple of
     /// `train.checkpoint_interval` is sensible); 0 disables. Default 5000.
-    /// Valid: 0..=1e12. See `trainer::eval` for what is written.
+    /// Valid: 0..=1e12. See `trainer::evaluation::report` for what is written.
     pub interval: u64,
     /// Also evaluate the last checkpoint once the run reaches `train.max_minutes` or
     /// `max_steps` (not when it is interrupted), after training and self-play have

@@ -12,14 +12,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use dataio::{decode_chunk_expect, Chunk};
+use nn::EncoderLabels;
 use rules::Variant;
-use selfplay::EncoderLabels;
 use store::Entry;
 
 use super::files::RunFiles;
 use super::state::RunState;
+use crate::data::Replay;
 use crate::error::TrainError;
-use crate::replay::Replay;
 use dataio::run_layout::{chunk_worker, SAMPLES};
 
 /// What one pass took in.

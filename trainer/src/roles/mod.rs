@@ -9,14 +9,12 @@
 //!
 //! - the names of a run's objects are `dataio::run_layout`'s; [`files`]: the store and the local folder
 //!   of this process; [`state`]: the learner's state and where it resumes.
-//! - [`network`]: loading, checkpoints, publishing; [`intake`]: chunks into the window;
-//!   [`evaluation`]: evaluation games in the background.
+//! - [`network`]: loading, checkpoints, publishing; [`intake`]: chunks into the window.
 //! - [`selfplay`]: self-play threads and the chunk sink; [`uploader`]: uploads with a
 //!   local spool; [`signal`], [`display`]: SIGTERM and the status line (through the
 //!   `progress` crate).
 
 pub mod display;
-pub mod evaluation;
 pub mod files;
 pub mod intake;
 pub mod learner;

@@ -12,7 +12,7 @@ use model::{Precision, TorchEvaluator};
 use super::files::RunFiles;
 use super::state::RunState;
 use crate::error::TrainError;
-use crate::net_trainer::NetTrainer as Learner;
+use crate::learning::net_trainer::NetTrainer as Learner;
 use dataio::run_layout::{
     self as layout, checkpoint_files, checkpoint_stem, model_stem, stem_step, ModelPointer, MODELS,
 };

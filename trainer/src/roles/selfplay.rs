@@ -8,8 +8,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use dataio::{ChunkBatcher, ChunkHeader, Sample};
 use model::{Batcher, BatcherConfig, Evaluator};
+use nn::EncoderLabels;
 use rules::Variant;
-use selfplay::{run_selfplay, EncoderLabels, Openings, Progress, RunOptions, SelfplayError, SelfplayFileConfig};
+use selfplay::{run_selfplay, Openings, Progress, RunOptions, SelfplayError, SelfplayFileConfig};
 
 use super::uploader::Uploader;
 use crate::error::TrainError;

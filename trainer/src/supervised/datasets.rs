@@ -16,10 +16,10 @@ use files::files_under;
 use dataio::hcpe::{hcpe3_samples, hcpe_sample, psv_sample};
 use dataio::{read_chunk_expect, Sample, CHUNK_EXTENSION};
 use model::encoding::Encoder;
+use nn::EncoderLabels;
 use rules::records::hcpe::{self, hcpe3};
 use rules::records::psv;
 use rules::Variant;
-use selfplay::EncoderLabels;
 
 use super::records::read_record_samples;
 

@@ -27,10 +27,10 @@ use search::Rng;
 
 use super::datasets::read_training_inputs;
 use crate::config::{TrainConfig, TrainFileConfig};
+use crate::data::{encode_batch, encode_batch_with, Batch, PolicyTargets, ValueSchedule, ValueTargets};
 use crate::error::TrainError;
-use crate::net_trainer::{NetTrainer, StepStats};
-use crate::replay::{encode_batch, encode_batch_with, Batch, PolicyTargets, ValueSchedule, ValueTargets};
-use crate::tb::{tags, Tb};
+use crate::learning::net_trainer::{NetTrainer, StepStats};
+use crate::tensorboard::{tags, TensorBoardLog};
 
 /// What `koma learn` does.
 #[derive(Clone, Debug)]
@@ -87,7 +87,8 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     let run_dir = opts.runs_dir.join(&opts.run);
     let session = Session {
         ckpt_dir: run_dir.join("checkpoints"),
-        tb: Tb::new(run_dir.join("tb")).map_err(|source| TrainError::Io { path: run_dir.join("tb"), source })?,
+        tb: TensorBoardLog::new(run_dir.join("tb"))
+            .map_err(|source| TrainError::Io { path: run_dir.join("tb"), source })?,
         trainer: NetTrainer::new(net, tcfg, 0),
         variant,
         leaf_material: cfg.leaf_material(),
@@ -158,7 +159,7 @@ fn hold_out(games: &[Vec<Sample>], share: f64, rng: &mut Rng) -> (Vec<Sample>, V
 /// What one `koma learn` trains and where it writes.
 struct Session<'a> {
     ckpt_dir: PathBuf,
-    tb: Tb,
+    tb: TensorBoardLog,
     trainer: NetTrainer,
     variant: Variant,
     /// The config's search setting the checkpoints record (`[search]` leaf material mix).

@@ -19,12 +19,12 @@ use std::time::Duration;
 
 use arena::player::{EngineScore, Player};
 use arena::{play_game, GameRecord, GameSettings, Opening, PlayerSpec, TimeControl};
-use dataio::score::wdl_of_win_probability;
 use dataio::{ChunkWriter, GameResult, Sample, SampleError};
 use model::encoding::Encoder;
+use nn::EncoderLabels;
+use rules::score::wdl_of_win_probability;
 use rules::{Color, EndRules, Position, Variant};
 use search::Rng;
-use selfplay::EncoderLabels;
 
 /// How long an engine may take to start, or to answer one move, before it counts as hung.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);

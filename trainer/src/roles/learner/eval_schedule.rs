@@ -9,14 +9,14 @@ use arena::Wdl;
 use model::tch::Device;
 use rules::Variant;
 
+use super::eval_thread::{EvalJob, EvalOutcome, EvalRunner};
 use crate::config::EvalConfig;
-use crate::eval::TrainingEval;
+use crate::evaluation::TrainingEval;
 use crate::roles::display::Display;
-use crate::roles::evaluation::{EvalJob, EvalOutcome, EvalRunner};
 use crate::roles::files::RunFiles;
 use crate::roles::network::pull_network;
 use crate::roles::state::RunState;
-use crate::tb::Tb;
+use crate::tensorboard::TensorBoardLog;
 use dataio::run_layout as layout;
 
 pub(super) struct EvalSchedule {
@@ -82,7 +82,13 @@ impl EvalSchedule {
 
     /// A finished evaluation, recorded: TensorBoard, `eval.jsonl`, the plots. Returns it
     /// (its checkpoint is the next `previous`) unless it failed or was stopped.
-    pub fn collect(&mut self, files: &RunFiles, tb: &mut Tb, display: &Display, elapsed: f64) -> Option<EvalOutcome> {
+    pub fn collect(
+        &mut self,
+        files: &RunFiles,
+        tb: &mut TensorBoardLog,
+        display: &Display,
+        elapsed: f64,
+    ) -> Option<EvalOutcome> {
         let outcome = match self.runner.poll()? {
             Err(e) => {
                 display.warn(&format!("koma train: evaluation failed: {e}"));
@@ -102,15 +108,15 @@ impl EvalSchedule {
         Some(outcome)
     }
 
-    fn record(&mut self, o: &EvalOutcome, files: &RunFiles, tb: &mut Tb, display: &Display, elapsed: f64) {
+    fn record(&mut self, o: &EvalOutcome, files: &RunFiles, tb: &mut TensorBoardLog, display: &Display, elapsed: f64) {
         let report = &o.report;
         let log = files.path(layout::EVAL_LOG);
         if let Err(e) = report.write(tb, &log, elapsed) {
             display.warn(&format!("koma: warning: writing {}: {e}", log.display()));
         }
         display.println(&report.line());
-        match crate::elo_plot::plot_run(files.dir()) {
-            Ok(_) | Err(crate::elo_plot::RunPlotError::NoLadderGames { .. }) => {}
+        match crate::evaluation::chart::plot_run(files.dir()) {
+            Ok(_) | Err(crate::evaluation::chart::RunPlotError::NoLadderGames { .. }) => {}
             Err(e) => display.println(&format!("koma train: plot: {e}")),
         }
         for r in &report.results {

@@ -7,17 +7,17 @@ use std::time::{Duration, Instant};
 use arena::Wdl;
 use selfplay::Progress;
 
-use crate::net_trainer::StepStats;
+use crate::learning::net_trainer::StepStats;
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
 use crate::roles::state::RunState;
 use crate::roles::worker::WorkerReport;
-use crate::tb::{tags, Tb};
+use crate::tensorboard::{tags, TensorBoardLog};
 use dataio::run_layout as layout;
 
 /// TensorBoard and the running means and rates between two writes.
 pub(super) struct TrainLog {
-    pub tb: Tb,
+    pub tb: TensorBoardLog,
     acc: StepStats,
     acc_n: u64,
     /// Log intervals whose every step was skipped (f16 overflow).
@@ -45,7 +45,7 @@ pub(super) struct Counters<'a> {
 }
 
 impl TrainLog {
-    pub fn new(tb: Tb, step: u64) -> TrainLog {
+    pub fn new(tb: TensorBoardLog, step: u64) -> TrainLog {
         let now = Instant::now();
         TrainLog {
             tb,
@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn the_status_line_before_the_first_statistics_and_without_local_games() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = TrainLog::new(Tb::new(dir.path()).unwrap(), 0);
+        let mut log = TrainLog::new(TensorBoardLog::new(dir.path()).unwrap(), 0);
         let state = RunState { samples_generated: 40, ..RunState::fresh("shogi", 1, 2) };
         let line = log.status(&state, None, 40, 60.0, "training");
         assert!(line.starts_with("games n/a, 40 samples") && line.contains("| loss - |"), "{line}");

@@ -12,9 +12,10 @@
 //!
 //! This module is the loop; [`startup`] takes the lease and opens or resumes the run,
 //! [`logging`] writes TensorBoard and the summary, [`eval_schedule`] starts and records the
-//! evaluations.
+//! evaluations, which run in [`eval_thread`].
 
 mod eval_schedule;
+mod eval_thread;
 mod logging;
 mod startup;
 
@@ -33,10 +34,10 @@ pub use self::logging::TrainSummary;
 use self::logging::{Counters, TrainLog};
 pub(crate) use self::startup::with_limits;
 use crate::config::{TrainConfig, TrainFileConfig};
+use crate::data::{Loader, Replay};
 use crate::error::TrainError;
-use crate::eval::TrainingEval;
-use crate::net_trainer::NetTrainer;
-use crate::replay::{Loader, Replay};
+use crate::evaluation::TrainingEval;
+use crate::learning::net_trainer::NetTrainer;
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
 use crate::roles::intake::take_in;
@@ -44,7 +45,7 @@ use crate::roles::network::{evaluator_of, prune, publish_model, save_learner_che
 use crate::roles::selfplay::{ChunkSink, LocalFeed, SelfplayThread};
 use crate::roles::state::{resume_point, write_state, RunState};
 use crate::roles::uploader::Uploader;
-use crate::tb::{tags, Tb};
+use crate::tensorboard::{tags, TensorBoardLog};
 use dataio::run_layout::{self as layout, checkpoint_stem};
 use store::lease::KeptLease;
 
@@ -133,7 +134,7 @@ impl LearnerRole {
         for w in &warnings {
             display.println(&format!("koma train: {w}"));
         }
-        let tb = Tb::new(files.path(layout::TB))
+        let tb = TensorBoardLog::new(files.path(layout::TB))
             .map_err(|source| TrainError::Io { path: files.path(layout::TB), source })?;
         if !files.is_local() {
             let _ = files.pull(layout::EVAL_LOG);

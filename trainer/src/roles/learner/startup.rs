@@ -13,9 +13,9 @@ use model::tch::Device;
 use model::{load_net, parse_device, Expected, Net};
 
 use crate::config::{ConfigError, LrSchedule, TrainConfig, TrainFileConfig};
+use crate::data::{Loader, PolicyTargets, Replay, ReplayWindow, ValueSchedule};
 use crate::error::TrainError;
-use crate::net_trainer::NetTrainer;
-use crate::replay::{Loader, PolicyTargets, Replay, ReplayWindow, ValueSchedule};
+use crate::learning::net_trainer::NetTrainer;
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
 use crate::roles::intake::refill_window;
@@ -231,7 +231,7 @@ pub(super) fn spawn_loader(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::{encode_batch, ValueTargets};
+    use crate::data::{encode_batch, ValueTargets};
     use crate::roles::network::save_learner_checkpoint;
     use dataio::run_layout::checkpoint_stem;
     use dataio::{GameResult, Sample};

@@ -1,7 +1,9 @@
-//! Line charts of Elo against training step, PNG or SVG by the file's extension, drawn
-//! with `plotters` in the DejaVu Sans font (embedded by the `dejavu` crate, so that no
-//! system font is needed): the arena's series of checkpoints ([`plot_elo`]) and the
-//! training run's rating on the baseline ladder (the trainer's `elo.png`).
+//! Line charts, PNG or SVG by the file's extension ([`write_chart`]), drawn with
+//! `plotters` in the DejaVu Sans font (embedded by the `dejavu` crate, so that no system
+//! font is needed): lines of points with error bars over horizontal reference levels. koma
+//! draws Elo against training step with them: the arena's series of checkpoints
+//! (`elo.png` of a match) and the training run's rating on the baseline ladder (the
+//! trainer's `elo.png`).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -40,7 +42,7 @@ pub struct Point {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum PlotError {
+pub enum ChartError {
     #[error("{path}: a plot is written as .png or .svg")]
     UnknownFormat { path: PathBuf },
     #[error("{path}: no points to plot")]
@@ -51,7 +53,8 @@ pub enum PlotError {
     Io { path: PathBuf, source: std::io::Error },
 }
 
-const SIZE: (u32, u32) = (900, 540);
+/// Width and height of a chart, in pixels.
+pub const SIZE: (u32, u32) = (900, 540);
 /// Line colours, in order (blue, orange, green, red, purple).
 const SERIES_COLORS: [RGBColor; 5] = [
     RGBColor(31, 119, 180),
@@ -74,13 +77,13 @@ fn register_font() {
 }
 
 /// Writes `chart` to `path` (`.png` or `.svg`), atomically.
-pub fn write_chart(chart: &Chart, path: &Path) -> Result<(), PlotError> {
+pub fn write_chart(chart: &Chart, path: &Path) -> Result<(), ChartError> {
     if chart.series.iter().all(|s| s.points.is_empty()) {
-        return Err(PlotError::NothingToPlot { path: path.to_path_buf() });
+        return Err(ChartError::NothingToPlot { path: path.to_path_buf() });
     }
     register_font();
-    let draw_error = |message: String| PlotError::Draw { path: path.to_path_buf(), message };
-    let io_error = |source| PlotError::Io { path: path.to_path_buf(), source };
+    let draw_error = |message: String| ChartError::Draw { path: path.to_path_buf(), message };
+    let io_error = |source| ChartError::Io { path: path.to_path_buf(), source };
     match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
         Some("svg") => {
             let mut text = String::new();
@@ -102,7 +105,7 @@ pub fn write_chart(chart: &Chart, path: &Path) -> Result<(), PlotError> {
             }
             std::fs::rename(&partial, path).map_err(io_error)
         }
-        _ => Err(PlotError::UnknownFormat { path: path.to_path_buf() }),
+        _ => Err(ChartError::UnknownFormat { path: path.to_path_buf() }),
     }
 }
 
@@ -190,36 +193,36 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The arena's plot: (step, Elo, 95% half-width) of a series of checkpoints, with error
-/// bars. Infinite values are drawn at the edge of the chart.
-pub fn plot_elo(points: &[(u64, f64, f64)], path: &Path) -> Result<(), PlotError> {
-    let series = Series {
-        name: String::new(),
-        points: points.iter().map(|&(step, elo, error)| Point { x: step as f64, y: elo, error: Some(error) }).collect(),
-    };
-    let chart = Chart {
-        title: "Elo against training step".into(),
-        x_label: "training step".into(),
-        y_label: "Elo".into(),
-        series: vec![series],
-        levels: Vec::new(),
-    };
-    write_chart(&chart, path)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn points() -> Vec<(u64, f64, f64)> {
-        vec![(1000, -200.0, 60.0), (2000, 0.0, 50.0), (4000, 150.0, 70.0), (8000, f64::INFINITY, f64::INFINITY)]
+    /// Elo against step with error bars; the last point a sweep (infinite).
+    fn chart() -> Chart {
+        let points = [
+            (1000.0, -200.0, 60.0),
+            (2000.0, 0.0, 50.0),
+            (4000.0, 150.0, 70.0),
+            (8000.0, f64::INFINITY, f64::INFINITY),
+        ];
+        let series = Series {
+            name: String::new(),
+            points: points.iter().map(|&(x, y, error)| Point { x, y, error: Some(error) }).collect(),
+        };
+        Chart {
+            title: "Elo against training step".into(),
+            x_label: "training step".into(),
+            y_label: "Elo".into(),
+            series: vec![series],
+            levels: Vec::new(),
+        }
     }
 
     #[test]
     fn a_png_of_the_chart_size_with_ink_in_it() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("elo.png");
-        plot_elo(&points(), &p).unwrap();
+        write_chart(&chart(), &p).unwrap();
         let bytes = std::fs::read(&p).unwrap();
         assert_eq!(&bytes[1..4], b"PNG");
         // IHDR: width and height, big-endian, at bytes 16..24.
@@ -256,7 +259,8 @@ mod tests {
     #[test]
     fn other_formats_and_empty_charts_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(matches!(plot_elo(&points(), &dir.path().join("elo.gif")), Err(PlotError::UnknownFormat { .. })));
-        assert!(matches!(plot_elo(&[], &dir.path().join("elo.png")), Err(PlotError::NothingToPlot { .. })));
+        assert!(matches!(write_chart(&chart(), &dir.path().join("elo.gif")), Err(ChartError::UnknownFormat { .. })));
+        let empty = Chart { series: vec![Series::default()], ..chart() };
+        assert!(matches!(write_chart(&empty, &dir.path().join("elo.png")), Err(ChartError::NothingToPlot { .. })));
     }
 }

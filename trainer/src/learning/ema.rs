@@ -3,7 +3,7 @@
 //! optimiser goes on with the raw weights.
 //!
 //! The trainable parameters are averaged in one operation per step over the optimiser's
-//! flat parameter buffer ([`crate::optim::Optimizer::flat_params`]); the averaged
+//! flat parameter buffer ([`crate::learning::optim::Optimizer::flat_params`]); the averaged
 //! network's variables receive those values, and the live network's batch-norm
 //! statistics (copied, not averaged), only when it is read ([`WeightAverage::net`]).
 

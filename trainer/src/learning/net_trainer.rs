@@ -34,10 +34,10 @@ use model::tch::{self, Device, Kind, Tensor};
 use model::Net;
 
 use crate::config::{TrainConfig, TrainPrecision};
-use crate::ema::WeightAverage;
-use crate::optim::{optim_path, OptimError, Optimizer};
-use crate::replay::Batch;
-use crate::swa::SnapshotAverage;
+use crate::data::Batch;
+use crate::learning::ema::WeightAverage;
+use crate::learning::optim::{optim_path, OptimError, Optimizer};
+use crate::learning::swa::SnapshotAverage;
 
 /// What one step measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

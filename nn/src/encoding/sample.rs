@@ -1,14 +1,16 @@
 //! The training sample ([`dataio::Sample`]) as this build's network encoder sees it: its
 //! input planes ([`encode_sample`]) and its policy labels ([`EncoderLabels`], which the
-//! torch-free chunk codec of `dataio` takes to check labels and size chunk headers).
+//! chunk codec of `dataio` takes to check labels and size chunk headers). Self-play writes
+//! samples with these labels; the trainer's batches and `koma learn` read them back.
 
 use std::sync::OnceLock;
 
 use dataio::{PolicyLabels, Sample, SampleError};
-use model::encoding::{Encoder, InputPlane, ENCODER_VERSION};
 use rules::{Position, Variant};
 
-/// The policy labels of [`model::encoding::Encoder`] (version [`ENCODER_VERSION`]) for
+use super::{Encoder, InputPlane, ENCODER_VERSION};
+
+/// The policy labels of [`Encoder`] (version [`ENCODER_VERSION`]) for
 /// every variant: what chunks are written and read with.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EncoderLabels;

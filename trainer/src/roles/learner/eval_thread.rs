@@ -1,5 +1,5 @@
-//! The learner's periodic evaluation, off its critical path: the games run in a thread
-//! of their own on the saved checkpoint, through the arena's match harness
+//! The thread of the learner's periodic evaluation, off its critical path: the games run
+//! in a thread of their own on the saved checkpoint, through the arena's match harness
 //! ([`TrainingEval`]), while training goes on. Abandoning it sets the match's stop flag,
 //! which ends the games within a move.
 
@@ -8,11 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use arena::koma_player::KomaNetwork;
 use model::tch::Device;
 use rules::Variant;
 
 use crate::error::TrainError;
-use crate::eval::{load_network, EvalReport, TrainingEval};
+use crate::evaluation::{EvalReport, TrainingEval};
 
 /// One evaluation to run.
 pub struct EvalJob {
@@ -38,11 +39,11 @@ pub struct EvalOutcome {
 }
 
 fn run_job(job: EvalJob, stop: Arc<AtomicBool>) -> Result<EvalOutcome, TrainError> {
-    let ours = load_network(&job.ours, job.variant, job.device)
+    let ours = KomaNetwork::load_on(&job.ours, job.device, job.variant)
         .map_err(|e| TrainError::EvalNetwork { path: job.ours.clone(), source: Box::new(e) })?;
     let mut notes = Vec::new();
     let previous = match &job.previous {
-        Some(stem) if job.plan.wants_previous() => match load_network(stem, job.variant, job.device) {
+        Some(stem) if job.plan.wants_previous() => match KomaNetwork::load_on(stem, job.device, job.variant) {
             Ok(net) => Some(net),
             Err(e) => {
                 notes.push(format!("previous checkpoint {}: {e}", stem.display()));

@@ -5,8 +5,8 @@
 //! (`RecordWriter`), its scalar `Summary` and the `Event` of its protos. Its own
 //! `SummaryWriter` is not used: that writes from a thread that panics on any I/O error,
 //! which aborted the learner on an unwritable or full disk. Here a write error ends the
-//! event file, never the run: [`Tb::take_error`] reports it once and later scalars are
-//! dropped.
+//! event file, never the run: [`TensorBoardLog::take_error`] reports it once and later
+//! scalars are dropped.
 //!
 //! View them with `scripts/tensorboard.sh` (or `.venv/bin/tensorboard --logdir runs`).
 
@@ -61,25 +61,25 @@ pub mod tags {
 /// A write to the event file failed; scalars are no longer written this session.
 #[derive(Debug, thiserror::Error)]
 #[error("TensorBoard event file {}: {source}; its scalars are no longer written in this session", path.display())]
-pub struct TbError {
+pub struct TensorBoardError {
     pub path: PathBuf,
     pub source: std::io::Error,
 }
 
 /// A TensorBoard scalar writer.
-pub struct Tb {
+pub struct TensorBoardLog {
     dir: PathBuf,
     path: PathBuf,
     /// `None` once a write failed.
     out: Option<RecordWriter<BufWriter<File>>>,
-    /// The first write error, until [`Tb::take_error`] reports it.
+    /// The first write error, until [`TensorBoardLog::take_error`] reports it.
     error: Option<std::io::Error>,
 }
 
-impl Tb {
+impl TensorBoardLog {
     /// Opens a new event file in `dir` (created if needed) and writes its header, so that
     /// a folder that cannot take it fails here.
-    pub fn new(dir: impl AsRef<Path>) -> std::io::Result<Tb> {
+    pub fn new(dir: impl AsRef<Path>) -> std::io::Result<TensorBoardLog> {
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(event_file_name());
@@ -89,7 +89,7 @@ impl Tb {
         header.set_file_version("brain.Event:2".to_string());
         out.write(&encode(&header)?)?;
         out.flush()?;
-        Ok(Tb { dir, path, out: Some(out), error: None })
+        Ok(TensorBoardLog { dir, path, out: Some(out), error: None })
     }
 
     pub fn dir(&self) -> &Path {
@@ -112,7 +112,7 @@ impl Tb {
     /// The learner's scalars (losses, those of the auxiliary heads the network has,
     /// accuracy, value error, gradient norm, learning rate) of `m`, usually a mean over the
     /// steps since the last call.
-    pub fn step_stats(&mut self, m: &crate::net_trainer::StepStats, step: u64) {
+    pub fn step_stats(&mut self, m: &crate::learning::net_trainer::StepStats, step: u64) {
         self.scalar(tags::LOSS_TOTAL, m.loss, step);
         self.scalar(tags::LOSS_POLICY, m.policy_loss, step);
         self.scalar(tags::LOSS_VALUE, m.value_loss, step);
@@ -142,8 +142,8 @@ impl Tb {
     }
 
     /// The write error that ended the event file, reported once.
-    pub fn take_error(&mut self) -> Option<TbError> {
-        self.error.take().map(|source| TbError { path: self.path.clone(), source })
+    pub fn take_error(&mut self) -> Option<TensorBoardError> {
+        self.error.take().map(|source| TensorBoardError { path: self.path.clone(), source })
     }
 
     /// Whether scalars are still written.
@@ -199,7 +199,7 @@ mod tests {
     #[test]
     fn a_failing_event_file_reports_once_and_drops_later_scalars() {
         let dir = tempfile::tempdir().unwrap();
-        let mut tb = Tb::new(dir.path()).unwrap();
+        let mut tb = TensorBoardLog::new(dir.path()).unwrap();
         tb.scalar("a", 1.0, 1);
         tb.flush();
         assert!(tb.take_error().is_none() && tb.is_writing());

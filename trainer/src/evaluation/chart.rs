@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use arena::ladder::{finite_rating, place, rung_rating, Ladder};
-use arena::plot::{write_chart, Chart, PlotError, Point, Series};
 use arena::Wdl;
+use charts::{write_chart, Chart, ChartError, Point, Series};
 use dataio::eval_log::EvalLogError;
 pub use dataio::EvalRecord;
 
@@ -20,7 +20,7 @@ pub enum RunPlotError {
     #[error("{path}: no evaluation against a ladder player ({players}) to plot")]
     NoLadderGames { path: PathBuf, players: String },
     #[error(transparent)]
-    Plot(#[from] PlotError),
+    Plot(#[from] ChartError),
 }
 
 /// The records of an `eval.jsonl` file, in file order ([`dataio::eval_log::read_eval_log`]).
