@@ -1,4 +1,4 @@
-//! Arena arguments at the door (issue 19): a match of 0-ply games or 0 workers is
+//! Arena arguments at the door: a match of 0-ply games or 0 workers is
 //! refused, and a silent engine fails within the hang timeout, handshake included.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Bad input at the door of `koma` (issue 19): config files and arena arguments are
+//! Bad input at the door of `koma`: config files and arena arguments are
 //! refused with exit status 2, an error that names what is wrong, and nothing left behind.
 
 mod common;

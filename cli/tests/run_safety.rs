@@ -1,7 +1,7 @@
 //! `koma train` never loses work: a signal during the evaluation games stops the run
 //! within a second or two, and a run folder whose `state.json` is missing or names a file
-//! outside the run is refused instead of overwritten (issue 19). A run resumed without its
-//! `state.json` says so through the log facade (issue 23).
+//! outside the run is refused instead of overwritten. A run resumed without its
+//! `state.json` says so through the log facade.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

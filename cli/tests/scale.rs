@@ -259,7 +259,7 @@ fn kill_9_of_worker_and_learner_then_restart_loses_and_double_counts_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Two `koma learner`s on one run (issue 26): the second is refused at once, naming the
+/// Two `koma learner`s on one run: the second is refused at once, naming the
 /// first, and exits with an error; one started with `--lease-wait` waits and takes the run
 /// over when the first stops (a Kubernetes rolling restart), and `latest.json` never goes
 /// back.

@@ -212,7 +212,7 @@ fn write_start_chunk(path: &Path, results: &[Option<GameResult>]) {
     write_chunk(path, &header, &samples).unwrap();
 }
 
-/// Issue 26: a chunk that did not read emptied an existing hcpe3 file, and its error
+/// Regression: a chunk that did not read once emptied an existing hcpe3 file, and its error
 /// named the chunk twice; each line now names its chunk once, and what does not convert
 /// leaves the output as it was.
 #[test]

@@ -1,4 +1,4 @@
-//! `koma convert` as issue 26 found it: a failed conversion emptied an existing output,
+//! `koma convert` against bad input: a failed conversion emptied an existing output,
 //! an output named like its input replaced it, a directory conversion lost a game whose
 //! output name another input's games had taken, `--from hcpe` did not exist, and a bad
 //! token of an 8 MB line came back whole on stderr. Each drives the real binary.

@@ -1,4 +1,4 @@
-//! Model files fuzzed (issue 26): a valid tiny model file mutated in its header metadata,
+//! Model files fuzzed: a valid tiny model file mutated in its header metadata,
 //! its declared network, its tensor table and values (checksum recomputed, so that the
 //! checks behind it are reached), its raw safetensors header (huge shapes, offsets and
 //! lengths), its bytes and its length, then loaded. Every case must load or return a

@@ -219,7 +219,7 @@ fn with_fresh_digest(
     path
 }
 
-/// Issue 26, item 2: an ~82 KB file whose header declares the largest valid network
+/// An ~82 KB file whose header declares the largest valid network
 /// (256 blocks x 4096 channels, 5.1 GB) is refused from its header and the file's size,
 /// before anything is allocated (it used to build the whole network first, then panic in
 /// tch when the memory ran out).
@@ -273,7 +273,7 @@ fn a_header_declaring_another_layout_is_refused_by_its_tensor_table() {
     assert!(matches!(&err, CheckpointError::TensorShape { .. }), "{err}");
 }
 
-/// Issue 26, item 7: a batch norm variance of -1 (checksum recomputed) computes NaN; it is
+/// A batch norm variance of -1 (checksum recomputed) computes NaN; it is
 /// refused by name.
 #[test]
 fn a_negative_batch_norm_variance_is_refused() {
@@ -292,7 +292,7 @@ fn a_negative_batch_norm_variance_is_refused() {
     assert!(matches!(&err, CheckpointError::NegativeVariance { .. }), "{err}");
 }
 
-/// Issue 26, item 7: huge finite weights (3e38) overflow in the forward pass. A value
+/// Huge finite weights (3e38) overflow in the forward pass. A value
 /// beyond `MAX_WEIGHT_MAGNITUDE` is refused before the network is built, wherever it is.
 #[test]
 fn implausibly_large_weights_are_refused() {
@@ -333,7 +333,7 @@ fn weights_that_compute_non_finite_values_are_refused_by_the_probe() {
     assert!(matches!(&err, CheckpointError::NonFiniteOutput { .. }), "{err}");
 }
 
-/// Issue 26, item 9: a safetensors file without `format` says so plainly.
+/// A safetensors file without `format` says so plainly.
 #[test]
 fn a_file_without_format_is_named_not_a_model_file_plainly() {
     let dir = tempfile::tempdir().unwrap();

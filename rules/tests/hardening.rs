@@ -141,7 +141,7 @@ fn kif_summaries_end_the_game_and_round_trip() {
     assert_eq!((e.kind, e.line, e.ply), (ErrorKind::Syntax, Some(5), Some(2)), "{e}");
 }
 
-/// Issue 26: an error about one token of an 8 MB line printed the whole token. Every
+/// Regression: an error about one token of an 8 MB line once printed the whole token. Every
 /// error that quotes input text now quotes at most [`rules::EXCERPT_CHARS`] characters
 /// of it, and says how long it was.
 #[test]

@@ -1,4 +1,4 @@
-//! Search edge cases (issue 16): proofs at the end of the game, the policy softmax
+//! Search edge cases: proofs at the end of the game, the policy softmax
 //! temperature after tree reuse and in the Gumbel target, proofs in the Gumbel move
 //! choice, the policy target of a root lost before its evaluation, and Dirichlet noise
 //! scaled to the number of legal moves.

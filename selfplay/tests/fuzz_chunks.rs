@@ -1,4 +1,4 @@
-//! Sample chunks at the door (issue 19): chunks that pass the checksum but hold garbage
+//! Sample chunks at the door: chunks that pass the checksum but hold garbage
 //! are refused, and random or mutated chunks never panic the reader, hang, nor come back
 //! silently changed. The fuzz loops are bounded (a count and a time cap; the long mode
 //! `KOMA_FUZZ_CASES=<n>` runs n inputs a loop, see the shared `fuzz_budget`) and print

@@ -1,4 +1,4 @@
-//! Config files at the door (issue 19): random and mutated config texts never panic the
+//! Config files at the door: random and mutated config texts never panic the
 //! reader, and a config that is accepted says exactly what its text says: every key is a
 //! known field, every value comes back unchanged, and no value is NaN or infinite. The
 //! loops are bounded (a count and a time cap) and print how many inputs they tried.

@@ -1,4 +1,4 @@
-//! Training data and losses at the door (issue 19): chunks that pass the checksum but
+//! Training data and losses at the door: chunks that pass the checksum but
 //! hold garbage never reach the learner (skipped, reported, counted), and a loss that is
 //! not finite stops training instead of being trained on or skipped as f16 overflow.
 

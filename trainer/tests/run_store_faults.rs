@@ -1,4 +1,4 @@
-//! Fault injection into a learner's run store (issue 26): two learners on one run; a
+//! Fault injection into a learner's run store: two learners on one run; a
 //! published step that would go back; damaged `latest.json`, `state.json`, chunks and
 //! checkpoints; an unwritable run; a full disk (a small tmpfs); a store that goes away in
 //! the middle of an upload; `koma learn` on nothing to train. Tiny network, CPU, seconds.

@@ -1,4 +1,4 @@
-//! `train.swa_share` (koma issue 24): a run that stops at its budget leaves a last
+//! `train.swa_share`: a run that stops at its budget leaves a last
 //! checkpoint, and a published model, holding the mean of the weights at the checkpoints
 //! of its last stretch; the raw weights stay in the optimiser state for a resumed run.
 //! Tiny network, CPU, seconds.

@@ -1,4 +1,4 @@
-//! Bad input at the engine's door (issue 19): a line that is not UTF-8 costs only that
+//! Bad input at the engine's door: a line that is not UTF-8 costs only that
 //! line (USI and XBoard, also while searching), and every `go` that is not `infinite` or
 //! `ponder` ends with a `bestmove` by itself, malformed words included.
 
@@ -104,7 +104,7 @@ fn xboard_invalid_utf8_lines_are_errors_and_the_engine_goes_on() {
     }
 }
 
-/// Issue 26: an error about a long line quoted all of it back (`unknown command 'x...'`,
+/// Regression: an error about a long line once quoted all of it back (`unknown command 'x...'`,
 /// a bad `position`, XBoard's `Error (...): line`): now each quotes it cut short.
 #[test]
 fn errors_quote_long_commands_cut_short() {

@@ -67,7 +67,7 @@ fn binary_in_checkout(checkout: &Path, cwd: &Path) -> Engine {
     binary_copy_in(&checkout.join("target").join("release"), cwd)
 }
 
-/// Issue 25, item 1: a fresh clone plays its shipped network, `models/<variant>.safetensors`
+/// A fresh clone plays its shipped network, `models/<variant>.safetensors`
 /// of the checkout the binary is in, without any training.
 #[test]
 fn auto_finds_the_shipped_network_in_the_checkouts_models_folder() {
@@ -93,7 +93,7 @@ fn auto_prefers_a_run_checkpoint_to_the_shipped_network() {
     loads_and_plays(&mut e, &[], &own.with_extension(""));
 }
 
-/// The networks this repository ships (`models/`, issue 25 item 1): each loads through
+/// The networks this repository ships (`models/`): each loads through
 /// `ModelFile=auto` as the engine of its game, and plays a legal move from the start.
 #[test]
 fn the_shipped_networks_load_and_play() {
@@ -159,7 +159,7 @@ fn auto_takes_the_network_a_run_published() {
     loads_and_plays(&mut e, &[], &published);
 }
 
-/// Issue 26, item 2: the ~82 KB tiny model file with a header that declares 256 blocks x
+/// The ~82 KB tiny model file with a header that declares 256 blocks x
 /// 4096 channels (valid ranges, 5.1 GB of weights). The engine used to build that network,
 /// panic in tch when the memory ran out and print the backtrace on stderr; now the loader
 /// refuses it from the file's size, the engine says so in an `info string error` and

@@ -284,7 +284,7 @@ fn sho_and_dai_through_usi() {
     }
 }
 
-/// Issue 26: once the tree had filled its hash, a position outside it (a move taken
+/// Regression: once the tree had filled its hash, a position outside it (a move taken
 /// back) got a 0-node search at `hashfull 1000`. The tree now drops what it held and
 /// `hashfull` counts what is used.
 #[test]

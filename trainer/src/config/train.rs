@@ -167,7 +167,7 @@ pub struct TrainConfig {
     /// Default 0. Any u64.
     pub seed: u64,
 
-    // Schedules for learning from zero (koma issue 24): each off by default.
+    // Schedules for learning from zero: each off by default.
     /// Learner step at which the material prior (`material_mix`) starts to fade: the mix
     /// is `material_mix` until this step, then falls linearly to 0 at
     /// `material_fade_end` and stays 0; the share taken away goes back to the game's
