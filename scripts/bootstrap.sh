@@ -5,11 +5,18 @@
 #
 #   scripts/bootstrap.sh [--variant shogi|dai] [--run NAME] [--games N] [--engine SPEC]
 #                        [--epochs E] [--config FILE] [--selfplay-minutes M]
-#                        [--selfplay-config FILE]
+#                        [--selfplay-config FILE] [--from NETWORK]
+#
+# --from NETWORK skips the teacher and the learning: self-play continues that network
+# (a checkpoint or model file; shogi: configs/shogi-boot-selfplay.toml), e.g. the shipped one:
+#   scripts/bootstrap.sh --variant shogi --from models/shogi.safetensors --run past-teacher --selfplay-minutes 120
+# Run again with the same --run after any stop: each phase done is skipped, and self-play
+# resumes from its last checkpoint until it has had M minutes in all.
 #
 # Defaults (scripts/install-engines.sh installs the engines), no self-play:
 #   shogi: Fairy-Stockfish at depth 5, 2,000 games (about 230,000 positions), 3 epochs,
-#          configs/shogi-boot.toml (also for self-play), games cut at 320 plies;
+#          configs/shogi-boot.toml, games cut at 320 plies; self-play with
+#          configs/shogi-boot-selfplay.toml;
 #   dai:   HaChu at depth 1, 600 games (about 260,000 positions), 2 epochs,
 #          configs/dai-tiny.toml, games cut at 500 plies; self-play with
 #          configs/dai-tiny-after-teacher.toml. The dai demo (about an hour on two cores):
@@ -31,6 +38,7 @@ epochs=""
 config=""
 selfplay_minutes=0
 selfplay_config=""
+from=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --variant) variant="$2"; shift 2 ;;
@@ -41,12 +49,13 @@ while [[ $# -gt 0 ]]; do
         --config) config="$2"; shift 2 ;;
         --selfplay-minutes) selfplay_minutes="$2"; shift 2 ;;
         --selfplay-config) selfplay_config="$2"; shift 2 ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        --from) from="$2"; shift 2 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "bootstrap.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 case "$variant" in
-    shogi) defaults=(2000 "usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,depth=5" 3 configs/shogi-boot.toml 320 "") ;;
+    shogi) defaults=(2000 "usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,depth=5" 3 configs/shogi-boot.toml 320 configs/shogi-boot-selfplay.toml) ;;
     dai) defaults=(600 "xboard:/usr/games/hachu,depth=1" 2 configs/dai-tiny.toml 500 configs/dai-tiny-after-teacher.toml) ;;
     *) echo "bootstrap.sh: --variant is shogi or dai (sho: pass --engine and --config)" >&2; exit 2 ;;
 esac
@@ -61,20 +70,39 @@ teacher="runs/$run/teacher"
 latest() { ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1 | sed 's/\.json$//'; }
 
 SECONDS=0
-if [[ -z "$(ls "$teacher"/*.chunk 2>/dev/null)" ]]; then
-    echo "bootstrap.sh: [1/3] $games teacher games by $engine -> $teacher" >&2
-    $koma gen --variant "$variant" --engine "$engine" --games "$games" --max-plies "$max_plies" \
-        --out "$teacher" --quiet
+if [[ -n "$from" ]]; then
+    [[ -f "$from" || -f "$from.safetensors" || -f "$from.json" ]] || { echo "bootstrap.sh: --from $from: no such network" >&2; exit 2; }
+    [[ "$selfplay_minutes" != 0 ]] || { echo "bootstrap.sh: --from needs --selfplay-minutes" >&2; exit 2; }
+    ckpt="$from"
+    echo "bootstrap.sh: [1-2/3] skipped: self-play continues $from" >&2
 else
-    echo "bootstrap.sh: [1/3] teacher data already in $teacher" >&2
+    if [[ -z "$(ls "$teacher"/*.chunk 2>/dev/null)" ]]; then
+        echo "bootstrap.sh: [1/3] $games teacher games by $engine -> $teacher" >&2
+        $koma gen --variant "$variant" --engine "$engine" --games "$games" --max-plies "$max_plies" \
+            --out "$teacher" --quiet
+    else
+        echo "bootstrap.sh: [1/3] teacher data already in $teacher" >&2
+    fi
+    ckpt="$(latest "$run")"
+    if [[ -z "$ckpt" ]]; then
+        echo "bootstrap.sh: [2/3] learning $epochs epochs -> runs/$run ($((SECONDS / 60)) min so far)" >&2
+        $koma learn --config "$config" --records "$teacher" --epochs "$epochs" --run "$run"
+        ckpt="$(latest "$run")"
+    else
+        echo "bootstrap.sh: [2/3] learnt already: $ckpt" >&2
+    fi
 fi
-echo "bootstrap.sh: [2/3] learning $epochs epochs -> runs/$run ($((SECONDS / 60)) min so far)" >&2
-$koma learn --config "$config" --records "$teacher" --epochs "$epochs" --run "$run"
-ckpt="$(latest "$run")"
 if [[ "$selfplay_minutes" != 0 ]]; then
-    echo "bootstrap.sh: [3/3] $selfplay_minutes minutes of self-play from $ckpt ($((SECONDS / 60)) min so far)" >&2
-    $koma train --config "$selfplay_config" --run "$run-selfplay" --init "$ckpt" --max-minutes "$selfplay_minutes"
-    ckpt="$(latest "$run-selfplay")"
+    selfplay_run="$run-selfplay"
+    if [[ -f "runs/$selfplay_run/state.json" ]]; then
+        echo "bootstrap.sh: [3/3] resuming runs/$selfplay_run until $selfplay_minutes minutes of self-play in all" >&2
+        start=(--resume)
+    else
+        echo "bootstrap.sh: [3/3] $selfplay_minutes minutes of self-play from $ckpt -> runs/$selfplay_run ($((SECONDS / 60)) min so far)" >&2
+        start=(--init "$ckpt")
+    fi
+    $koma train --config "$selfplay_config" --run "$selfplay_run" "${start[@]}" --max-minutes "$selfplay_minutes"
+    ckpt="$(latest "$selfplay_run")"
 fi
 echo "bootstrap.sh: done in $((SECONDS / 60)) min; network $ckpt" >&2
 echo "bootstrap.sh: place it on the ladder with: scripts/ladder.sh $ckpt" >&2
