@@ -6,9 +6,16 @@
 # release mode and runs
 #   koma train --config configs/shogi-tiny.toml --run <date-time> [your flags]
 # which plays self-play games and trains the network in one process for 25 minutes
-# (train.max_minutes), then evaluates the last network against the material-greedy player
-# and the 2-ply material search (rungs of the ladder, arena/ladder.toml; about 2 minutes,
-# eval.at_end) and ends with a one-line summary.
+# (train.max_minutes), then rates four checkpoints spread over the run (eval.at_end_points,
+# the last the final network) on the ladder of arena/ladder.toml: each, searching as
+# koma-usi does at 800 nodes a move, plays a few games against the rungs just above and
+# just below it (eval.opponents = ["ladder"]; about 20 games, 2 to 3 minutes on two idle
+# cores, eval.at_end). It ends with a one-line summary that names each rating with its 95%
+# interval ("ladder Elo by step"), which elo.png plots against the training step.
+#
+# The rungs from fsf1 up are Debian engines (Fairy-Stockfish, GNU Shogi, GPS Shogi);
+# without them the ladder stops at material3, which the network passes, and its rating
+# has no upper bound: scripts/install-engines.sh installs them (this script says so).
 #
 #   scripts/train.sh                              # a new run named after the date
 #   scripts/train.sh --run demo                   # a named run (runs/demo/)
@@ -39,14 +46,23 @@ done
 if [[ -z "$run" ]]; then
     run="$(date -u +%Y%m%d-%H%M%S)"
 fi
+engines_hint() {
+    if [[ ! -x /usr/games/fairy-stockfish ]]; then
+        echo "train.sh: Fairy-Stockfish is not installed, so the evaluation's ladder stops at material3;" \
+            "scripts/install-engines.sh installs the engines of the rungs above (fsf1, gnushogi1, ...)" >&2
+    fi
+}
+engines_hint
 echo "train.sh: run '$run' with $config; logs in runs/$run/tb" >&2
 echo "train.sh: view them with: scripts/tensorboard.sh   (then open http://localhost:6006)" >&2
 status=0
 target/release/koma train --config "$config" --run "$run" "${args[@]}" || status=$?
 echo "train.sh: checkpoints in runs/$run/checkpoints, evaluations in runs/$run/eval.jsonl" >&2
 if [[ -f "runs/$run/elo.png" ]]; then
-    echo "train.sh: the network's rating on the baseline ladder: runs/$run/elo.png (and .svg)" >&2
+    echo "train.sh: the network's rating on the ladder over the run: runs/$run/elo.png (and .svg)" >&2
+    echo "train.sh: rate more of its checkpoints: target/release/koma evaluate --run runs/$run --points 8" >&2
 fi
+engines_hint
 # The latest checkpoint, as state.json names it (absent if the run stopped before its first).
 ckpt="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoint"])' "runs/$run/state.json" 2>/dev/null || true)"
 if [[ -n "$ckpt" ]]; then

@@ -128,7 +128,9 @@ fn ranges(chart: &Chart) -> ((f64, f64), (f64, f64)) {
         (y0, y1) = (-100.0, 100.0);
     }
     let ypad = ((y1 - y0) * 0.08).max(20.0);
-    let xpad = ((x1 - x0) * 0.04).max(1.0);
+    // At least 2% of the values and 10 either side: whole-numbered ticks, also around a
+    // single point (a range of 2 at step 11462 labelled its fifths all "11462").
+    let xpad = ((x1 - x0) * 0.04).max(0.02 * x0.abs().max(x1.abs())).max(10.0);
     ((x0 - xpad, x1 + xpad), (y0 - ypad, y1 + ypad))
 }
 
@@ -254,6 +256,19 @@ mod tests {
         for text in ["rating on the ladder", "training step", "network", "random 0", "greedy 645"] {
             assert!(svg.contains(text), "{text} missing");
         }
+    }
+
+    /// A single point still gets an x-axis of distinct whole-numbered ticks: its range is
+    /// padded by 2% of the value and at least 10 either side.
+    #[test]
+    fn a_single_point_gets_a_readable_x_range() {
+        let at = |x: f64| Chart {
+            series: vec![Series { name: String::new(), points: vec![Point { x, y: 3000.0, error: None }] }],
+            ..chart()
+        };
+        let ((x0, x1), _) = ranges(&at(11462.0));
+        assert!(x0 < 11462.0 - 229.0 && x1 > 11462.0 + 229.0, "{x0}..{x1}");
+        assert_eq!(ranges(&at(0.0)).0, (-10.0, 10.0));
     }
 
     #[test]

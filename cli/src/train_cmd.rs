@@ -170,8 +170,16 @@ pub fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
 #[derive(Args)]
 pub struct EvaluateArgs {
     /// Checkpoint (<stem>, <stem>.json or <stem>.safetensors) or model file (koma export).
-    #[arg(long)]
-    checkpoint: PathBuf,
+    #[arg(long, required_unless_present = "run")]
+    checkpoint: Option<PathBuf>,
+    /// A run folder instead: its checkpoints of eval.at_end_points, evaluated as `koma
+    /// train` does at its end (its config's [eval], or --config's), recorded in its
+    /// eval.jsonl, TensorBoard and elo.png. The match flags below are then the config's.
+    #[arg(long, conflicts_with = "checkpoint")]
+    run: Option<PathBuf>,
+    /// With --run: checkpoints to evaluate, spread over the run (default: eval.at_end_points).
+    #[arg(long, requires = "run", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    points: Option<usize>,
     /// random, greedy, a rung of the ladder (fsf1, gnushogi1, ...: arena/ladder.toml; the
     /// result is then also a ladder Elo), an arena player NAME=SPEC, or a path to another
     /// checkpoint or model file.
@@ -200,7 +208,8 @@ pub struct EvaluateArgs {
     openings: Option<PathBuf>,
     /// Config whose network this is: it plays as the config's in-training evaluation
     /// plays (`eval.search`: by default the engine's search with the config's leaf
-    /// material; `selfplay`, its `[search]` table, where a Gumbel root is refused).
+    /// material; `selfplay`, its `[search]` table, where a Gumbel root is refused). With
+    /// --run, the config whose [eval] and [search] evaluate the run (default: the run's).
     #[arg(long, conflicts_with = "engine_search")]
     config: Option<PathBuf>,
     /// Search as the engine does (PUCT with the built-in defaults, as `koma-usi` and the
@@ -219,7 +228,8 @@ pub struct EvaluateArgs {
 pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let device = model::parse_device(&args.device).map_err(|e| BadInput(e.to_string()))?;
     model::set_torch_threads(0, model::CpuShare::HalfOfSmall);
-    let ours = model::load_torch_network(&args.checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
+    let Some(checkpoint) = args.checkpoint.clone() else { return evaluate_run(&args, device) };
+    let ours = model::load_torch_network(&checkpoint, &model::Expected::any(), device, model::Precision::Auto)?;
     let variant = ours.variant();
     let ours = arena::koma_player::KomaNetwork::from_network(ours);
     // A config's network plays as its in-training evaluation plays it (`eval.search`).
@@ -288,7 +298,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     println!(
         "koma evaluate: {} vs {}: {} games, +{} ={} -{}, score {:.3}, Elo {:+.0} [{:+.0}, {:+.0}], LOS {:.1}%{ladder_text}, \
          mean length {:.0} plies, {:.0} s, {:.1} positions per forward pass",
-        args.checkpoint.display(),
+        checkpoint.display(),
         args.opponent,
         w.games(),
         w.wins,
@@ -302,6 +312,38 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         r.mean_plies(),
         t.elapsed().as_secs_f64(),
         batches.mean_batch()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `koma evaluate --run DIR`: the run's course, as `koma train`'s `eval.at_end` plays it.
+fn evaluate_run(args: &EvaluateArgs, device: model::tch::Device) -> anyhow::Result<ExitCode> {
+    let run_dir = args.run.clone().expect("--run or --checkpoint");
+    let config_path = args.config.clone().unwrap_or_else(|| run_dir.join(dataio::run_layout::CONFIG));
+    let mut config =
+        trainer::TrainFileConfig::load(&config_path).map_err(|e| config_error(trainer::TrainError::Config(e)))?;
+    if let Some(points) = args.points {
+        config.eval.at_end_points = points;
+    }
+    let opts = trainer::CourseOptions {
+        run_dir: run_dir.clone(),
+        config,
+        device,
+        seed: args.seed,
+        progress: !args.quiet,
+        stop: trainer::install_signal_handler(),
+    };
+    let reports =
+        trainer::evaluate_course(&opts, &mut |line| eprintln!("koma evaluate: {line}")).map_err(config_error)?;
+    let ladder = trainer::evaluation::chart::ladder_by_step(&run_dir.join(dataio::run_layout::EVAL_LOG));
+    let rated: Vec<String> =
+        ladder.iter().map(|(step, p)| format!("{step} {}", trainer::evaluation::chart::placement_text(p))).collect();
+    println!(
+        "koma evaluate: {}: evaluated {} of its checkpoints; ladder Elo by step: {}; plot {}",
+        run_dir.display(),
+        reports.len(),
+        if rated.is_empty() { "none".to_string() } else { rated.join(", ") },
+        run_dir.join("elo.png").display()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -129,6 +129,87 @@ fn an_evaluation_at_the_end_plays_the_last_checkpoint_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Built-in rungs only, so that the test needs no engine.
+const BUILT_IN_LADDER: &str = r#"variant = "shogi"
+tc = "byoyomi=500"
+[[rung]]
+name = "random"
+spec = "random"
+elo = 0
+[[rung]]
+name = "greedy20"
+spec = "material:1,random=0.8"
+elo = 641
+[[rung]]
+name = "greedy"
+spec = "greedy"
+elo = 2168
+[[rung]]
+name = "material2"
+spec = "material:2"
+elo = 3029
+"#;
+
+/// The steps of `eval.jsonl`'s records and their opponents.
+fn evaluated(runs: &Path) -> Vec<(u64, String)> {
+    let evals = std::fs::read_to_string(runs.join("r/eval.jsonl")).unwrap();
+    evals
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| (v["step"].as_u64().unwrap(), v["opponent"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// `eval.at_end_points` with the `ladder` opponent: three checkpoints spread over the run,
+/// each against rungs of the staircase (from `ladder_start`), rated in the summary and
+/// drawn in elo.png; `koma evaluate --run` evaluates a run's points again on its own.
+#[test]
+fn the_evaluation_at_the_end_rates_several_checkpoints_on_the_ladder() {
+    let (dir, _) = scratch_with("at-end-points", "");
+    let ladder = dir.join("ladder.toml");
+    std::fs::write(&ladder, BUILT_IN_LADDER).unwrap();
+    let eval = format!(
+        "interval = 0\nat_end = true\nat_end_points = 3\nladder = \"{}\"\nladder_start = \"greedy20\"\n\
+         ladder_rungs = 2\nearly_games = 2",
+        ladder.display()
+    );
+    let config = CONFIG.replace("interval = 1000", &eval).replace("games = 2000", "games = 4");
+    let config = config.replace(r#"opponents = ["random"]"#, r#"opponents = ["ladder"]"#);
+    let cfg = dir.join("points.toml");
+    std::fs::write(&cfg, config).unwrap();
+    let runs = dir.join("runs");
+    let out = train(&cfg, &runs, &["--max-steps", "12"]).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    let records = evaluated(&runs);
+    let mut steps: Vec<u64> = records.iter().map(|(s, _)| *s).collect();
+    steps.dedup();
+    assert_eq!(steps, [4, 8, 12], "{records:?}");
+    let rungs = ["random", "greedy20", "greedy", "material2"];
+    assert!(records.iter().all(|(_, o)| rungs.contains(&o.as_str())), "{records:?}");
+    assert_eq!(records[0].1, "greedy", "the first point starts above ladder_start: {records:?}");
+    assert!(records.iter().filter(|(s, _)| *s == 4).count() <= 2, "ladder_rungs = 2: {records:?}");
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(summary.contains("; ladder Elo by step: 4 ") && summary.contains(", 12 "), "{summary}");
+    assert!(runs.join("r/elo.png").exists());
+
+    let again = Command::new(KOMA)
+        .args(["evaluate", "--quiet", "--points", "1", "--run"])
+        .arg(runs.join("r"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(said.contains("evaluated 1 of its checkpoints; ladder Elo by step: 4 "), "{said}");
+    assert!(evaluated(&runs).len() > records.len() && evaluated(&runs).last().unwrap().0 == 12);
+    // A folder that is no run is refused, not created.
+    let missing = dir.join("no-run");
+    let out =
+        Command::new(KOMA).args(["evaluate", "--quiet", "--config"]).arg(&cfg).arg("--run").arg(&missing).output();
+    assert!(!out.unwrap().status.success() && !missing.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn state_json_may_only_name_a_checkpoint_of_the_run() {
     // A real run of a few steps, then its state.json pointed outside the run.

@@ -35,6 +35,7 @@ pub use config::{EvalConfig, OptimizerKind, TrainConfig, TrainFileConfig};
 pub use data::{Batch, Loader, PolicyTargets, Replay};
 pub use error::TrainError;
 pub use learning::net_trainer::{NetTrainer, NonFiniteLoss, StepStats};
+pub use roles::course::{evaluate_course, CourseOptions};
 pub use roles::learner::{LearnerOptions, LearnerRole, TrainSummary};
 pub use roles::signal::install_signal_handler;
 pub use roles::state::RunState;

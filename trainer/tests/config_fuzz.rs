@@ -24,7 +24,7 @@ fn known_fields() -> BTreeMap<&'static str, Vec<String>> {
     let mut selfplay = keys(toml::Value::try_from(&d.base.selfplay).unwrap());
     selfplay.push("opening_file".into());
     let mut eval = keys(toml::Value::try_from(&d.eval).unwrap());
-    eval.push("openings".into());
+    eval.extend(["openings", "early_games", "ladder_start"].map(String::from));
     BTreeMap::from([
         ("model", model.clone()),
         ("net", model),

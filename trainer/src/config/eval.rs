@@ -80,20 +80,41 @@ pub struct EvalConfig {
     /// `train.checkpoint_interval` is sensible); 0 disables. Default 5000.
     /// Valid: 0..=1e12. See `trainer::evaluation::report` for what is written.
     pub interval: u64,
-    /// Also evaluate the last checkpoint once the run reaches `train.max_minutes` or
-    /// `max_steps` (not when it is interrupted), after training and self-play have
-    /// stopped, so that on a small machine the games take no time from them. With
-    /// `interval = 0` the run is evaluated only then. Default false.
+    /// Also evaluate the last checkpoint (and the earlier ones of `at_end_points`) once
+    /// the run reaches `train.max_minutes` or `max_steps` (not when it is interrupted),
+    /// after training and self-play have stopped, so that on a small machine the games
+    /// take no time from them (and take every core). With `interval = 0` the run is
+    /// evaluated only then. Default false.
     pub at_end: bool,
-    /// Games against each opponent (each opening twice, colours swapped). Default 40.
-    /// Valid: 1..=100000 when `interval` > 0 (no evaluation is `interval = 0`).
+    /// Checkpoints that `at_end` evaluates, spread evenly over the run's steps, the last
+    /// being the last checkpoint (`trainer::evaluation::points`), so that the plot shows
+    /// the run's course; steps `eval.jsonl` already holds are not played again. Default
+    /// 1. Valid: 1..=1000.
+    pub at_end_points: usize,
+    /// Games against each opponent (each opening twice, colours swapped); with `ladder`,
+    /// against each rung it plays. Default 40. Valid: 1..=100000 when `interval` > 0 or
+    /// `at_end` (no evaluation is `interval = 0`, `at_end = false`).
     pub games: usize,
+    /// Games against each opponent at the points of `at_end_points` before the last checkpoint:
+    /// fewer buys the course at the price of wider intervals there. Default: `games`.
+    /// Valid: 1..=100000.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_games: Option<usize>,
     /// Opponents: `random`, `greedy`, `previous` (the checkpoint of the previous
     /// evaluation), a rung of the ladder by name (`fsf1`, `gnushogi1`, ...: see
-    /// `arena/ladder.toml`; the result is then also a ladder Elo), or an arena player
-    /// `NAME=SPEC` (`arena/README.md`). An engine that does not start is left out with a
-    /// warning. Default `["random", "greedy", "previous"]`.
+    /// `arena/ladder.toml`; the result is then also a ladder Elo), `ladder` (the rungs
+    /// around the network, chosen anew at each evaluation: `trainer::evaluation::staircase`),
+    /// or an arena player `NAME=SPEC` (`arena/README.md`). An engine that does not start
+    /// is left out with a warning (with `ladder`, its rungs). Default
+    /// `["random", "greedy", "previous"]`.
     pub opponents: Vec<String>,
+    /// With `ladder`: the rung whose rating stands for the network's before its first
+    /// evaluation (the staircase starts at the rung above it); later evaluations start
+    /// from the last rating. Default: the ladder's lowest rung.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ladder_start: Option<String>,
+    /// With `ladder`: rungs played at most per evaluation. Default 4. Valid: 1..=1000.
+    pub ladder_rungs: usize,
     /// Simulations per move of the network (1 plays the raw policy's favourite); engines
     /// without their own depth get `go nodes` of the same. The search is deterministic
     /// (no root noise). Default 128 (the engine plays at 800; 16-32 simulations underrate
@@ -119,8 +140,9 @@ pub struct EvalConfig {
     /// Default none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub openings: Option<PathBuf>,
-    /// A ladder table (the format of `arena/ladder.toml`), or `shogi`, `sho`, `dai` for
-    /// that game's shipped ladder (`arena/ladder.toml`, `arena/ladder-sho.toml`,
+    /// The ladder whose rungs `opponents` names and the `ladder` opponent climbs: a ladder
+    /// table (the format of `arena/ladder.toml`), or `shogi`, `sho`, `dai` for that game's
+    /// shipped ladder (`arena/ladder.toml`, `arena/ladder-sho.toml`,
     /// `arena/ladder-dai.toml`). Default `shogi`.
     pub ladder: EvalLadder,
 }
@@ -130,8 +152,12 @@ impl Default for EvalConfig {
         EvalConfig {
             interval: 5000,
             at_end: false,
+            at_end_points: 1,
             games: 40,
+            early_games: None,
             opponents: vec!["random".into(), "greedy".into(), "previous".into()],
+            ladder_start: None,
+            ladder_rungs: 4,
             simulations: 128,
             batch_size: 8,
             concurrency: 0,
@@ -143,6 +169,11 @@ impl Default for EvalConfig {
         }
     }
 }
+
+/// The opponent that names the previous evaluation's checkpoint.
+pub const PREVIOUS: &str = "previous";
+/// The opponent that names the rungs of the ladder around the network.
+pub const LADDER: &str = "ladder";
 
 /// The keys of `[eval]` as they were spelt in `[train]` before the table had its own:
 /// (old key in `[train]`, key in `[eval]`).
@@ -164,6 +195,16 @@ impl EvalConfig {
     /// Whether evaluation games are played at all.
     pub fn enabled(&self) -> bool {
         self.interval > 0 || self.at_end
+    }
+
+    /// Games against each opponent in the evaluation of a checkpoint: `games` for the
+    /// run's last, `early_games` for the earlier points of `at_end_points`.
+    pub fn games_for(&self, last_checkpoint: bool) -> usize {
+        if last_checkpoint {
+            self.games
+        } else {
+            self.early_games.unwrap_or(self.games)
+        }
     }
 
     /// Whether an evaluation falls due at optimiser step `step` during training.
@@ -188,6 +229,11 @@ impl EvalConfig {
                 other => other,
             })?;
         }
+        whole("at_end_points", self.at_end_points as u64, 1, 1000)?;
+        if let Some(n) = self.early_games {
+            whole("early_games", n as u64, 1, 100_000)?;
+        }
+        whole("ladder_rungs", self.ladder_rungs as u64, 1, 1000)?;
         whole("simulations", self.simulations as u64, 1, 1_000_000)?;
         whole("batch_size", self.batch_size as u64, 1, 256)?;
         whole("concurrency", self.concurrency as u64, 0, 10_000)?;
@@ -199,8 +245,12 @@ impl EvalConfig {
             expected,
         };
         let ladder = self.ladder.load().map_err(|e| bad("ladder", String::from(self.ladder.clone()), e.to_string()))?;
-        for o in self.opponents.iter().filter(|o| *o != "previous") {
+        for o in self.opponents.iter().filter(|o| *o != PREVIOUS && *o != LADDER) {
             parse_player(o, &ladder).map_err(|e| bad("opponents", o.clone(), e.to_string()))?;
+        }
+        if let Some(start) = self.ladder_start.as_ref().filter(|s| ladder.rung(s).is_none()) {
+            let rungs: Vec<&str> = ladder.rungs.iter().map(|r| r.name.as_str()).collect();
+            return Err(bad("ladder_start", start.clone(), format!("a rung of eval.ladder: {}", rungs.join(", "))));
         }
         Ok(())
     }

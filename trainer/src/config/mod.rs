@@ -21,7 +21,7 @@ use search::SearchConfig;
 use selfplay::{SelfplayConfig, SelfplayFileConfig};
 use serde::{Deserialize, Deserializer};
 
-pub use eval::{EvalConfig, EvalLadder, EvalSearch, OLD_TRAIN_KEYS};
+pub use eval::{EvalConfig, EvalLadder, EvalSearch, LADDER, OLD_TRAIN_KEYS, PREVIOUS};
 pub use train::{LrSchedule, MaterialFade, MaterialSearch, OptimizerKind, TrainConfig, TrainPrecision, MAX_STEPS};
 
 #[derive(Debug, thiserror::Error)]
@@ -212,6 +212,10 @@ mod tests {
             ("[train]\npolicy_weight = 0.0\nvalue_weight = 0.0\n", "nothing to learn"),
             ("[train]\ndevice = \"cuda:x\"\n", "train.device"),
             ("[eval]\nopponents = [\"stockfish\"]\n", "eval.opponents = \"stockfish\""),
+            ("[eval]\nat_end_points = 0\n", "eval.at_end_points = 0 is out of range (valid: 1..=1000)"),
+            ("[eval]\nearly_games = 0\n", "eval.early_games = 0 is out of range"),
+            ("[eval]\nladder_rungs = 0\n", "eval.ladder_rungs = 0 is out of range"),
+            ("[eval]\nladder_start = \"fsf9\"\n", "eval.ladder_start = \"fsf9\""),
             ("[search]\nc_puct_base = inf\n", "search.c_puct_base = inf"),
             ("[train]\nreply_policy_weight = -1\n", "train.reply_policy_weight = -1 is out of range"),
             ("[train]\nmaterial_head_weight = nan\n", "train.material_head_weight = NaN"),
@@ -222,6 +226,10 @@ mod tests {
             let e = TrainFileConfig::from_toml(text, "t.toml").unwrap_err().to_string();
             assert!(e.starts_with("t.toml: ") && e.contains(expected), "{text}: {e}");
         }
+        // The ladder opponent, its start and the points of the end.
+        let c = "[eval]\nopponents = [\"ladder\", \"previous\"]\nladder_start = \"fsf1\"\nat_end_points = 4\nearly_games = 2\n";
+        let c = TrainFileConfig::from_toml(c, "t").unwrap().eval;
+        assert_eq!((c.games_for(false), c.games_for(true), c.at_end_points), (2, 40, 4));
         // No evaluation at all: zero games are fine.
         TrainFileConfig::from_toml("[eval]\ninterval = 0\ngames = 0\n", "t").unwrap();
     }

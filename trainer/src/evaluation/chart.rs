@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use arena::ladder::{finite_rating, place, rung_rating, Ladder};
+use arena::ladder::{finite_rating, place, rung_rating, Ladder, Placement};
 use arena::Wdl;
 use charts::{write_chart, Chart, ChartError, Point, Series};
 use dataio::eval_log::EvalLogError;
@@ -73,8 +73,39 @@ pub fn ladder_chart(records: &[EvalRecord], title: &str) -> Chart {
         title: title.to_string(),
         x_label: "training step".into(),
         y_label: "Elo on the baseline ladder (random = 0)".into(),
-        series: vec![Series { name: "network (95% interval)".into(), points }],
+        series: vec![Series { name: series_name(records), points }],
         levels: met,
+    }
+}
+
+/// The legend: the network's simulations a move when every ladder game had the same.
+fn series_name(records: &[EvalRecord]) -> String {
+    let rung = |r: &&EvalRecord| r.opponent_ladder_elo.or_else(|| rung_rating(&r.opponent)).is_some();
+    let mut sims = records.iter().filter(rung).map(|r| r.simulations);
+    match sims.next() {
+        Some(n) if n > 0 && sims.all(|m| m == n) => format!("network at {n} simulations a move (95% interval)"),
+        _ => "network (95% interval)".into(),
+    }
+}
+
+/// The rating at each evaluated step of `<run>/eval.jsonl` (`path`), as the chart places
+/// it, oldest first; none when the file is missing or unreadable.
+pub fn ladder_by_step(path: &Path) -> Vec<(u64, Placement)> {
+    let records = read_eval_log(path).unwrap_or_default();
+    let placed =
+        ladder_results(&records).into_iter().filter_map(|(step, r)| Some((step, place(&ratings_and_games(&r))?)));
+    placed.collect()
+}
+
+/// A rating for the console: `+2900 [+2700, +3100]`, or its one bound after a sweep of
+/// every game (`at least +4500`, above every rung played; `at most`, below).
+pub fn placement_text(p: &Placement) -> String {
+    if p.high.is_infinite() && p.low.is_finite() {
+        format!("at least {:+.0} (won every game)", p.low)
+    } else if p.low.is_infinite() && p.high.is_finite() {
+        format!("at most {:+.0} (lost every game)", p.high)
+    } else {
+        format!("{:+.0} [{:+.0}, {:+.0}]", p.elo, p.low, p.high)
     }
 }
 

@@ -37,6 +37,8 @@ pub struct EvalReport {
     pub results: Vec<OpponentResult>,
     /// Placement over every rung played, with a finite rating for plots.
     pub ladder: Option<(Placement, f64)>,
+    /// What the numbers do not say (the top rung beaten outright), for the console.
+    pub notes: Vec<String>,
     /// A signal stopped the evaluation: a partial match is no measurement.
     pub stopped: bool,
 }
@@ -59,7 +61,7 @@ impl EvalReport {
             );
         }
         if let Some((p, _)) = &self.ladder {
-            line += &format!("; ladder Elo {:+.0} [{:+.0}, {:+.0}]", p.elo, p.low, p.high);
+            line += &format!("; ladder Elo {}", super::chart::placement_text(p));
         }
         line
     }

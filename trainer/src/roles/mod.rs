@@ -10,10 +10,12 @@
 //! - the names of a run's objects are `dataio::run_layout`'s; [`files`]: the store and the local folder
 //!   of this process; [`state`]: the learner's state and where it resumes.
 //! - [`network`]: loading, checkpoints, publishing; [`intake`]: chunks into the window.
+//! - [`course`]: the evaluation of a run's checkpoints on its own (`koma evaluate --run`).
 //! - [`selfplay`]: self-play threads and the chunk sink; [`uploader`]: uploads with a
 //!   local spool; [`signal`], [`display`]: SIGTERM and the status line (through the
 //!   `progress` crate).
 
+pub mod course;
 pub mod display;
 pub mod files;
 pub mod intake;

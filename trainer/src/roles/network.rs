@@ -128,6 +128,16 @@ pub fn publish_model(files: &RunFiles, step: u64) -> Result<Published, TrainErro
     Err(TrainError::PublishContended { run: files.describe(), step })
 }
 
+/// The steps of the checkpoints (`checkpoints`) or models (`models`) in the run whose
+/// metadata is written (so the weights are complete), oldest first.
+pub fn saved_steps(files: &RunFiles, folder: &str) -> Result<Vec<u64>, TrainError> {
+    let entries = files.store.list(folder)?;
+    let mut steps: Vec<u64> =
+        entries.iter().filter_map(|e| e.key.strip_suffix(".json")).filter_map(|s| stem_step(s, folder)).collect();
+    steps.sort_unstable();
+    Ok(steps)
+}
+
 /// Deletes all but the newest `keep` checkpoints and models (never `protect`, the
 /// `previous` evaluation baseline, nor the model `latest.json` names). Metadata goes
 /// first: without it the rest is never picked up.
@@ -137,10 +147,7 @@ pub fn prune(files: &RunFiles, keep: usize, protect: Option<&str>) -> Result<(),
     }
     let protect_step = protect.and_then(|p| stem_step(p, layout::CHECKPOINTS));
     for folder in [layout::CHECKPOINTS, MODELS] {
-        let entries = files.store.list(folder)?;
-        let mut steps: Vec<u64> =
-            entries.iter().filter_map(|e| e.key.strip_suffix(".json")).filter_map(|s| stem_step(s, folder)).collect();
-        steps.sort_unstable();
+        let steps = saved_steps(files, folder)?;
         let old = steps.len().saturating_sub(keep);
         for &step in steps[..old].iter().filter(|&&s| Some(s) != protect_step) {
             let stem = layout::stem_in(folder, step);

@@ -23,7 +23,7 @@ pub(super) struct EvalSchedule {
     config: EvalConfig,
     plan: Arc<TrainingEval>,
     runner: EvalRunner,
-    /// The last result per opponent: (opponent, step, result).
+    /// The last evaluation's results: (opponent, step, result).
     last: Vec<(String, u64, Wdl)>,
 }
 
@@ -32,9 +32,23 @@ pub(super) struct EvalTarget<'a> {
     pub files: &'a RunFiles,
     pub state: &'a RunState,
     pub variant: Variant,
+    /// The checkpoint's stem and step.
+    pub checkpoint: &'a str,
     pub step: u64,
     pub seed: u64,
+    /// Games against each opponent.
+    pub games: usize,
     pub device: Device,
+}
+
+/// The checkpoint `stem`'s local files: as this learner wrote them, or pulled from the store
+/// (a remote run resumed elsewhere).
+fn local_or_pulled(files: &RunFiles, stem: &str) -> Result<std::path::PathBuf, crate::error::TrainError> {
+    let local = files.path(stem);
+    if files.path(&format!("{stem}.json")).exists() && files.path(&format!("{stem}.safetensors")).exists() {
+        return Ok(local);
+    }
+    pull_network(files, stem)
 }
 
 impl EvalSchedule {
@@ -42,9 +56,9 @@ impl EvalSchedule {
         EvalSchedule { config, plan: Arc::new(plan), runner: EvalRunner::default(), last: Vec::new() }
     }
 
-    /// Whether the last checkpoint is evaluated when the run reaches its limit.
-    pub fn at_end(&self) -> bool {
-        self.config.at_end
+    /// The `[eval]` table.
+    pub fn config(&self) -> &EvalConfig {
+        &self.config
     }
 
     /// Whether an evaluation falls due at `step` (its checkpoint is then saved first).
@@ -56,7 +70,7 @@ impl EvalSchedule {
         self.runner.busy()
     }
 
-    /// Starts the evaluation of the checkpoint `t.state` names (unless one still runs).
+    /// Starts the evaluation of the checkpoint `t.checkpoint` (unless one still runs).
     pub fn start(&mut self, t: EvalTarget, display: &Display) {
         if self.runner.busy() {
             display.println(&format!("koma train: evaluation @{} skipped: the last one still runs", t.step));
@@ -66,14 +80,19 @@ impl EvalSchedule {
             Some(p) if self.plan.wants_previous() => pull_network(t.files, p).ok(),
             _ => None,
         };
+        let ours = match local_or_pulled(t.files, t.checkpoint) {
+            Ok(path) => path,
+            Err(e) => return display.warn(&format!("koma train: evaluation @{} skipped: {e}", t.step)),
+        };
         self.runner.start(EvalJob {
             plan: self.plan.clone(),
             variant: t.variant,
             step: t.step,
-            ours: t.files.path(&t.state.checkpoint),
-            checkpoint: t.state.checkpoint.clone(),
+            ours,
+            checkpoint: t.checkpoint.to_string(),
             previous,
             seed: t.seed,
+            games: t.games,
             device: t.device,
             // Bars would fight the status line on a terminal; in a log they are plain lines.
             show: display.enabled() && !display.is_terminal(),
@@ -115,14 +134,14 @@ impl EvalSchedule {
             display.warn(&format!("koma: warning: writing {}: {e}", log.display()));
         }
         display.println(&report.line());
+        for note in &report.notes {
+            display.println(&format!("koma train: {note}"));
+        }
         match crate::evaluation::chart::plot_run(files.dir()) {
             Ok(_) | Err(crate::evaluation::chart::RunPlotError::NoLadderGames { .. }) => {}
             Err(e) => display.println(&format!("koma train: plot: {e}")),
         }
-        for r in &report.results {
-            self.last.retain(|(n, ..)| *n != r.name);
-            self.last.push((r.name.clone(), report.step, r.outcome.wdl));
-        }
+        self.last = report.results.iter().map(|r| (r.name.clone(), report.step, r.outcome.wdl)).collect();
         for key in [layout::EVAL_LOG, "elo.png", "elo.svg"] {
             if files.path(key).exists() {
                 let _ = files.push(key);
@@ -131,7 +150,7 @@ impl EvalSchedule {
     }
 
     /// Abandons a running evaluation (nothing of it is recorded); returns the last
-    /// result per opponent.
+    /// evaluation's results.
     pub fn finish(&mut self) -> Vec<(String, u64, Wdl)> {
         self.runner.abandon();
         std::mem::take(&mut self.last)

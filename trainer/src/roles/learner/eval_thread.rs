@@ -13,7 +13,7 @@ use model::tch::Device;
 use rules::Variant;
 
 use crate::error::TrainError;
-use crate::evaluation::{EvalReport, TrainingEval};
+use crate::evaluation::{EvalPoint, EvalReport, TrainingEval};
 
 /// One evaluation to run.
 pub struct EvalJob {
@@ -26,6 +26,8 @@ pub struct EvalJob {
     /// Local stem of the `previous` baseline, if there is one.
     pub previous: Option<PathBuf>,
     pub seed: u64,
+    /// Games against each opponent.
+    pub games: usize,
     pub device: Device,
     /// Progress bars of the matches.
     pub show: bool,
@@ -52,7 +54,8 @@ fn run_job(job: EvalJob, stop: Arc<AtomicBool>) -> Result<EvalOutcome, TrainErro
         },
         _ => None,
     };
-    let report = job.plan.run(&ours, previous.as_ref(), job.step, job.seed, Some(stop), job.show);
+    let point = EvalPoint { step: job.step, seed: job.seed, games: job.games };
+    let report = job.plan.run(&ours, previous.as_ref(), point, Some(stop), job.show);
     Ok(EvalOutcome { checkpoint: job.checkpoint, report, notes })
 }
 

@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use arena::Wdl;
+use arena::{Placement, Wdl};
 use selfplay::Progress;
 
+use crate::evaluation::chart::placement_text;
 use crate::learning::net_trainer::StepStats;
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
@@ -256,8 +257,10 @@ pub struct TrainSummary {
     pub samples_trained: u64,
     pub elapsed_seconds: f64,
     pub checkpoint: String,
-    /// Last evaluation per opponent: (opponent, step, result).
+    /// The last evaluation's results: (opponent, step, result).
     pub last_eval: Vec<(String, u64, Wdl)>,
+    /// The rating on the ladder at each evaluated step (`eval.jsonl`), oldest first.
+    pub ladder: Vec<(u64, Placement)>,
     pub loader_wait_fraction: f64,
 }
 
@@ -277,13 +280,49 @@ impl std::fmt::Display for TrainSummary {
         for (o, s, r) in &self.last_eval {
             write!(f, "; vs {o} @{s}: {:.2} (+{} ={} -{})", r.score(), r.wins, r.draws, r.losses)?;
         }
+        if !self.ladder.is_empty() {
+            write!(f, "; ladder Elo by step: {}", ladder_text(&self.ladder))?;
+        }
         write!(f, "; checkpoint {}", self.run_dir.join(&self.checkpoint).display())
     }
+}
+
+/// Most ratings the summary names: the first and the newest.
+const SUMMARY_RATINGS: usize = 6;
+
+/// `step rating, ...` of the first rating and the newest ones (`...` between).
+fn ladder_text(ladder: &[(u64, Placement)]) -> String {
+    let text = |(step, p): &(u64, Placement)| format!("{step} {}", placement_text(p));
+    if ladder.len() <= SUMMARY_RATINGS {
+        return ladder.iter().map(text).collect::<Vec<_>>().join(", ");
+    }
+    let newest = ladder[ladder.len() - (SUMMARY_RATINGS - 1)..].iter().map(text);
+    std::iter::once(text(&ladder[0]))
+        .chain(std::iter::once("...".to_string()))
+        .chain(newest)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The summary names the rating at each evaluated step, a sweep by its bound, and of
+    /// many evaluations the first and the newest.
+    #[test]
+    fn the_summary_names_the_ladder_rating_by_step() {
+        let p = |elo: f64, low: f64, high: f64| Placement { elo, low, high, games: 8 };
+        let ladder = vec![(1200, p(2900.0, 2700.0, 3100.0)), (4800, p(f64::INFINITY, 4400.0, f64::INFINITY))];
+        let summary = TrainSummary { ladder, ..Default::default() }.to_string();
+        assert!(
+            summary.contains("; ladder Elo by step: 1200 +2900 [+2700, +3100], 4800 at least +4400 (won every game);"),
+            "{summary}"
+        );
+        let many: Vec<(u64, Placement)> = (1..=9).map(|k| (k * 100, p(k as f64, 0.0, 10.0))).collect();
+        let text = ladder_text(&many);
+        assert!(text.starts_with("100 +1 [+0, +10], ..., 500 +5") && text.ends_with("900 +9 [+0, +10]"), "{text}");
+    }
 
     /// Before the first statistics the status says `loss -` (not `NaN`, which reads as a
     /// diverged run); a learner fed by workers says `games n/a` until a report counts them.

@@ -36,12 +36,14 @@ pub(crate) use self::startup::with_limits;
 use crate::config::{TrainConfig, TrainFileConfig};
 use crate::data::{Loader, Replay};
 use crate::error::TrainError;
+use crate::evaluation::chart::ladder_by_step;
+use crate::evaluation::points::spread;
 use crate::evaluation::TrainingEval;
 use crate::learning::net_trainer::NetTrainer;
 use crate::roles::display::Display;
 use crate::roles::files::RunFiles;
 use crate::roles::intake::take_in;
-use crate::roles::network::{evaluator_of, prune, publish_model, save_learner_checkpoint, Published};
+use crate::roles::network::{evaluator_of, prune, publish_model, save_learner_checkpoint, saved_steps, Published};
 use crate::roles::selfplay::{ChunkSink, LocalFeed, SelfplayThread};
 use crate::roles::state::{resume_point, write_state, RunState};
 use crate::roles::uploader::Uploader;
@@ -422,13 +424,20 @@ impl LearnerRole {
 
     /// Starts the evaluation of the checkpoint just saved.
     fn start_evaluation(&mut self) {
-        let step = self.trainer.step;
+        let checkpoint = self.state.checkpoint.clone();
+        self.start_evaluation_of(self.trainer.step, &checkpoint);
+    }
+
+    /// Starts the evaluation of the checkpoint `checkpoint` of step `step`.
+    fn start_evaluation_of(&mut self, step: u64, checkpoint: &str) {
         let target = EvalTarget {
             files: &self.files,
             state: &self.state,
             variant: self.cfg.base.variant,
+            checkpoint,
             step,
             seed: self.session_seed ^ step.wrapping_mul(0x2545_F491_4F6C_DD1D),
+            games: self.cfg.eval.games_for(step == self.trainer.step),
             device: self.trainer.device(),
         };
         self.evals.start(target, &self.display);
@@ -476,7 +485,8 @@ impl LearnerRole {
         self.save_last()?;
         let reached_limit = stop_reason.starts_with("reached");
         let last_eval =
-            if reached_limit && self.evals.at_end() { self.final_evaluation(last_eval)? } else { last_eval };
+            if reached_limit && self.evals.config().at_end { self.final_evaluation(last_eval)? } else { last_eval };
+        let ladder = ladder_by_step(&self.files.path(layout::EVAL_LOG));
         self.log.read_worker_games(&self.files);
         self.log.report_tb_error(&self.display);
         self.log.close(&self.files, &self.display);
@@ -492,22 +502,42 @@ impl LearnerRole {
             elapsed_seconds: self.state.elapsed_seconds,
             checkpoint: self.state.checkpoint.clone(),
             last_eval,
+            ladder,
             loader_wait_fraction,
         })
     }
 
-    /// `eval.at_end`: evaluates the last checkpoint, self-play and training stopped, and
-    /// waits for it (Ctrl-C abandons it). Returns the last result per opponent: this
-    /// evaluation's, or `earlier` if it did not finish.
+    /// `eval.at_end`: evaluates the checkpoints of `eval.at_end_points` one after the
+    /// other, self-play and training stopped, and waits for them (Ctrl-C abandons them).
+    /// Returns the last evaluation's results, or `earlier` if none finished.
     fn final_evaluation(&mut self, earlier: Vec<(String, u64, Wdl)>) -> Result<Vec<(String, u64, Wdl)>, TrainError> {
-        self.display.println(&format!("koma train: evaluating the last checkpoint (step {})", self.trainer.step));
-        self.start_evaluation();
-        while self.evals.busy() && !self.opts.stop.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(100));
-            self.collect_evaluation()?;
+        let steps = self.at_end_steps()?;
+        // Self-play and training have stopped: the evaluation's forward passes take every core.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        model::set_torch_threads(cores, model::CpuShare::Whole);
+        let listed: Vec<String> = steps.iter().map(u64::to_string).collect();
+        self.display.println(&format!("koma train: evaluating the checkpoints of steps {}", listed.join(", ")));
+        for step in steps {
+            if self.opts.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            self.start_evaluation_of(step, &checkpoint_stem(step));
+            while self.evals.busy() && !self.opts.stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(100));
+                self.collect_evaluation()?;
+            }
         }
         let last = self.evals.finish();
         Ok(if last.is_empty() { earlier } else { last })
+    }
+
+    /// The steps `eval.at_end` evaluates: `eval.at_end_points` checkpoints spread over the
+    /// run, less those `eval.jsonl` already holds.
+    fn at_end_steps(&self) -> Result<Vec<u64>, TrainError> {
+        let saved = saved_steps(&self.files, layout::CHECKPOINTS)?;
+        let log = crate::evaluation::chart::read_eval_log(&self.files.path(layout::EVAL_LOG)).unwrap_or_default();
+        let points = spread(&saved, self.cfg.eval.at_end_points);
+        Ok(points.into_iter().filter(|s| !log.iter().any(|r| r.step == *s)).collect())
     }
 
     /// `train.swa_share`: the last step's weights join the snapshots (when its stretch
