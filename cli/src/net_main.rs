@@ -80,6 +80,9 @@ enum BenchCommand {
     Selfplay(selfplay_cmd::BenchSelfplayArgs),
     /// Learner optimiser steps per second for each batch size (synthetic samples).
     Learn(model_cmds::BenchLearnArgs),
+    /// Self-play's tree work without a network (the uniform evaluator): leaves per second
+    /// per worker thread and the time by phase.
+    Tree(selfplay_cmd::BenchTreeArgs),
     /// Network files on libtorch's CPU evaluator and on the portable CPU backend, side by side.
     Backends(bench_backends::BenchBackendsArgs),
 }
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
             BenchCommand::Nn(a) => model_cmds::bench_nn(a),
             BenchCommand::Selfplay(a) => selfplay_cmd::bench_selfplay(a),
             BenchCommand::Learn(a) => model_cmds::bench_learn(a),
+            BenchCommand::Tree(a) => selfplay_cmd::bench_tree(a),
             BenchCommand::Backends(a) => bench_backends::bench_backends(a),
         },
     })

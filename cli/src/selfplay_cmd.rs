@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 use model::{CpuShare, Precision};
-use selfplay::bench::{BenchReport, BenchRound, BenchSettings};
+use selfplay::bench::{BenchReport, BenchRound, BenchSettings, TreeBenchRound};
 use selfplay::run::{ChunkJob, ChunkSummary, EvaluatorSource, JobError};
 use selfplay::{Progress, SelfplayFileConfig};
 
@@ -88,6 +88,33 @@ pub struct BenchSelfplayArgs {
     /// Override selfplay.torch_threads (libtorch CPU threads of the forward passes).
     #[arg(long)]
     threads: Option<usize>,
+}
+
+#[derive(Args)]
+pub struct BenchTreeArgs {
+    /// Config file (TOML: variant, [model], [search], [selfplay]); its simulations, games
+    /// per worker and search settings are what is measured.
+    #[arg(long)]
+    config: PathBuf,
+    /// Seconds measured in all (after the warm-ups).
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Seconds before measuring (each round).
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Rounds, each from the opening positions again (`seconds` is split between them).
+    #[arg(long, default_value_t = 2)]
+    rounds: usize,
+    /// Worker threads (default 1: the figure is per thread; the config's count is for
+    /// its machine).
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    /// Override selfplay.games_per_worker.
+    #[arg(long)]
+    games_per_worker: Option<usize>,
+    /// Override selfplay.seed (default: the config's, else 1, so that runs repeat).
+    #[arg(long)]
+    seed: Option<u64>,
 }
 
 /// The config's self-play part and its inference precision (`[train] precision`).
@@ -263,4 +290,72 @@ fn print_report(r: &BenchReport) {
         r.raw_evals_per_sec,
         r.ratio()
     );
+}
+
+pub fn bench_tree(args: BenchTreeArgs) -> Result<ExitCode> {
+    let (mut cfg, _) = load_config(&args.config, None)?;
+    let sp = &mut cfg.selfplay;
+    sp.workers = args.workers;
+    sp.games_per_worker = args.games_per_worker.unwrap_or(sp.games_per_worker);
+    sp.seed = args.seed.unwrap_or(if sp.seed == 0 { 1 } else { sp.seed });
+    // One group per batch, answered at once: the uniform evaluator never waits for more.
+    sp.max_batch = 0;
+    sp.validate().map_err(|e| bad(e.to_string()))?;
+    let settings = BenchSettings { seconds: args.seconds, warmup: args.warmup, rounds: args.rounds.max(1) };
+    println!(
+        "bench tree: {} uniform evaluator, workers {} x {} games, {} batches in flight each, simulations {}/{} \
+         (full {:.0}%), {}, leaf material mix {}, {} rounds",
+        cfg.variant,
+        cfg.selfplay.workers,
+        cfg.selfplay.games_per_worker,
+        cfg.selfplay.batches_in_flight,
+        cfg.selfplay.simulations_full,
+        cfg.selfplay.simulations_cheap,
+        100.0 * cfg.selfplay.full_search_fraction,
+        if cfg.search.gumbel { "gumbel root" } else { "puct root" },
+        cfg.search.leaf_material_mix,
+        settings.rounds
+    );
+    let total = selfplay::bench::bench_tree(&cfg, settings, |i, r| print_tree_round(&format!("round {}", i + 1), r))
+        .map_err(job_error)?;
+    print_tree_round("all", &total);
+    print_tree_phases(&total);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_tree_round(name: &str, r: &TreeBenchRound) {
+    let t = &r.times.tree;
+    let cpu = match (r.leaves_per_cpu_sec(), r.cpu_seconds) {
+        (Some(l), Some(c)) => {
+            format!(", {l:.0} per CPU second (on a core {:.1}% of the time)", 100.0 * c / r.thread_seconds().max(1e-9))
+        }
+        _ => String::new(),
+    };
+    println!(
+        "{name}: {:.0} leaves/s per thread{cpu} ({:.0} simulations/s, {:.1} positions/s; {} leaves, {} exact, {} collisions in {:.2} s x {} threads)",
+        r.leaves_per_thread_sec(),
+        r.simulations_per_thread_sec(),
+        r.positions_per_thread_sec(),
+        t.leaves,
+        t.exact,
+        t.collisions,
+        r.seconds,
+        r.workers
+    );
+}
+
+/// The split of the worker threads' time: per leaf evaluated and in per cent.
+fn print_tree_phases(r: &TreeBenchRound) {
+    let total = r.thread_seconds() * 1e9;
+    let mut rows: Vec<(&str, u64)> = search::Phase::ALL.iter().map(|&p| (p.name(), r.times.tree.get(p))).collect();
+    rows.push(("wait", r.times.wait));
+    rows.push(("games", r.times.games));
+    rows.push(("other", r.other_nanos()));
+    let cells: Vec<String> = rows
+        .iter()
+        .map(|&(name, ns)| {
+            format!("{name} {:.0} ns ({:.1}%)", r.nanos_per_leaf(ns), 100.0 * ns as f64 / total.max(1.0))
+        })
+        .collect();
+    println!("per leaf: {:.0} ns = {}", total / r.times.tree.leaves.max(1) as f64, cells.join(", "));
 }

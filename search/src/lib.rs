@@ -26,13 +26,16 @@
 //!   a table in bounded memory, the mating line), `go mate`'s search.
 //! - [`root_policy`]: self-play's search, driven step by step ([`Search`]: budget, root
 //!   noise, Gumbel root, policy target, move choice).
+//! - [`phases`]: where a tree's time goes, phase by phase (`koma bench tree`).
 //! - [`rng`]: the small deterministic random number generator every search uses.
 //! - [`time`]: time management (how long to think about one move under a clock).
 
+mod checks;
 pub mod config;
 pub mod driver;
 pub mod leaf_eval;
 pub mod mate;
+pub mod phases;
 pub mod player_tree;
 pub mod report;
 pub mod rng;
@@ -46,6 +49,7 @@ pub mod tree;
 pub use config::{SearchConfig, PLAY_C_PUCT};
 pub use driver::{Settings, Workers};
 pub use leaf_eval::{DirectEvaluator, LeafEvaluator};
+pub use phases::{Phase, PhaseTimes};
 pub use player_tree::PlayerTree;
 pub use report::{q_to_cp, BatchStats, Info, PvLine, Score, SearchError, SearchOutcome};
 pub use rng::Rng;

@@ -294,6 +294,16 @@ impl Search {
         self.evaluations
     }
 
+    /// Times the tree's phases from now on, or stops ([`Tree::set_phase_timing`]).
+    pub fn set_phase_timing(&mut self, on: bool) {
+        self.tree.set_phase_timing(on);
+    }
+
+    /// The tree's time by phase since the last call (zero unless timing).
+    pub fn take_phase_times(&mut self) -> crate::phases::PhaseTimes {
+        self.tree.take_phase_times()
+    }
+
     /// Bytes held by the tree.
     pub fn tree_bytes(&self) -> usize {
         self.tree.tree_bytes()

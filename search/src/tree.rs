@@ -31,9 +31,11 @@ use std::ops::Range;
 
 use nn::encoding::Encoder;
 use nn::{Logits, Planes};
-use rules::{EndRules, ImpasseRule, Move, Position, RoyalRule};
+use rules::{Color, EndRules, ImpasseRule, Move, Position, RoyalRule, Square};
 
+use crate::checks::CheckFilter;
 use crate::config::SearchConfig;
+use crate::phases::{Phase, PhaseClock, PhaseTimes};
 
 const NONE: u32 = u32::MAX;
 
@@ -152,7 +154,7 @@ impl Node {
 #[derive(Debug, Default)]
 pub struct Leaf {
     path: Vec<u32>,
-    labels: Vec<u32>,
+    labels: Vec<usize>,
     /// The rules' material value (win - loss) for the leaf's side to move, when the
     /// search mixes it in (`SearchConfig::leaf_material_mix`).
     material_value: Option<f32>,
@@ -166,6 +168,11 @@ impl Leaf {
 
     pub fn is_root(&self) -> bool {
         self.path.len() == 1
+    }
+
+    /// The leaf's node.
+    fn node(&self) -> u32 {
+        *self.path.last().expect("a path starts at the root")
     }
 }
 
@@ -224,6 +231,21 @@ pub struct ChildInfo {
     pub proof: Proof,
 }
 
+/// The logits of `labels` (a label past the end reads 0) times `inv_t` into `out`, a
+/// value that is not finite read as 0; returns their maximum.
+#[inline]
+fn gather_logits<T>(values: &[T], labels: &[usize], inv_t: f32, out: &mut Vec<f32>, f: impl Fn(&T) -> f32) -> f32 {
+    out.clear();
+    let mut max = f32::NEG_INFINITY;
+    for &l in labels {
+        let x = values.get(l).map_or(0.0, &f) * inv_t;
+        let x = if x.is_finite() { x } else { 0.0 };
+        max = max.max(x);
+        out.push(x);
+    }
+    max
+}
+
 /// Result of the rules at a new node: exact (value, draw, proof) for its side to move.
 fn outcome_value(pos: &Position, end_rules: &EndRules) -> Option<(f32, f32, Proof)> {
     if pos.can_declare_win(end_rules.impasse) {
@@ -248,6 +270,26 @@ fn enemy_royal_at(pos: &Position, sq: rules::Square) -> bool {
     }
 }
 
+/// The royal piece of `color` that [`Position::in_check`] looks at once `color` is to
+/// move, where a move of its opponent's that captures no royal leaves it on its square:
+/// its only royal under the check rule (standard shogi) and in sho with one royal; none
+/// otherwise (two royals in sho, none at all, dai's capture of every royal), where no
+/// move gives check. Only variants whose pieces move along the eight lines or by a
+/// fixed jumps have it, as [`CheckFilter`] asks.
+fn checked_royal(pos: &Position, color: Color) -> Option<Square> {
+    let single = match pos.spec().royal_rule {
+        RoyalRule::Check => true,
+        RoyalRule::CheckWhenSingleRoyal => false,
+        RoyalRule::CaptureAll => return None,
+    };
+    let royals = pos.royals(color);
+    match royals[..] {
+        [k] => Some(k),
+        [k, ..] if single => Some(k),
+        _ => None,
+    }
+}
+
 /// Index into `moves` (legal moves of the side to move at `pos`) of a move that wins at
 /// once: mates, captures the last royal (sho, dai), or under the try rule steps the king
 /// onto its try square. Bare-king wins are not looked for
@@ -256,6 +298,7 @@ pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRul
     let us = pos.side_to_move();
     let captures_count = pos.spec().royal_rule != RoyalRule::Check;
     let try_rule = end_rules.impasse == ImpasseRule::Try;
+    let checks = checked_royal(pos, us.opponent()).map(|king| CheckFilter::new(pos, king));
     for (i, &mv) in moves.iter().enumerate() {
         let royal_capture = captures_count
             && match mv {
@@ -263,6 +306,11 @@ pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRul
                 Move::Lion { mid, to, .. } => enemy_royal_at(pos, mid) || enemy_royal_at(pos, to),
                 Move::Drop { .. } => false,
             };
+        // Without a royal capture or the try rule only a check can win: a move that
+        // cannot give check is not made.
+        if !royal_capture && !try_rule && !checks.as_ref().is_some_and(|c| c.may_give_check(pos, mv)) {
+            continue;
+        }
         let undo = pos.make(mv);
         let win = if royal_capture || pos.in_check() || (try_rule && pos.tried(us)) {
             // `make` does not record history: only trust decisive non-repetition ends.
@@ -288,6 +336,55 @@ pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRul
         }
     }
     None
+}
+
+thread_local! {
+    static MATERIAL_CACHE: std::cell::RefCell<MaterialCache> = std::cell::RefCell::new(MaterialCache::new());
+}
+
+/// Leaf material values ([`Tree::material_value`]) by position, for the trees searched on
+/// one thread: a search reaches again what the last one reached (self-play searches
+/// every move afresh), and the quiescence search behind a value is the costliest part
+/// of a leaf. The value depends on the board, the hands and the side to move alone (the
+/// search ignores the history), which the Zobrist key covers, and on the variant and
+/// the two settings mixed into the key. Direct-mapped, [`MaterialCache::SLOTS`] entries (1 MiB); a
+/// newer entry replaces an older one in its slot.
+struct MaterialCache {
+    entries: Vec<(u64, f32)>,
+}
+
+impl MaterialCache {
+    const SLOTS: usize = 1 << 16;
+
+    /// Empty; the table is allocated at the first value stored.
+    fn new() -> MaterialCache {
+        MaterialCache { entries: Vec::new() }
+    }
+
+    /// Mixed into the position's key: the variant and the settings that change the value.
+    fn settings_key(variant: rules::Variant, check_plies: u32, scale: f32) -> u64 {
+        let tag = (variant as u64) << 56 | (check_plies as u64 & 0xFF_FFFF) << 32 | scale.to_bits() as u64;
+        tag.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    fn slot(key: u64) -> usize {
+        (key ^ (key >> 29)) as usize & (Self::SLOTS - 1)
+    }
+
+    fn get(&self, key: u64) -> Option<f32> {
+        match self.entries.get(Self::slot(key)) {
+            Some(&(k, v)) if k == key && !v.is_nan() => Some(v),
+            _ => None,
+        }
+    }
+
+    fn put(&mut self, key: u64, v: f32) {
+        if self.entries.is_empty() {
+            // A NaN value marks an empty slot (a lookup never returns one).
+            self.entries = vec![(0, f32::NAN); Self::SLOTS];
+        }
+        self.entries[Self::slot(key)] = (key, v);
+    }
 }
 
 /// The search tree of one game.
@@ -317,6 +414,8 @@ pub struct Tree {
     evasion_buf: Vec<Move>,
     labels_buf: Vec<usize>,
     logit_buf: Vec<f32>,
+    /// Time by phase, when asked ([`Tree::set_phase_timing`]).
+    clock: PhaseClock,
 }
 
 impl Tree {
@@ -341,6 +440,7 @@ impl Tree {
             evasion_buf: Vec::new(),
             labels_buf: Vec::new(),
             logit_buf: Vec::new(),
+            clock: PhaseClock::default(),
         };
         t.reset(pos);
         t
@@ -348,6 +448,17 @@ impl Tree {
 
     pub fn params(&self) -> &SearchConfig {
         &self.params
+    }
+
+    /// Times the phases of every simulation from now on (or stops): a benchmark's view
+    /// (`koma bench tree`), read with [`Tree::take_phase_times`].
+    pub fn set_phase_timing(&mut self, on: bool) {
+        self.clock.set(on);
+    }
+
+    /// The time by phase since the last call (zero unless timing).
+    pub fn take_phase_times(&mut self) -> PhaseTimes {
+        self.clock.take()
     }
 
     pub fn end_rules(&self) -> &EndRules {
@@ -705,50 +816,112 @@ impl Tree {
         input: impl Into<Planes<'p>>,
         hooks: &mut H,
     ) -> Selected {
+        self.clock.start();
+        let selected = match self.make_room() {
+            Some(refused) => refused,
+            None => self.simulate(encoder, input.into(), hooks),
+        };
+        if self.clock.is_on() {
+            let t = &mut self.clock.times;
+            match selected {
+                Selected::NeedsEval(_) => t.leaves += 1,
+                Selected::Exact { .. } => t.exact += 1,
+                Selected::Collision => t.collisions += 1,
+                Selected::Done => {}
+            }
+        }
+        selected
+    }
+
+    /// `None` when a simulation may start; else why not: the search is done (or the tree
+    /// full), or a full tree that prunes waits for the simulations in flight. Prunes a
+    /// full tree that prunes.
+    fn make_room(&mut self) -> Option<Selected> {
         if self.is_done() {
-            return Selected::Done;
+            return Some(Selected::Done);
         }
         if self.tree_bytes() > self.max_tree_bytes {
             match (self.prune_when_full, self.nodes[0].in_flight) {
                 // Pruning waits for the simulations in flight to come back.
-                (true, n) if n > 0 => return Selected::Collision,
+                (true, n) if n > 0 => return Some(Selected::Collision),
                 (true, _) if self.prune(self.max_tree_bytes / 2) > 0 => {}
                 _ => {
                     self.capped = true;
-                    return Selected::Done;
+                    return Some(Selected::Done);
                 }
             }
         }
+        None
+    }
+
+    /// One simulation: down the tree to a leaf; there an exact result (known, the game's
+    /// end, or proven at expansion) is backed up at once, or the new leaf's planes are
+    /// written to `input` and it goes out for evaluation.
+    fn simulate<H: TreeHooks + ?Sized>(&mut self, encoder: &Encoder, input: Planes<'_>, hooks: &mut H) -> Selected {
         let mut leaf = self.free_leaves.pop().unwrap_or_default();
+        let descended = self.descend(&mut leaf, hooks);
+        self.clock.lap(Phase::Descend);
+        if !descended {
+            self.free_leaves.push(leaf);
+            return Selected::Collision;
+        }
+        self.started += 1;
+        let node = leaf.node();
+        self.nodes[node as usize].in_flight += 1;
+        if let Some((v, d)) = self.known_result(node) {
+            self.undo_path(&leaf);
+            self.clock.lap(Phase::Descend);
+            return self.finish_exact(leaf, v, d, false);
+        }
+        if let Some((v, d)) = self.game_over(node) {
+            self.undo_path(&leaf);
+            self.clock.lap(Phase::Expand);
+            return self.finish_exact(leaf, v, d, true);
+        }
+        let start = self.expand(encoder, node);
+        if let Some(proof) = self.prove_at_expansion(node, start, hooks) {
+            self.undo_path(&leaf);
+            self.clock.lap(Phase::Expand);
+            return self.finish_exact(leaf, proof.value().unwrap_or(0.0), 0.0, node != 0);
+        }
+        self.nodes[node as usize].state = State::Pending;
+        std::mem::swap(&mut leaf.labels, &mut self.labels_buf);
+        self.clock.lap(Phase::Expand);
+        encoder.encode_planes(&self.work, input);
+        self.clock.lap(Phase::Encode);
+        leaf.material_value = (self.params.leaf_material_mix > 0.0).then(|| self.material_value());
+        self.clock.lap(Phase::Material);
+        self.undo_path(&leaf);
+        self.clock.lap(Phase::Descend);
+        Selected::NeedsEval(leaf)
+    }
+
+    /// Walks down from the root (its edge from `hooks` when they choose one, else PUCT)
+    /// through expanded nodes, creating the children it enters, playing their moves on
+    /// the working position and adding a virtual loss to each node it leaves; stops at the
+    /// first node that is unexpanded, terminal, proven or without moves. The path goes to
+    /// `leaf`. Returns false, with everything undone, when the path runs into a leaf still
+    /// waiting for its evaluation (a collision).
+    fn descend<H: TreeHooks + ?Sized>(&mut self, leaf: &mut Leaf, hooks: &mut H) -> bool {
         leaf.path.clear();
         leaf.path.push(0);
         let mut node = 0u32;
-        let mut played = 0u32;
-        // Descend.
         loop {
             let n = self.nodes[node as usize];
             match n.state {
-                State::Unexpanded | State::Terminal => break,
+                State::Unexpanded | State::Terminal => return true,
+                State::Expanded if n.proof != Proof::Unknown || n.edge_len == 0 => return true,
                 State::Pending => {
-                    // Undo the descent and the virtual losses.
-                    self.undo_played(played);
+                    self.undo_path(leaf);
                     for &i in &leaf.path[..leaf.path.len() - 1] {
                         self.nodes[i as usize].in_flight -= 1;
                     }
-                    self.free_leaves.push(leaf);
-                    return Selected::Collision;
+                    return false;
                 }
                 State::Expanded => {
-                    if n.proof != Proof::Unknown || n.edge_len == 0 {
-                        break;
-                    }
-                    let e = if node == 0 {
-                        match hooks.root_edge(self) {
-                            Some(e) => e,
-                            None => self.select_puct(0),
-                        }
-                    } else {
-                        self.select_puct(node)
+                    let e = match node {
+                        0 => hooks.root_edge(self).unwrap_or_else(|| self.select_puct(0)),
+                        _ => self.select_puct(node),
                     };
                     let ei = (n.edge_start + e) as usize;
                     let mut child = self.edges[ei].child;
@@ -759,14 +932,16 @@ impl Tree {
                     }
                     self.nodes[node as usize].in_flight += 1;
                     self.work.play(self.edges[ei].mv);
-                    played += 1;
                     node = child;
                     leaf.path.push(node);
                 }
             }
         }
-        self.started += 1;
-        self.nodes[node as usize].in_flight += 1;
+    }
+
+    /// The exact (value, draw) of a simulation that ends at `node` (the working position)
+    /// when it is already known: terminal, or proven.
+    fn known_result(&self, node: u32) -> Option<(f32, f32)> {
         let n = self.nodes[node as usize];
         let exact = match n.state {
             State::Terminal => Some(n.terminal),
@@ -775,33 +950,39 @@ impl Tree {
         // An expanded node without edges that is not proven cannot happen (no moves is
         // terminal); treat it as a draw to be safe.
         let exact = exact.or(if n.state == State::Expanded && n.edge_len == 0 { Some((0.0, 1.0)) } else { None });
-        if let Some((v, d)) = exact.map(|e| self.scored(e)) {
-            self.undo_played(played);
-            return self.finish_exact(leaf, v, d, false);
-        }
-        // A new leaf: is the game over here?
-        if let Some((v, d, proof)) = outcome_value(&self.work, &self.end_rules) {
-            let nd = &mut self.nodes[node as usize];
-            nd.state = State::Terminal;
-            nd.terminal = (v, d);
-            nd.proof = proof;
-            let (v, d) = self.scored((v, d));
-            self.undo_played(played);
-            return self.finish_exact(leaf, v, d, true);
-        }
-        // Expand: edges with their labels.
+        exact.map(|e| self.scored(e))
+    }
+
+    /// Whether the game is over at the new leaf `node` (the working position) by the
+    /// rules: then the node becomes terminal, with its proof, and its exact (value, draw)
+    /// is returned.
+    fn game_over(&mut self, node: u32) -> Option<(f32, f32)> {
+        let (v, d, proof) = outcome_value(&self.work, &self.end_rules)?;
+        let nd = &mut self.nodes[node as usize];
+        nd.state = State::Terminal;
+        nd.terminal = (v, d);
+        nd.proof = proof;
+        Some(self.scored((v, d)))
+    }
+
+    /// Gives the new leaf `node` (the working position) its edges, one for each legal
+    /// move (the moves in `moves_buf`, their labels in `labels_buf`), priors not yet
+    /// known. Returns the index of its first edge.
+    fn expand(&mut self, encoder: &Encoder, node: u32) -> u32 {
         encoder.legal_moves_indexed(&self.work, &mut self.moves_buf, &mut self.labels_buf);
         let start = self.edges.len() as u32;
-        for &mv in &self.moves_buf {
-            self.edges.push(Edge { mv, prior: 0.0, child: NONE });
-        }
-        {
-            let nd = &mut self.nodes[node as usize];
-            nd.edge_start = start;
-            nd.edge_len = self.moves_buf.len() as u32;
-        }
-        // Proven at expansion: uniform priors, so that the node is well-formed if it is
-        // (or becomes) a root.
+        self.edges.extend(self.moves_buf.iter().map(|&mv| Edge { mv, prior: 0.0, child: NONE }));
+        let nd = &mut self.nodes[node as usize];
+        nd.edge_start = start;
+        nd.edge_len = self.moves_buf.len() as u32;
+        start
+    }
+
+    /// The proofs looked for at the expansion of `node` (its edges from `start`): the mate
+    /// search at expansion (`mate_search_plies`), then the hooks' (a win from a leaf, a
+    /// proof of the root). A proven node gets uniform priors, so that it is well-formed
+    /// if it is (or becomes) a root, and its proof, which is returned.
+    fn prove_at_expansion<H: TreeHooks + ?Sized>(&mut self, node: u32, start: u32, hooks: &mut H) -> Option<Proof> {
         let mut proven = if self.params.mate_search_plies >= 3 && self.work.in_check() && self.prove_evasions(start) {
             // Every evasion allows an immediate win: a mate in 3 for the opponent's move.
             Some(Proof::Loss(2))
@@ -827,24 +1008,15 @@ impl Tree {
         if proven.is_none() && node == 0 && hooks.root_expanded(self) {
             proven = Some(self.nodes[0].proof);
         }
-        if let Some(proof) = proven {
-            let uniform = 1.0 / self.moves_buf.len().max(1) as f32;
-            for e in &mut self.edges[start as usize..] {
-                e.prior = uniform;
-            }
-            let nd = &mut self.nodes[node as usize];
-            nd.state = State::Expanded;
-            nd.proof = proof;
-            self.undo_played(played);
-            return self.finish_exact(leaf, proof.value().unwrap_or(0.0), 0.0, node != 0);
+        let proof = proven?;
+        let uniform = 1.0 / self.moves_buf.len().max(1) as f32;
+        for e in &mut self.edges[start as usize..] {
+            e.prior = uniform;
         }
-        self.nodes[node as usize].state = State::Pending;
-        encoder.encode_planes(&self.work, input.into());
-        leaf.material_value = (self.params.leaf_material_mix > 0.0).then(|| self.material_value());
-        self.undo_played(played);
-        leaf.labels.clear();
-        leaf.labels.extend(self.labels_buf.iter().map(|&l| l as u32));
-        Selected::NeedsEval(leaf)
+        let nd = &mut self.nodes[node as usize];
+        nd.state = State::Expanded;
+        nd.proof = proof;
+        Some(proof)
     }
 
     /// The node just expanded (its edges from `start`, its moves in `moves_buf`) wins by
@@ -862,17 +1034,29 @@ impl Tree {
         Some(Proof::Win(plies))
     }
 
-    /// The material value (win - loss) of the side to move at `work`.
+    /// The material value (win - loss) of the side to move at `work`: the quiescence
+    /// search's, looked up first in the thread's [`MaterialCache`].
     fn material_value(&self) -> f32 {
-        let limits =
-            rules::QuiescenceLimits { check_plies: self.params.leaf_material_check_plies, ..Default::default() };
-        let balance = rules::quiescent_balance(&self.work, self.work.side_to_move(), limits);
-        let p = rules::material_win_probability(balance, self.params.leaf_material_scale as f64);
-        (2.0 * p - 1.0) as f32
+        let check_plies = self.params.leaf_material_check_plies;
+        let scale = self.params.leaf_material_scale;
+        let key = self.work.zobrist() ^ MaterialCache::settings_key(self.work.variant(), check_plies, scale);
+        MATERIAL_CACHE.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if let Some(v) = cache.get(key) {
+                return v;
+            }
+            let limits = rules::QuiescenceLimits { check_plies, ..Default::default() };
+            let balance = rules::quiescent_balance(&self.work, self.work.side_to_move(), limits);
+            let p = rules::material_win_probability(balance, scale as f64);
+            let v = (2.0 * p - 1.0) as f32;
+            cache.put(key, v);
+            v
+        })
     }
 
-    fn undo_played(&mut self, played: u32) {
-        for _ in 0..played {
+    /// Takes back the moves of `leaf`'s path on the working position.
+    fn undo_path(&mut self, leaf: &Leaf) {
+        for _ in 1..leaf.path.len() {
             self.work.undo();
         }
     }
@@ -885,6 +1069,7 @@ impl Tree {
         }
         let depth = leaf.depth();
         self.free_leaves.push(leaf);
+        self.clock.lap(Phase::Backup);
         Selected::Exact { depth }
     }
 
@@ -898,10 +1083,10 @@ impl Tree {
         let mut all = true;
         for i in 0..self.moves_buf.len() {
             self.work.play(self.moves_buf[i]);
-            let win = outcome_value(&self.work, &self.end_rules).is_none() && {
-                self.work.generate_legal(&mut self.evasion_buf);
-                find_immediate_win(&mut self.work, &self.evasion_buf, &self.end_rules).is_some()
-            };
+            // The costlier test (the rules' end of the game counts every legal move) last.
+            self.work.generate_legal(&mut self.evasion_buf);
+            let win = find_immediate_win(&mut self.work, &self.evasion_buf, &self.end_rules).is_some()
+                && outcome_value(&self.work, &self.end_rules).is_none();
             self.work.undo();
             if win {
                 let child = self.nodes.len() as u32;
@@ -940,6 +1125,7 @@ impl Tree {
     /// network's f16/bf16) and (win, draw, loss) for the leaf's side to move. Returns the
     /// value (win - loss) backed up.
     pub fn apply<'a>(&mut self, leaf: Leaf, policy: impl Into<Logits<'a>>, wdl: [f32; 3]) -> f32 {
+        self.clock.start();
         let policy = policy.into();
         let node = *leaf.path.last().expect("non-empty path");
         let n = self.nodes[node as usize];
@@ -948,21 +1134,24 @@ impl Tree {
         // Softmax of the legal moves' logits.
         let t = if node == 0 { self.params.policy_softmax_temperature } else { 1.0 };
         let inv_t = 1.0 / t.max(1e-3);
-        self.logit_buf.clear();
-        let mut max = f32::NEG_INFINITY;
-        for &l in &leaf.labels {
-            let x = policy.get(l as usize).unwrap_or(0.0) * inv_t;
-            let x = if x.is_finite() { x } else { 0.0 };
-            max = max.max(x);
-            self.logit_buf.push(x);
-        }
+        let buf = &mut self.logit_buf;
+        let max = match policy {
+            Logits::F32(s) => gather_logits(s, &leaf.labels, inv_t, buf, |&x| x),
+            Logits::F16(s) => gather_logits(s, &leaf.labels, inv_t, buf, |x| x.to_f32()),
+            Logits::Bf16(s) => gather_logits(s, &leaf.labels, inv_t, buf, |x| x.to_f32()),
+        };
         let mut sum = 0.0f32;
-        for x in &mut self.logit_buf {
+        for x in buf.iter_mut() {
             *x = (*x - max).exp();
             sum += *x;
         }
-        for (i, e) in self.edges[start..start + len].iter_mut().enumerate() {
-            e.prior = if sum > 0.0 && sum.is_finite() { self.logit_buf[i] / sum } else { 1.0 / len as f32 };
+        let edges = &mut self.edges[start..start + len];
+        if sum > 0.0 && sum.is_finite() {
+            for (e, &x) in edges.iter_mut().zip(buf.iter()) {
+                e.prior = x / sum;
+            }
+        } else {
+            edges.iter_mut().for_each(|e| e.prior = 1.0 / len as f32);
         }
         let mut v = wdl[0] - wdl[2];
         let mut d = wdl[1];
@@ -979,6 +1168,7 @@ impl Tree {
         self.nodes[node as usize].state = State::Expanded;
         self.backup(&leaf.path, v, d);
         self.free_leaves.push(leaf);
+        self.clock.lap(Phase::Backup);
         v
     }
 
@@ -1344,6 +1534,37 @@ mod tests {
         assert!(q > 0.5, "a rook up reads as winning at scale 6: q {q}");
         let (_, q) = search(0.0);
         assert_eq!(q, 0.0, "a uniform evaluator's value, unmixed");
+    }
+
+    /// The thread's cache of leaf material values answers as the quiescence search does,
+    /// for each variant and setting apart: the same position read at two scales and in
+    /// two variants, twice each, gets each reading's own value.
+    #[test]
+    fn the_material_cache_answers_as_the_search() {
+        let sfens =
+            [(Variant::Shogi, "4k4/9/9/9/4r4/9/9/4R4/4K4 b - 1"), (Variant::Sho, "4k4/9/9/9/4r4/9/9/4R4/4K4 b - 1")];
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            for (variant, sfen) in sfens {
+                let pos = Position::from_sfen(variant, sfen).unwrap();
+                for scale in [6.0f32, 36.0] {
+                    for check_plies in [0, 1] {
+                        let params = SearchConfig {
+                            leaf_material_scale: scale,
+                            leaf_material_check_plies: check_plies,
+                            ..SearchConfig::default()
+                        };
+                        let limits = rules::QuiescenceLimits { check_plies, ..Default::default() };
+                        let balance = rules::quiescent_balance(&pos, pos.side_to_move(), limits);
+                        let p = rules::material_win_probability(balance, scale as f64);
+                        let tree = Tree::new(params, EndRules::default(), &pos);
+                        assert_eq!(tree.material_value(), (2.0 * p - 1.0) as f32, "{variant} {scale} {check_plies}");
+                        seen.push(tree.material_value());
+                    }
+                }
+            }
+        }
+        assert!(seen[0] != seen[2], "the scale changes the value: {seen:?}");
     }
 
     /// A move that completes a fourfold repetition (a draw) is worth the draw value of

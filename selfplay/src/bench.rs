@@ -1,6 +1,8 @@
 //! `koma bench selfplay`: network evaluations per second inside self-play next to the raw
 //! forward pass (`model::bench_forward`) at the batch size self-play reached, so that the
-//! ratio says how much of the network's speed the workers' tree work leaves.
+//! ratio says how much of the network's speed the workers' tree work leaves; and `koma
+//! bench tree`: the workers' tree work alone, self-play's worker loop against the uniform
+//! evaluator (no network), in leaves per second per worker thread with the time by phase.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -8,11 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use model::encoding::Encoder;
-use model::{Batcher, Evaluator, Precision};
+use model::{Batcher, BatcherConfig, EvalError, Evaluation, Evaluator, NetShape, Precision};
 
 use crate::config::SelfplayFileConfig;
 use crate::run::{batcher_config, evaluator, openings, EvaluatorSource, JobError};
-use crate::worker::{run_selfplay, Progress, RunOptions};
+use crate::worker::{run_selfplay, run_selfplay_timed, Progress, RunOptions, WorkerTimes, WorkerTimesSnapshot};
 
 /// How long to measure.
 #[derive(Clone, Copy, Debug)]
@@ -172,4 +174,178 @@ pub fn bench_selfplay(
         raw_evals_per_sec: totals.raw_evals / totals.raw_secs,
         batch,
     })
+}
+
+/// One round (or all rounds together) of [`bench_tree`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TreeBenchRound {
+    /// Seconds measured (wall clock) and the worker threads.
+    pub seconds: f64,
+    pub workers: usize,
+    /// Moves searched (positions), and where the workers' time went.
+    pub positions: u64,
+    pub times: WorkerTimesSnapshot,
+    /// Seconds the worker threads ran on a core (Linux: their `schedstat`), if known: on
+    /// a machine that other processes share, leaves per CPU second still compare.
+    pub cpu_seconds: Option<f64>,
+}
+
+impl TreeBenchRound {
+    /// Worker-thread seconds: the wall clock times the workers.
+    pub fn thread_seconds(&self) -> f64 {
+        self.seconds * self.workers as f64
+    }
+
+    /// Leaves evaluated a second per worker thread: what the workers hand the network.
+    pub fn leaves_per_thread_sec(&self) -> f64 {
+        self.times.tree.leaves as f64 / self.thread_seconds().max(1e-9)
+    }
+
+    /// Simulations (leaves, exact results and collisions) a second per worker thread.
+    pub fn simulations_per_thread_sec(&self) -> f64 {
+        let t = &self.times.tree;
+        (t.leaves + t.exact + t.collisions) as f64 / self.thread_seconds().max(1e-9)
+    }
+
+    /// Leaves per second of the worker threads' time on a core.
+    pub fn leaves_per_cpu_sec(&self) -> Option<f64> {
+        self.cpu_seconds.map(|c| self.times.tree.leaves as f64 / c.max(1e-9))
+    }
+
+    pub fn positions_per_thread_sec(&self) -> f64 {
+        self.positions as f64 / self.thread_seconds().max(1e-9)
+    }
+
+    /// Nanoseconds of worker-thread time per leaf: each phase's, then the rest (the
+    /// batcher's waits, moves and games, the loop).
+    pub fn nanos_per_leaf(&self, nanos: u64) -> f64 {
+        nanos as f64 / self.times.tree.leaves.max(1) as f64
+    }
+
+    /// Worker-thread nanoseconds not in a tree phase, a wait or the games' bookkeeping.
+    pub fn other_nanos(&self) -> u64 {
+        let total = (self.thread_seconds() * 1e9) as u64;
+        let t = &self.times;
+        total.saturating_sub(t.tree.nanos.iter().sum::<u64>() + t.wait + t.games)
+    }
+
+    fn add(&mut self, o: &TreeBenchRound) {
+        self.seconds += o.seconds;
+        self.cpu_seconds = self.cpu_seconds.zip(o.cpu_seconds).map(|(a, b)| a + b);
+        self.workers = o.workers;
+        self.positions += o.positions;
+        self.times.tree.add(&o.times.tree);
+        self.times.wait += o.times.wait;
+        self.times.games += o.times.games;
+    }
+}
+
+/// The uniform evaluator's answer (every logit 0, WDL a third each) at next to no cost, so
+/// that [`bench_tree`] measures the workers: the logits are left as the buffers hold
+/// them, which is zero, as they were made and as only this evaluator ever writes them
+/// (the slots' buffers of one batcher); the WDL rows are written.
+struct InstantEvaluator {
+    shape: NetShape,
+}
+
+impl Evaluator for InstantEvaluator {
+    fn shape(&self) -> NetShape {
+        self.shape
+    }
+
+    fn evaluate_into(&self, _inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError> {
+        out.resize(batch, self.shape.policy_len());
+        out.buffers_mut().1.fill(1.0 / 3.0);
+        Ok(())
+    }
+
+    fn evaluate_parts(&self, parts: &mut [model::EvalPart<'_>]) -> Result<(), EvalError> {
+        for p in parts.iter_mut() {
+            self.evaluate_into(&[], p.n, p.out)?;
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!("instant uniform ({})", self.shape)
+    }
+}
+
+/// `koma bench tree`: self-play's workers (the config's simulations, games per worker and
+/// search settings) against the uniform evaluator behind the batching service, which
+/// answers at once (no waiting for a fuller batch, next to no work: [`InstantEvaluator`]):
+/// what the tree work costs without a network. Each round starts afresh from the opening positions; the report sums the
+/// rounds after their warm-ups.
+pub fn bench_tree(
+    cfg: &SelfplayFileConfig,
+    settings: BenchSettings,
+    mut on_round: impl FnMut(usize, &TreeBenchRound),
+) -> Result<TreeBenchRound, JobError> {
+    let rounds = settings.rounds.max(1);
+    let openings = openings(cfg)?;
+    let shape = Encoder::for_net(cfg.variant, &cfg.model).net_shape();
+    let per_round = Duration::from_secs_f64((settings.seconds / rounds as f64).max(0.5));
+    let warmup = Duration::from_secs_f64(settings.warmup.max(0.0));
+    let workers = cfg.selfplay.worker_count();
+    let mut total = TreeBenchRound { workers, cpu_seconds: Some(0.0), ..Default::default() };
+    for round in 0..rounds {
+        let eval: Arc<dyn Evaluator> = Arc::new(InstantEvaluator { shape });
+        let batcher = Batcher::spawn(eval, BatcherConfig { max_wait: Duration::ZERO, ..batcher_config(cfg) });
+        let opts = RunOptions {
+            games: u64::MAX,
+            stop: Arc::new(Default::default()),
+            progress_every: Duration::from_millis(20),
+        };
+        let stop = opts.stop.clone();
+        let times = WorkerTimes::default();
+        let end = warmup + per_round;
+        let mut first: Option<(Progress, WorkerTimesSnapshot, Option<u64>)> = None;
+        let mut last = (Progress::default(), WorkerTimesSnapshot::default(), None);
+        run_selfplay_timed(
+            cfg,
+            batcher.handle(),
+            &openings,
+            &opts,
+            Some(&times),
+            |_| {},
+            |p| {
+                if first.is_none() && p.elapsed >= warmup {
+                    first = Some((*p, times.snapshot(), worker_cpu_nanos()));
+                }
+                if p.elapsed >= end && !stop.load(Ordering::Relaxed) {
+                    last = (*p, times.snapshot(), worker_cpu_nanos());
+                    stop.store(true, Ordering::Relaxed);
+                }
+            },
+        )
+        .map_err(JobError::Selfplay)?;
+        drop(batcher);
+        let (first, first_times, first_cpu) = first.ok_or(JobError::EndedInWarmup)?;
+        let (last, last_times, last_cpu) = last;
+        let r = TreeBenchRound {
+            seconds: (last.elapsed - first.elapsed).as_secs_f64(),
+            workers,
+            positions: last.positions - first.positions,
+            times: last_times.since(&first_times),
+            cpu_seconds: first_cpu.zip(last_cpu).map(|(a, b)| b.saturating_sub(a) as f64 * 1e-9),
+        };
+        on_round(round, &r);
+        total.add(&r);
+    }
+    Ok(total)
+}
+
+/// Nanoseconds the self-play worker threads of this process (named `koma-selfplay-N`)
+/// have run on a core, from `/proc/self/task/*/schedstat` (Linux); `None` elsewhere.
+fn worker_cpu_nanos() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with("koma-selfplay") {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
 }

@@ -29,7 +29,7 @@ use crate::config::SelfplayFileConfig;
 use crate::resign::Resign;
 use dataio::{AuxTargets, GameResult, Sample};
 use search::Rng;
-use search::{Search, Step};
+use search::{PhaseTimes, Search, Step};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SelfplayError {
@@ -187,6 +187,67 @@ struct Counters {
     games_started: AtomicU64,
 }
 
+/// Where the workers' time goes (`koma bench tree`), summed over the workers: the trees'
+/// phases ([`PhaseTimes`]), the waits for the batcher, and the moves and games finished
+/// and started (the policy target, the records, new games). Read with
+/// [`WorkerTimes::snapshot`] while the workers run.
+#[derive(Default)]
+pub struct WorkerTimes {
+    tree: [AtomicU64; 5],
+    leaves: AtomicU64,
+    exact: AtomicU64,
+    collisions: AtomicU64,
+    wait: AtomicU64,
+    games: AtomicU64,
+}
+
+/// A reading of [`WorkerTimes`] (nanoseconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkerTimesSnapshot {
+    pub tree: PhaseTimes,
+    pub wait: u64,
+    pub games: u64,
+}
+
+impl WorkerTimes {
+    pub fn snapshot(&self) -> WorkerTimesSnapshot {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        WorkerTimesSnapshot {
+            tree: PhaseTimes {
+                nanos: self.tree.each_ref().map(load),
+                leaves: load(&self.leaves),
+                exact: load(&self.exact),
+                collisions: load(&self.collisions),
+            },
+            wait: load(&self.wait),
+            games: load(&self.games),
+        }
+    }
+
+    fn add_tree(&self, t: &PhaseTimes) {
+        for (a, &b) in self.tree.iter().zip(&t.nanos) {
+            a.fetch_add(b, Ordering::Relaxed);
+        }
+        self.leaves.fetch_add(t.leaves, Ordering::Relaxed);
+        self.exact.fetch_add(t.exact, Ordering::Relaxed);
+        self.collisions.fetch_add(t.collisions, Ordering::Relaxed);
+    }
+}
+
+impl WorkerTimesSnapshot {
+    /// What happened between `earlier` and this reading.
+    pub fn since(&self, earlier: &WorkerTimesSnapshot) -> WorkerTimesSnapshot {
+        let mut tree = self.tree;
+        for (a, b) in tree.nanos.iter_mut().zip(earlier.tree.nanos) {
+            *a -= b;
+        }
+        tree.leaves -= earlier.tree.leaves;
+        tree.exact -= earlier.tree.exact;
+        tree.collisions -= earlier.tree.collisions;
+        WorkerTimesSnapshot { tree, wait: self.wait - earlier.wait, games: self.games - earlier.games }
+    }
+}
+
 /// Start positions to pick from.
 #[derive(Clone, Debug)]
 pub struct Openings {
@@ -274,6 +335,8 @@ struct Ctx<'a> {
     counters: &'a Counters,
     resign: &'a Resign,
     seed: u64,
+    /// Where the time goes, when measured.
+    times: Option<&'a WorkerTimes>,
 }
 
 impl Ctx<'_> {
@@ -473,7 +536,12 @@ impl Ctx<'_> {
             let mut in_flight = false;
             for g in &mut groups {
                 if g.slot.is_pending() {
-                    let out = g.slot.wait()?;
+                    let waited = self.times.map(|_| Instant::now());
+                    g.slot.wait()?;
+                    if let (Some(t), Some(w)) = (self.times, waited) {
+                        t.wait.fetch_add(w.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    }
+                    let out = g.slot.output().expect("answered");
                     for (j, &gi) in g.waiting.iter().enumerate() {
                         let game = &mut g.games[gi];
                         game.search.apply(out.logits(j), out.wdl(j), &mut game.rng);
@@ -489,7 +557,9 @@ impl Ctx<'_> {
     }
 
     fn new_search(&self) -> Search {
-        Search::new(self.cfg.search.clone(), self.end_rules, self.cfg.variant)
+        let mut s = Search::new(self.cfg.search.clone(), self.end_rules, self.cfg.variant);
+        s.set_phase_timing(self.times.is_some());
+        s
     }
 
     /// Steps every game of `g` to its next leaf, encoding the leaves straight into the
@@ -519,11 +589,15 @@ impl Ctx<'_> {
                     gi += 1;
                 }
                 Step::Done | Step::Collision => {
+                    let started = self.times.map(|_| Instant::now());
                     if let Some(end) = self.finish_move(game) {
                         let record = self.finish_game(game, end);
                         let _ = tx.send(record);
                         // Replace the game with a new one, or drop it.
-                        let done = games.swap_remove(gi);
+                        let mut done = games.swap_remove(gi);
+                        if let Some(t) = self.times {
+                            t.add_tree(&done.search.take_phase_times());
+                        }
                         spare.push(done.search);
                         if let Some(n) = self.claim_game() {
                             let s = spare.pop().unwrap_or_else(|| self.new_search());
@@ -533,8 +607,18 @@ impl Ctx<'_> {
                     } else {
                         self.start_search(game);
                     }
+                    if let (Some(t), Some(s)) = (self.times, started) {
+                        t.games.fetch_add(s.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    }
                 }
             }
+        }
+        if let Some(t) = self.times {
+            let mut sum = PhaseTimes::default();
+            for game in games.iter_mut() {
+                sum.add(&game.search.take_phase_times());
+            }
+            t.add_tree(&sum);
         }
         let n = waiting.len();
         if n == 0 {
@@ -564,6 +648,19 @@ pub fn run_selfplay(
     handle: BatcherHandle,
     openings: &Openings,
     opts: &RunOptions,
+    on_game: impl FnMut(GameRecord),
+    on_progress: impl FnMut(&Progress),
+) -> Result<Progress, SelfplayError> {
+    run_selfplay_timed(cfg, handle, openings, opts, None, on_game, on_progress)
+}
+
+/// [`run_selfplay`] that also adds where the workers' time goes to `times`, when given.
+pub fn run_selfplay_timed(
+    cfg: &SelfplayFileConfig,
+    handle: BatcherHandle,
+    openings: &Openings,
+    opts: &RunOptions,
+    times: Option<&WorkerTimes>,
     mut on_game: impl FnMut(GameRecord),
     mut on_progress: impl FnMut(&Progress),
 ) -> Result<Progress, SelfplayError> {
@@ -593,6 +690,7 @@ pub fn run_selfplay(
         counters: &counters,
         resign: &resign,
         seed,
+        times,
     };
     let start = Instant::now();
     let base = handle.stats();
