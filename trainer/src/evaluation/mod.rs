@@ -8,6 +8,7 @@
 //!   network; `rungs`: those it may play (their engines start), and the note when the
 //!   network beats the top one outright.
 //! - [`points`]: the checkpoints of `eval.at_end_points`, spread over a run.
+//! - `setup_error`: [`EvalSetupError`], why an evaluation cannot be set up.
 //! - [`report`]: [`EvalReport`], one evaluation's results, and its log: a console line,
 //!   `eval.jsonl` and TensorBoard.
 //! - [`chart`]: the run's rating on the baseline ladder over its steps (`elo.png`,
@@ -22,6 +23,7 @@ pub mod periodic;
 pub mod points;
 pub mod report;
 mod rungs;
+mod setup_error;
 pub mod staircase;
 
 pub use periodic::{eval_search, EvalPoint, EvalSetupError, TrainingEval};

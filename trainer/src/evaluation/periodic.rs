@@ -7,7 +7,7 @@
 //! played, the maximum-likelihood placement (`arena::ladder::place`). The results are an
 //! [`EvalReport`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -15,8 +15,7 @@ use std::time::Instant;
 use arena::koma_player::{KomaConfig, KomaNetwork};
 use arena::ladder::{finite_rating, place, Ladder, Placement};
 use arena::network_match::{
-    parse_player, play_match_observed, random_openings, MatchOutcome, MatchSettings, Opponent, OpponentError,
-    ENGINE_TIMEOUT,
+    parse_player, play_match_observed, random_openings, MatchOutcome, MatchSettings, Opponent, ENGINE_TIMEOUT,
 };
 use arena::{PlayerSpec, Wdl};
 use rules::Variant;
@@ -24,28 +23,9 @@ use search::SearchConfig;
 
 use super::report::{EvalReport, OpponentResult};
 use super::rungs::LadderPlan;
+pub use super::setup_error::EvalSetupError;
 use super::staircase::{first_rung, next_rung};
 use crate::config::{EvalConfig, EvalSearch, LADDER, PREVIOUS};
-
-/// Why the evaluation of a run cannot be set up.
-#[derive(Debug, thiserror::Error)]
-pub enum EvalSetupError {
-    #[error("eval.ladder: {0}")]
-    Ladder(#[from] arena::ladder::LadderError),
-    #[error("eval.opponents: {0}")]
-    Opponent(#[from] OpponentError),
-    #[error("{}: {source}", path.display())]
-    Workdir { path: PathBuf, source: std::io::Error },
-    #[error("eval.openings: {0}")]
-    Openings(#[from] dataio::OpeningsError),
-    #[error("eval.ladder: its ratings are for {ladder}, the run plays {run} (opponent `ladder`): set eval.ladder = \"{run}\"")]
-    LadderVariant { ladder: Variant, run: Variant },
-    #[error("eval.ladder_start: no rung '{0}' on eval.ladder")]
-    LadderStart(String),
-    /// A search that play cannot use (a Gumbel root).
-    #[error("eval.search: {0}")]
-    Search(#[from] arena::koma_player::KomaConfigError),
-}
 
 /// The search of evaluation games (`eval.search`): the engine's defaults (PUCT) or the
 /// config's `[search]` table. The engine's search keeps the config's leaf material mix

@@ -11,8 +11,8 @@ use arena::network_match::{OpponentError, ENGINE_TIMEOUT};
 use arena::PlayerSpec;
 use rules::Variant;
 
-use super::periodic::EvalSetupError;
 use super::report::EvalReport;
+use super::setup_error::EvalSetupError;
 use super::staircase::OUTRIGHT;
 use crate::config::EvalConfig;
 
