@@ -21,6 +21,8 @@ struct Reach {
     span: usize,
     /// `[code][(dy + size - 1) * span + dx + size - 1]`.
     cells: Vec<bool>,
+    /// (file, rank) by [`Square::index`].
+    coords: Vec<(i8, i8)>,
 }
 
 impl Reach {
@@ -59,15 +61,21 @@ impl Reach {
                 }
             }
         }
-        Reach { size, span, cells }
+        let mut coords = vec![(0, 0); 512];
+        for file in 1..=rules::MAX_SIZE as u8 {
+            for rank in 1..=rules::MAX_SIZE as u8 {
+                coords[Square::new(file, rank).index()] = (file as i8, rank as i8);
+            }
+        }
+        Reach { size, span, cells, coords }
     }
 
     /// Whether the piece `code` on `from` reaches `to` in one move, pieces in between
     /// ignored.
     #[inline]
     fn reaches(&self, code: u8, from: Square, to: Square) -> bool {
-        let dx = to.file() as i32 - from.file() as i32;
-        let dy = to.rank() as i32 - from.rank() as i32;
+        let ((ff, fr), (tf, tr)) = (self.coords[from.index()], self.coords[to.index()]);
+        let (dx, dy) = (tf as i32 - ff as i32, tr as i32 - fr as i32);
         let i = (dy + self.size - 1) as usize * self.span + (dx + self.size - 1) as usize;
         self.cells[code as usize * self.span * self.span + i]
     }
