@@ -29,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rust_use import split_use_group
+
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 ITEM_KINDS = r"(?:fn|struct|enum|trait|const|static|type|union|mod)"
 
@@ -251,18 +253,7 @@ def expand_use(tree, prefix=()):
         return out
     head = [s for s in tree[:brace].split("::") if s]
     body = tree[brace + 1 : tree.rfind("}")]
-    depth, start = 0, 0
-    parts = []
-    for i, c in enumerate(body):
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-    parts.append(body[start:])
-    for p in parts:
+    for p in split_use_group(body):
         if p:
             out.extend(expand_use(p, tuple(prefix) + tuple(head)))
     return out

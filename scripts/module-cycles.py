@@ -20,6 +20,8 @@ import re
 import sys
 from pathlib import Path
 
+from rust_use import split_use_group
+
 try:
     import tomllib
 except ImportError:  # Python < 3.11
@@ -83,22 +85,12 @@ def strip_code(text):
 def expand_use_tree(tree):
     """`a::{b, c::{d, e}}` -> ["a::b", "a::c::d", "a::c::e"] (aliases and globs dropped)."""
     tree = re.sub(r"\s+", "", re.sub(r"\s+as\s+\w+", "", tree))
-    depth, parts, start = 0, [], 0
     brace = tree.find("{")
     if brace < 0:
         return [re.sub(r"::self$", "", tree)]
     prefix, inner = tree[:brace], tree[brace + 1:tree.rfind("}")]
-    for k, ch in enumerate(inner):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(inner[start:k])
-            start = k + 1
-    parts.append(inner[start:])
     result = []
-    for part in filter(None, parts):
+    for part in filter(None, split_use_group(inner)):
         for sub in expand_use_tree(part):
             result.append((prefix + sub).rstrip(":"))
     return result
