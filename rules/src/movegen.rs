@@ -27,6 +27,18 @@ trait Sink {
     /// Whether the sink takes drops: when not, they are not generated (nor the
     /// pawn-drop-mate test run for them).
     const DROPS: bool = true;
+    /// Whether the sink has what it wants: the generator then stops (checked
+    /// between pieces). Sinks that take every move never are.
+    const STOPS: bool = false;
+    fn full(&self) -> bool {
+        false
+    }
+    /// The squares among a piece's `reach` whose moves the sink keeps: the others are
+    /// not looked at (the royal's not tested for safety).
+    #[inline(always)]
+    fn targets<B: Bits>(&self, reach: B) -> B {
+        reach
+    }
     fn push(&mut self, mv: Move);
     /// Moves of the piece on dense square `from`: promoting to the squares
     /// of `promote`, not promoting to those of `plain`.
@@ -97,6 +109,34 @@ impl<const FAST_POPCOUNT: bool> Sink for Count<FAST_POPCOUNT> {
     }
 }
 
+/// Whether there is a move at all: the generator stops at the first piece with one,
+/// and leaves the royal, whose moves cost an attack test each, for last.
+struct AnyMove(bool);
+
+impl Sink for AnyMove {
+    const STOPS: bool = true;
+
+    #[inline(always)]
+    fn full(&self) -> bool {
+        self.0
+    }
+
+    #[inline(always)]
+    fn push(&mut self, _: Move) {
+        self.0 = true;
+    }
+
+    #[inline(always)]
+    fn board_moves<B: Bits>(&mut self, _: &PerSquare<Square>, _: usize, promote: B, plain: B) {
+        self.0 |= !(promote | plain).is_empty();
+    }
+
+    #[inline(always)]
+    fn drops<B: Bits>(&mut self, _: &PerSquare<Square>, _: Kind, to: B) {
+        self.0 |= !to.is_empty();
+    }
+}
+
 /// Keeps the captures of the moves it is sent (quiescence search): board moves onto
 /// enemy pieces and lion moves whose first step captures; no drops, no pass.
 struct Captures<'a> {
@@ -106,6 +146,11 @@ struct Captures<'a> {
 
 impl Sink for Captures<'_> {
     const DROPS: bool = false;
+
+    #[inline(always)]
+    fn targets<B: Bits>(&self, reach: B) -> B {
+        reach & B::load(self.pos.occupied[self.pos.side.opponent().index()])
+    }
 
     #[inline(always)]
     fn push(&mut self, mv: Move) {
@@ -357,17 +402,26 @@ impl Position {
         // Neither check nor pins: every piece but the royal moves freely.
         let constrained = safety.checkers != 0 || safety.npins != 0;
         let mut pass_done = false;
+        // A sink that stops leaves the royal for last.
+        let mut royal_left = None;
         // Word by word: 64-bit bit scans are cheaper than wider ones.
         for w in 0..B::WORDS {
             let mut word = own.word(w);
             while word != 0 {
+                if S::STOPS && sink.full() {
+                    return;
+                }
                 let from = 64 * w + word.trailing_zeros() as usize;
                 word &= word - 1;
                 let code = self.dense_board[from & 255];
                 let moves = &t.moves[code as usize];
-                let reach = Self::reach(g, moves, from, occupied) & !own;
+                let reach = sink.targets(Self::reach(g, moves, from, occupied) & !own);
                 if from == safety.royal {
-                    self.royal_moves(g, sink, moves, from, reach, enemy);
+                    if S::STOPS {
+                        royal_left = Some((moves, reach));
+                    } else {
+                        self.royal_moves(g, sink, moves, from, reach, enemy);
+                    }
                     continue;
                 }
                 if moves.lion && checked.is_none() {
@@ -393,8 +447,13 @@ impl Position {
                 self.piece_moves(g, sink, moves, from, legal, promote);
             }
         }
-        if S::DROPS && t.spec.drops && safety.checkers < 2 {
+        if S::DROPS && t.spec.drops && safety.checkers < 2 && !(S::STOPS && sink.full()) {
             self.drop_moves(g, sink, occupied, safety.check_mask);
+        }
+        if let Some((moves, reach)) = royal_left {
+            if !sink.full() {
+                self.royal_moves(g, sink, moves, safety.royal, reach, enemy);
+            }
         }
     }
 
@@ -723,7 +782,9 @@ impl Position {
         if self.bans_repetitions() {
             return self.has_unbanned_move();
         }
-        self.count_legal() > 0
+        let mut any = AnyMove(false);
+        self.generate_into(&mut any);
+        any.0
     }
 
     /// Is `mv` legal here?

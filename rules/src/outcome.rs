@@ -1,6 +1,7 @@
 //! The end of the game: mate, no moves, repetition, perpetual check,
 //! impasse (declaration or 24 points), royal capture, bare king, length.
 
+use crate::bitboard::Bits;
 use crate::position::Position;
 use crate::types::{Color, Kind, Square};
 use crate::variant::RoyalRule;
@@ -263,8 +264,8 @@ impl Position {
     }
 
     fn only_royals(&self, color: Color) -> bool {
-        let royals = self.royals[color.index()].n as usize;
-        self.pieces().filter(|(_, p)| p.color() == color).count() == royals
+        let royals = self.royals[color.index()].n as u32;
+        self.occupied[color.index()].count() == royals
     }
 
     /// Fourfold repetition: a draw, or a loss for a side that gave check
@@ -273,12 +274,11 @@ impl Position {
         if self.repetition_illegal {
             return None;
         }
-        let earlier: Vec<usize> =
-            (0..self.history.len()).filter(|&i| self.history[i].hash_before() == self.hash).collect();
-        if earlier.len() < 3 {
+        let mut earlier = (0..self.history.len()).filter(|&i| self.history[i].hash_before() == self.hash);
+        let first = earlier.next()?;
+        if earlier.count() < 2 {
             return None;
         }
-        let first = earlier[0];
         let n = self.history.len();
         // The last move was made by the opponent of the side to move.
         let mover = |j: usize| if (n - 1 - j).is_multiple_of(2) { self.side.opponent() } else { self.side };

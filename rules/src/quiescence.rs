@@ -3,6 +3,8 @@
 //! about to be answered counts as the exchange it starts. The trainer's material prior
 //! can read it instead of the static balance (`train.material_search = "quiescence"`).
 
+use std::cell::Cell;
+use std::cmp::Reverse;
 use std::sync::OnceLock;
 
 use crate::bitboard::Bits;
@@ -60,16 +62,19 @@ pub fn quiescent_balance(pos: &Position, color: Color, limits: QuiescenceLimits)
     let values = code_values(pos);
     let side = pos.side_to_move();
     let checks = limits.check_plies > 0 && pos.spec().royal_rule == RoyalRule::Check;
-    let mut search = Quiescence {
-        values,
-        drops: pos.spec().drops,
-        limits,
-        checks,
-        nodes: 0,
-        lists: Vec::new(),
-        scratch: Vec::new(),
-    };
-    let score = search.node(&mut pos.scratch(), board_and_hand(pos, side, values), -f64::INFINITY, f64::INFINITY, 0);
+    thread_local! {
+        /// The move lists of the last search on this thread, reused.
+        static LISTS: Cell<MoveLists> = const { Cell::new(MoveLists { generated: Vec::new(), ordered: Vec::new(), legal: Vec::new() }) };
+    }
+    let lists = LISTS.take();
+    // Standard shogi's pieces move along the king's eight lines or by a knight's jump, so
+    // `Move::may_give_check` tells which captures cannot check (sho's capture of a crown
+    // prince can put the king in check from afar).
+    let line_checks = pos.spec().royal_rule == RoyalRule::Check;
+    let mut search = Quiescence { values, drops: pos.spec().drops, limits, checks, line_checks, nodes: 0, lists };
+    let (mut work, balance) = (pos.scratch(), board_and_hand(pos, side, values));
+    let score = search.node(&mut work, balance, -f64::INFINITY, f64::INFINITY, 0, None);
+    LISTS.set(search.lists);
     if color == side {
         score
     } else {
@@ -110,8 +115,9 @@ fn board_and_hand(pos: &Position, color: Color, values: &[f64; CODES]) -> f64 {
 }
 
 /// Has the side to move lost by a rule that a capture can bring about, as
-/// [`Position::outcome`] reads it: no royal left, a bare king, or checkmate.
-fn has_lost(pos: &Position) -> bool {
+/// [`Position::outcome`] reads it: no royal left, a bare king, or checkmate (`in_check`:
+/// whether the side to move stands in check).
+fn has_lost(pos: &Position, in_check: bool) -> bool {
     let (us, them) = (pos.side, pos.side.opponent());
     let spec = pos.spec();
     if spec.royal_rule != RoyalRule::Check && pos.royals[us.index()].n == 0 {
@@ -121,7 +127,18 @@ fn has_lost(pos: &Position) -> bool {
     if spec.bare_king_wins && only_royals(us) && !only_royals(them) {
         return true;
     }
-    pos.in_check() && !pos.has_legal_move()
+    in_check && !pos.has_legal_move()
+}
+
+/// The search's move lists, kept by the thread between searches.
+#[derive(Default)]
+struct MoveLists {
+    /// The captures just generated.
+    generated: Vec<Move>,
+    /// One list per ply: the moves to search there in order, with their ordering keys.
+    ordered: Vec<Vec<(i64, Move)>>,
+    /// The legal moves that the quiet checks and evasions are picked from.
+    legal: Vec<Move>,
 }
 
 struct Quiescence {
@@ -131,23 +148,32 @@ struct Quiescence {
     limits: QuiescenceLimits,
     /// Quiet checks at the first `limits.check_plies` plies, and evasions when in check.
     checks: bool,
+    /// A check comes only from a move that `Move::may_give_check` lets through.
+    line_checks: bool,
     nodes: u32,
-    /// One move list per ply, reused across the search.
-    lists: Vec<Vec<Move>>,
-    /// The legal moves that the quiet checks are picked from.
-    scratch: Vec<Move>,
+    lists: MoveLists,
 }
 
 impl Quiescence {
-    /// The side to move's balance after the captures, given its balance `balance` now.
-    fn node(&mut self, pos: &mut Position, balance: f64, mut alpha: f64, beta: f64, ply: usize) -> f64 {
+    /// The side to move's balance after the captures, given its balance `balance` now;
+    /// `last`: the move that led here from the search's root.
+    fn node(
+        &mut self,
+        pos: &mut Position,
+        balance: f64,
+        mut alpha: f64,
+        beta: f64,
+        ply: usize,
+        last: Option<Move>,
+    ) -> f64 {
         self.nodes += 1;
-        if has_lost(pos) {
+        let in_check = self.in_check(pos, last);
+        if has_lost(pos, in_check) {
             return -WIN_SCORE;
         }
         // In check (when checks are searched) there is no standing pat: every answer is
         // searched, and the best of them is the value.
-        let evading = self.checks && pos.in_check();
+        let evading = self.checks && in_check;
         let out_of_budget = ply >= self.limits.max_depth as usize || self.nodes >= self.limits.max_nodes;
         if out_of_budget || (balance >= beta && !evading) {
             return balance;
@@ -156,26 +182,14 @@ impl Quiescence {
         if !evading {
             alpha = alpha.max(balance);
         }
-        if self.lists.len() <= ply {
-            self.lists.resize_with(ply + 1, Vec::new);
-        }
-        let mut moves = std::mem::take(&mut self.lists[ply]);
-        if evading {
-            pos.generate_legal(&mut moves);
-        } else {
-            pos.generate_captures(&mut moves);
-        }
-        moves.sort_unstable_by_key(|&mv| std::cmp::Reverse(self.order_key(pos, mv)));
-        if self.checks && !evading && ply < self.limits.check_plies as usize {
-            self.append_quiet_checks(pos, &mut moves);
-        }
-        for &mv in &moves {
+        let moves = self.ordered_moves(pos, ply, evading);
+        for &(_, mv) in &moves {
             if self.nodes >= self.limits.max_nodes {
                 break;
             }
             let after = balance + self.gain(pos, mv);
             let undo = pos.make(mv);
-            let score = -self.node(pos, -after, -beta, -alpha, ply + 1);
+            let score = -self.node(pos, -after, -beta, -alpha, ply + 1, Some(mv));
             pos.unmake(mv, undo);
             if score > best {
                 best = score;
@@ -185,7 +199,7 @@ impl Quiescence {
                 }
             }
         }
-        self.lists[ply] = moves;
+        self.lists.ordered[ply] = moves;
         // An evasion search cut short before its first answer keeps the balance.
         if best == f64::NEG_INFINITY {
             balance
@@ -194,10 +208,46 @@ impl Quiescence {
         }
     }
 
+    /// Whether the side to move stands in check, where `last` (if known) is the move that
+    /// led here: a move that cannot give check is not followed by the attack test.
+    fn in_check(&self, pos: &Position, last: Option<Move>) -> bool {
+        if let (true, Some(mv), Some(&king)) = (self.line_checks, last, pos.royal_squares(pos.side).first()) {
+            if !mv.may_give_check(king) {
+                return false;
+            }
+        }
+        pos.in_check()
+    }
+
+    /// The moves to search at `ply` (the list of that ply, taken): the captures (every
+    /// legal move when `evading`) most valuable victim first, then least valuable
+    /// attacker, equal keys in generation order; then the quiet checks where searched.
+    fn ordered_moves(&mut self, pos: &mut Position, ply: usize, evading: bool) -> Vec<(i64, Move)> {
+        if self.lists.ordered.len() <= ply {
+            self.lists.ordered.resize_with(ply + 1, Vec::new);
+        }
+        let mut generated = std::mem::take(&mut self.lists.generated);
+        if evading {
+            pos.generate_legal(&mut generated);
+        } else {
+            pos.generate_captures(&mut generated);
+        }
+        let mut moves = std::mem::take(&mut self.lists.ordered[ply]);
+        moves.clear();
+        // Each key computed once; a stable sort (insertion sort on short lists).
+        moves.extend(generated.iter().map(|&mv| (self.order_key(pos, mv), mv)));
+        moves.sort_unstable_by_key(|&(key, _)| Reverse(key));
+        self.lists.generated = generated;
+        if self.checks && !evading && ply < self.limits.check_plies as usize {
+            self.append_quiet_checks(pos, &mut moves);
+        }
+        moves
+    }
+
     /// Appends the side to move's legal moves that capture nothing and give check.
-    fn append_quiet_checks(&mut self, pos: &mut Position, moves: &mut Vec<Move>) {
+    fn append_quiet_checks(&mut self, pos: &mut Position, moves: &mut Vec<(i64, Move)>) {
         let Some(&king) = pos.royal_squares(pos.side.opponent()).first() else { return };
-        let mut all = std::mem::take(&mut self.scratch);
+        let mut all = std::mem::take(&mut self.lists.legal);
         pos.generate_legal(&mut all);
         for &mv in &all {
             let quiet = match mv {
@@ -212,10 +262,10 @@ impl Quiescence {
             let check = pos.in_check();
             pos.unmake(mv, undo);
             if check {
-                moves.push(mv);
+                moves.push((0, mv));
             }
         }
-        self.scratch = all;
+        self.lists.legal = all;
     }
 
     /// What the piece on `sq` is worth to whoever captures it: its value, and where

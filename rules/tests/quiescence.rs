@@ -202,6 +202,53 @@ fn a_lion_takes_two_pieces_in_one_move() {
     assert_eq!(quiescent(&p), material_balance(&p, Color::Sente) + 2.0);
 }
 
+/// The quiescent balance by plain minimax over the captures to `depth` plies, without
+/// alpha-beta, move ordering or a node budget, from the side to move's static balance:
+/// the value the search must find. Standard shogi and sho (no lion moves), where a side
+/// has lost when it is in check without a legal move or, in sho, has no royal left or
+/// only a bare king against more.
+fn minimax(pos: &mut Position, depth: u32) -> f64 {
+    let (us, them) = (pos.side_to_move(), pos.side_to_move().opponent());
+    let only_royals =
+        |pos: &Position, c: Color| pos.pieces().filter(|(_, p)| p.color() == c).count() == pos.royals(c).len();
+    let sho = pos.variant() == Variant::Sho;
+    let lost = (sho && (pos.royals(us).is_empty() || (only_royals(pos, us) && !only_royals(pos, them))))
+        || (pos.in_check() && pos.legal_moves().is_empty());
+    if lost {
+        return -WIN_SCORE;
+    }
+    let mut best = material_balance(pos, us);
+    if depth == 0 {
+        return best;
+    }
+    for mv in pos.legal_moves() {
+        let capture = matches!(mv, Move::Normal { to, .. } if pos.piece_at(to).is_some());
+        if capture {
+            pos.play(mv);
+            best = best.max(-minimax(pos, depth - 1));
+            pos.undo();
+        }
+    }
+    best
+}
+
+#[test]
+fn the_search_finds_the_minimax_value_of_the_captures() {
+    for variant in [Variant::Shogi, Variant::Sho] {
+        let mut compared = 0;
+        for p in random_positions(variant, 12, 120).iter().step_by(3) {
+            // Without its history, as the search sees it (no repetition bans).
+            let mut p = Position::from_sfen(variant, &p.to_sfen()).unwrap();
+            let limits = QuiescenceLimits { max_depth: 4, max_nodes: u32::MAX, check_plies: 0 };
+            let searched = quiescent_balance(&p, p.side_to_move(), limits);
+            let expected = minimax(&mut p, 4);
+            assert!((searched - expected).abs() < 1e-9, "{variant} {}: {searched} != {expected}", p.to_sfen());
+            compared += 1;
+        }
+        assert!(compared > 100, "{variant}: {compared} positions");
+    }
+}
+
 /// Positions of random games: `games` from the start position of `variant`, `plies`
 /// random legal moves each, until a game ends.
 fn random_positions(variant: Variant, games: usize, plies: usize) -> Vec<Position> {
