@@ -39,7 +39,7 @@ done
 [[ ${#configs[@]} -ge 2 ]] || usage
 [[ ${#configs[@]} -le 26 ]] || { echo "ab.sh: at most 26 arms" >&2; exit 2; }
 [[ ${#opponents[@]} -gt 0 ]] || opponents=(material:2)
-cargo build --release -p koma-front -p koma-cli >&2
+cargo build --release -p koma -p koma-net >&2
 
 koma=target/release/koma
 arms=(); pids=()

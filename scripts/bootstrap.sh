@@ -28,7 +28,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # shellcheck source=env.sh
 source scripts/env.sh
-cargo build --release -p koma-front -p koma-cli >&2
+cargo build --release -p koma -p koma-net >&2
 
 run="boot-$(date -u +%Y%m%d-%H%M%S)"
 variant=shogi

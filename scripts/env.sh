@@ -5,7 +5,7 @@
 #   LIBTORCH_USE_PYTORCH=1  torch-sys asks the venv's python where libtorch is
 #   PATH                    .venv/bin first, so that `python` is the venv's python; then
 #                           target/release, so that `koma` and `koma-usi` run as the README
-#                           writes them (once built: `cargo build --release -p koma-front -p koma-cli -p koma-usi`)
+#                           writes them (once built: `cargo build --release -p koma -p koma-net -p koma-usi`)
 #   LD_LIBRARY_PATH         torch/lib, for binaries built elsewhere or copied away from
 #                           target/ (the binaries built here find libtorch by rpath anyway)
 #

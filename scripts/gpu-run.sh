@@ -82,7 +82,7 @@ else
     done
 fi
 [[ -n "$bin" && -x "$bin/koma" ]] ||
-    die "no koma binary (put the release binaries' folder on PATH or in KOMA_BIN, or build them: cargo build --release -p koma-front -p koma-cli)"
+    die "no koma binary (put the release binaries' folder on PATH or in KOMA_BIN, or build them: cargo build --release -p koma -p koma-net)"
 [[ -x "$bin/koma-net" ]] || die "no koma-net beside $bin/koma (koma hands its network commands to it)"
 koma="$bin/koma"
 if [[ -z "${LD_LIBRARY_PATH:-}" ]] && command -v python3 >/dev/null; then

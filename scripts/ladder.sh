@@ -72,12 +72,12 @@ case "$stem" in /*) ;; *) stem="$PWD/$stem" ;; esac
 if [ "$build" = 1 ]; then
     # shellcheck source=/dev/null
     source scripts/env.sh
-    cargo build --release -p koma-front -p koma-cli -p koma-usi >&2
+    cargo build --release -p koma -p koma-net -p koma-usi >&2
 fi
 KOMA="${KOMA:-$PWD/target/release/koma}"
 USI="${KOMA_USI:-$PWD/target/release/koma-usi}"
 for b in "$KOMA" "$USI"; do
-    [ -x "$b" ] || { echo "ladder: $b missing (cargo build --release -p koma-front -p koma-cli -p koma-usi)" >&2; exit 2; }
+    [ -x "$b" ] || { echo "ladder: $b missing (cargo build --release -p koma -p koma-net -p koma-usi)" >&2; exit 2; }
 done
 
 ladder_args=()

@@ -35,7 +35,7 @@ for arg in "$@"; do
 done
 [[ ${#variants[@]} -gt 0 ]] || variants=(shogi sho dai)
 
-cargo build --release -p koma-front -p koma-usi >&2
+cargo build --release -p koma -p koma-usi >&2
 koma=target/release/koma
 mkdir -p models
 latest() { ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1 | sed 's/\.json$//'; }

@@ -36,7 +36,7 @@ export CARGO_TARGET_DIR="$PWD/target/engine"
 
 # Builds koma-usi (no libtorch) and koma for the Rust target triple $1 ("" = this host).
 build() {
-    local triple="$1" args=(--release -p koma-usi --no-default-features -p koma-front)
+    local triple="$1" args=(--release -p koma-usi --no-default-features -p koma)
     [[ -n "$triple" ]] && args+=(--target "$triple")
     log "cargo build ${args[*]}"
     cargo build "${args[@]}"

@@ -31,7 +31,7 @@ TORCH_VERSION="2.13.0"
 # cshogi: the USI client that usi/tests/usi_client.rs drives koma-usi with
 # (scripts/ref/usi_client_check.py), and the reference of the scripts/ref checks (pinned:
 # the test reads its parsers' behaviour).
-# rsshogi: an independent reader of YaneuraOu's opening books (cli/tests/book.rs via
+# rsshogi: an independent reader of YaneuraOu's opening books (koma-net/tests/book.rs via
 # scripts/ref/check_book.py; pinned: the test reads its API).
 PY_EXTRA=(tensorboard safetensors "moto[server]" "onnxruntime==1.32.0" "cshogi==1.1.0" "rsshogi==1.7.0")
 

@@ -40,7 +40,7 @@ if [[ $package -eq 1 ]]; then
     if [[ $linux_only -eq 1 ]]; then scripts/package-engine.sh --linux-only; else scripts/package-engine.sh; fi
 fi
 arena="$root/target/release/koma"
-[[ -x "$arena" && -x "$root/target/release/koma-net" ]] || cargo build --release -p koma-front -p koma-cli
+[[ -x "$arena" && -x "$root/target/release/koma-net" ]] || cargo build --release -p koma -p koma-net
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/koma-engine-test.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

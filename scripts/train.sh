@@ -9,7 +9,7 @@
 # (train.max_minutes), then rates four checkpoints spread over the run (eval.at_end_points,
 # the last the final network) on the ladder of arena/ladder.toml: each, searching as
 # koma-usi does at 800 nodes a move, plays a few games against the rungs just above and
-# just below it (eval.opponents = ["ladder"]; about 20 games, 2 to 3 minutes on two idle
+# just below it (eval.opponents = ["ladder"]; about 20 games, about 3 minutes on two idle
 # cores, eval.at_end). It ends with a one-line summary that names each rating with its 95%
 # interval ("ladder Elo by step"), which elo.png plots against the training step.
 #
@@ -29,7 +29,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # shellcheck source=env.sh
 source scripts/env.sh
-cargo build --release -p koma-front -p koma-cli >&2
+cargo build --release -p koma -p koma-net >&2
 
 config="configs/shogi-tiny.toml"
 run=""

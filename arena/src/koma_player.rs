@@ -213,9 +213,15 @@ impl KomaNetwork {
         Ok(KomaNetwork::from_network(network))
     }
 
-    /// [`KomaNetwork::load`] with libtorch onto a torch device (the trainer's evaluation).
+    /// [`KomaNetwork::load`] onto a torch device (the trainer's evaluation): libtorch on a
+    /// GPU; on the CPU the backend koma-usi's `auto` takes there (the portable one), whose
+    /// forward passes also run side by side in several threads (libtorch's evaluator
+    /// takes one at a time).
     #[cfg(feature = "torch")]
     pub fn load_on(path: &Path, device: model::tch::Device, variant: Variant) -> Result<KomaNetwork, KomaLoadError> {
+        if device == model::tch::Device::Cpu {
+            return KomaNetwork::load_with(path, Backend::Auto, "cpu", variant);
+        }
         let expected = nn::Expected::variant(variant);
         let network = model::load_torch_network(path, &expected, device, model::Precision::Auto)?;
         Ok(KomaNetwork::from_network(network))

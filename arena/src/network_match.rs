@@ -5,7 +5,8 @@
 //! against a player of the arena (a built-in player, an engine of the ladder) or another
 //! network. All games of a match run at once on threads, and every network's leaves from
 //! all games go through one batching service ([`nn::Batcher`]), so a forward pass holds
-//! the leaves of many games. Games are adjudicated by the rules with a maximum length; a
+//! the leaves of many games; a network whose forward passes run side by side (the
+//! portable backend) is evaluated in each game's thread instead. Games are adjudicated by the rules with a maximum length; a
 //! draw counts half.
 //!
 //! Opponents given as text (`eval.opponents` of a training config, `koma evaluate
@@ -189,11 +190,20 @@ pub fn play_match_observed(
 ) -> MatchOutcome {
     let concurrency = if s.concurrency == 0 { s.games.min(MAX_CONCURRENCY) } else { s.concurrency }.max(1);
     let max_batch = concurrency * s.batch_size.max(1);
-    // One batching service per network, shared by the games (dropped after the match).
-    let (ours_service, ours) = ours.batched(max_batch, BATCH_WAIT, "koma-eval");
+    // One batching service per network, shared by the games (dropped after the match);
+    // none where the network's passes run side by side (the portable backend): each game's
+    // search then evaluates in its own thread, on every core.
+    let serve = |net: &KomaNetwork, name: &str| {
+        if net.network.evaluator.runs_in_parallel() {
+            (None, net.clone())
+        } else {
+            net.batched(max_batch, BATCH_WAIT, name)
+        }
+    };
+    let (ours_service, ours) = serve(ours, "koma-eval");
     let (theirs_service, theirs) = match opponent {
         Opponent::Network(net) => {
-            let (service, net) = net.batched(max_batch, BATCH_WAIT, "koma-eval-opponent");
+            let (service, net) = serve(net, "koma-eval-opponent");
             (service, Seat::Koma(net))
         }
         Opponent::Player(spec) => (None, Seat::Spec(spec.clone())),
@@ -278,21 +288,9 @@ mod tests {
     /// loaded 2-core machine).
     #[cfg(feature = "torch")]
     fn torch(attack_planes: bool) -> KomaNetwork {
-        use model::tch::Device;
-        use model::{NetConfig, Precision};
-        use nn::encoding::Encoder;
         model::set_torch_threads(1, model::CpuShare::Whole);
-        let cfg = NetConfig {
-            blocks: 1,
-            channels: 8,
-            value_channels: 2,
-            value_hidden: 8,
-            attack_planes,
-            ..Default::default()
-        };
-        let shape = Encoder::for_net(Variant::Shogi, &cfg).net_shape();
-        let net = model::Net::new(&cfg, shape, 1, Device::Cpu).unwrap();
-        KomaNetwork::from_network(model::network_of_net(&net, Variant::Shogi, Device::Cpu, Precision::F32).unwrap())
+        let cfg = model::NetConfig { attack_planes, ..model::NetConfig::tiny() };
+        KomaNetwork::from_network(model::fresh_network(Variant::Shogi, &cfg, 1).unwrap())
     }
 
     #[cfg(feature = "torch")]

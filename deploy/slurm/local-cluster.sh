@@ -22,7 +22,7 @@ fail() { echo "local-cluster: FAILED: $*" >&2; exit 1; }
 
 [[ $(id -u) -eq 0 ]] || fail "run as root (it installs slurm-wlm and starts its daemons)"
 (( MINUTES >= 4 )) || fail "MINUTES must be at least 4 (the learner is signalled 2 minutes before its limit)"
-[[ -x "$KOMA" ]] || fail "$KOMA is missing: build it first (scripts/train.sh or cargo build --release -p koma-front)"
+[[ -x "$KOMA" ]] || fail "$KOMA is missing: build it first (scripts/train.sh or cargo build --release -p koma)"
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
     say "installing slurm-wlm and munge (Debian packages)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends slurm-wlm munge >/dev/null

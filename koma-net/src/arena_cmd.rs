@@ -19,7 +19,7 @@ use arena::{MatchConfig, Opening, PlayerSpec, SpecKind, Sprt, TimeControl};
 use clap::Args;
 use rules::{EndRules, ImpasseRule, Variant};
 
-use koma_cli::bad;
+use koma_net::bad;
 
 #[derive(Args)]
 pub struct ArenaArgs {

@@ -14,8 +14,8 @@ use arena::player::{Action, EngineScore, GoRequest, TimeControl};
 use arena::spec::PlayerSpec;
 use clap::Args;
 use dataio::book::{Book, BookBuilder, BookMove};
-use front::record_input::Source;
-use koma_cli::bad;
+use koma::record_input::Source;
+use koma_net::bad;
 use rules::records::Record;
 use rules::{EndRules, Position, Variant};
 

@@ -16,7 +16,7 @@ use clap::Args;
 use rules::Variant;
 use trainer::supervised::teacher::{generate, TeacherOptions};
 
-use koma_cli::bad;
+use koma_net::bad;
 
 #[derive(Args)]
 pub struct GenArgs {

@@ -1,8 +1,8 @@
 //! What the network commands of `koma-net` share. The command table, the errors and the
-//! exit status are the torch-free front's (package koma-front, the `koma` binary users
+//! exit status are the torch-free front's (the `koma` package, the binary users
 //! run), re-exported here so that both binaries agree on them.
 
-pub use front::{
+pub use koma::{
     bad, error_text, files_under, finish, network_command, parse_or_exit, BadInput, InputFiles, NetworkCommand,
     COMPANION, NETWORK_COMMANDS,
 };

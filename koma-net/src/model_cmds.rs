@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use koma_cli::bad;
+use koma_net::bad;
 use model::encoding::Encoder;
 use model::{tch, Expected, NetConfig, Network, Precision};
 use rules::{Position, Variant};

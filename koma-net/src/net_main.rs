@@ -2,7 +2,7 @@
 //! to it. It names itself `koma` in help and errors: users type `koma train`.
 //!
 //! Adding a command: a variant of [`NetCommand`] with its arguments module, and a row in
-//! `koma_cli::NETWORK_COMMANDS` so that `koma` hands it over (a test below checks both
+//! `koma_net::NETWORK_COMMANDS` so that `koma` hands it over (a test below checks both
 //! lists agree).
 
 mod arena_cmd;
@@ -18,7 +18,7 @@ mod selfplay_cmd;
 mod train_cmd;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use koma_cli::{finish, BadInput};
+use koma_net::{finish, BadInput};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -90,7 +90,7 @@ enum BenchCommand {
 fn main() -> ExitCode {
     // The libraries' notes (a worker's network, a resumed run) are what users read.
     progress::logger::init(progress::logger::LevelFilter::Info);
-    let cli: NetCli = match koma_cli::parse_or_exit(NetCli::command()) {
+    let cli: NetCli = match koma_net::parse_or_exit(NetCli::command()) {
         Ok(cli) => cli,
         Err(code) => return code,
     };
@@ -133,13 +133,13 @@ mod tests {
                 (c.get_name().to_string(), aliases, c.get_about().map(|a| a.to_string()).unwrap_or_default())
             })
             .collect();
-        let table: Vec<(String, Vec<String>, String)> = koma_cli::NETWORK_COMMANDS
+        let table: Vec<(String, Vec<String>, String)> = koma_net::NETWORK_COMMANDS
             .iter()
             .map(|c| {
                 let aliases = c.aliases.iter().map(|a| a.to_string()).collect();
                 (c.name.to_string(), aliases, c.about.to_string())
             })
             .collect();
-        assert_eq!(ours, table, "NetCommand and koma_cli::NETWORK_COMMANDS must list the same commands");
+        assert_eq!(ours, table, "NetCommand and koma_net::NETWORK_COMMANDS must list the same commands");
     }
 }

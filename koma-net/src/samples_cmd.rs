@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use dataio::hcpe::HcpeFault;
 use dataio::{read_chunk, Sample, CHUNK_EXTENSION};
-use koma_cli::{files_under, BadInput, InputFiles};
+use koma_net::{files_under, BadInput, InputFiles};
 use model::encoding::Encoder;
 use nn::EncoderLabels;
 use rules::records::hcpe::hcpe3;

@@ -13,7 +13,7 @@ use selfplay::bench::{BenchReport, BenchRound, BenchSettings, TreeBenchRound};
 use selfplay::run::{ChunkJob, ChunkSummary, EvaluatorSource, JobError};
 use selfplay::{Progress, SelfplayFileConfig};
 
-use koma_cli::bad;
+use koma_net::bad;
 
 #[derive(Args)]
 pub struct SelfplayArgs {

@@ -7,7 +7,7 @@
 //! panic a loader or hang it; a refused config names the file; an accepted one is
 //! exactly what it reads back as once its tables are written out again. (The trainer's
 //! own tests/config_fuzz.rs mutates whole keys and values.) Bounded by default;
-//! `KOMA_FUZZ_CASES=<n>` runs n texts a surface (`cargo test --release -p koma-cli
+//! `KOMA_FUZZ_CASES=<n>` runs n texts a surface (`cargo test --release -p koma-net
 //! --test fuzz_configs -- --nocapture` prints the counts).
 
 #[path = "../../rules/tests/support/fuzz_budget.rs"]

@@ -1,6 +1,6 @@
 //! The network commands' binary `koma-net`, as `koma` runs it: it names itself `koma` in
 //! help and errors, prints each cause once and exits 2 for bad input. (The hand-off from
-//! `koma` itself is tested in koma-front's tests/front.rs.)
+//! `koma` itself is tested in koma's tests/front.rs.)
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! Teacher data and dlshogi's formats through the network commands: `koma gen` writes
 //! samples whose targets follow the games, `koma learn` trains on chunks and on hcpe and
 //! psv written by cshogi, `koma convert-samples` (hcpe3) is read back by koma's own reader.
-//! (`koma convert --to hcpe`, read back by cshogi, is the front's: koma-front's
+//! (`koma convert --to hcpe`, read back by cshogi, is the front's: koma's
 //! tests/convert_hcpe.rs.)
 
 use std::path::{Path, PathBuf};

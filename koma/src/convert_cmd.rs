@@ -1,6 +1,6 @@
 //! `koma convert`: game records from one format to another, one file, many
 //! files or whole directories at once. Inputs are record files (KIF, KI2, CSA, USI),
-//! dlshogi's hcpe and hcpe3 files or YaneuraOu's psv files ([`front::record_input`]).
+//! dlshogi's hcpe and hcpe3 files or YaneuraOu's psv files ([`koma::record_input`]).
 //!
 //! A bad file does not stop the run: its error is printed as
 //! `file:line: message` and the next file is read. The last line on stderr
@@ -12,8 +12,8 @@
 use crate::convert_output::Outputs;
 use anyhow::{Context, Result};
 use clap::Args;
-use front::record_input::Source;
-use front::{BadInput, InputFiles};
+use koma::record_input::Source;
+use koma::{BadInput, InputFiles};
 use rules::records::{
     encode_record, write_csa_with, write_record, written_encoding, CsaVersion, Encoding, ErrorKind, Format, Record,
     RecordError,

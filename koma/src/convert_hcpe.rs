@@ -11,8 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use front::record_input::Source;
-use front::{files_under, BadInput, InputFiles};
+use koma::record_input::Source;
+use koma::{files_under, BadInput, InputFiles};
 use rules::records::hcpe::{self, entries_of_record};
 use rules::records::psv;
 

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use front::InputFiles;
+use koma::InputFiles;
 
 /// The output files of one run.
 pub struct Outputs {

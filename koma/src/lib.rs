@@ -3,11 +3,11 @@
 //! `koma` (this package's src/main.rs) is the command the user runs. It holds the rules
 //! and records commands itself and depends on no crate that links libtorch (Cargo, not
 //! the linker, keeps it so: tests/torch_free.rs), so they start in milliseconds; the
-//! network commands live in the companion binary `koma-net` (package koma-cli), which
+//! network commands live in the companion binary `koma-net`, which
 //! `koma` finds next to itself and runs in its place (as git runs `git-foo`): arguments,
 //! standard streams, signals and the exit status pass straight through.
 //!
-//! Adding a network command: a variant in `NetCommand` (cli/src/net_main.rs) and one row
+//! Adding a network command: a variant in `NetCommand` (koma-net/src/net_main.rs) and one row
 //! in [`NETWORK_COMMANDS`] (name, aliases, one-line help). A unit test of `koma-net` fails
 //! while the two disagree.
 //!
@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn an_output_is_an_input_through_any_spelling_of_its_path() {
-        let dir = std::env::temp_dir().join(format!("koma-front-inputs-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("koma-inputs-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("sub")).unwrap();
         let game = dir.join("g.csa");
         std::fs::write(&game, "PI\n+\n").unwrap();

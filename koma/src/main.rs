@@ -2,7 +2,7 @@
 //!
 //! The rules and records commands run here; this package depends on no crate that links
 //! libtorch, so they start at once (other tools call `koma moves` per position). The
-//! network commands run in the companion binary `koma-net` (package koma-cli) next to this
+//! network commands run in the companion binary `koma-net` next to this
 //! one (see `lib.rs`).
 //! Exit status 2 means bad input (a flag, a SFEN, a move), with a message on stderr
 //! that names the problem.
@@ -13,7 +13,7 @@ mod convert_output;
 mod rules_cmds;
 
 use clap::{Arg, CommandFactory, Parser, Subcommand};
-use front::{finish, network_command, COMPANION, NETWORK_COMMANDS};
+use koma::{finish, network_command, COMPANION, NETWORK_COMMANDS};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,7 +64,7 @@ fn main() -> ExitCode {
     {
         return finish(run_companion(&args[1..]));
     }
-    let cli: Cli = match front::parse_or_exit(command_line()) {
+    let cli: Cli = match koma::parse_or_exit(command_line()) {
         Ok(cli) => cli,
         Err(code) => return code,
     };
@@ -92,7 +92,7 @@ fn run_companion(args: &[OsString]) -> anyhow::Result<ExitCode> {
         let what = args.first().and_then(|a| a.to_str()).unwrap_or("");
         return Err(anyhow::anyhow!(
             "`koma {what}` runs in the network binary {}, which is missing; build both with \
-             `cargo build --release -p koma-front -p koma-cli`",
+             `cargo build --release -p koma -p koma-net`",
             path.display()
         ));
     }

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use clap::Args;
-use front::bad;
+use koma::bad;
 use rules::{EndRules, ImpasseRule, Notation, Position, Variant};
 use std::io::{BufRead, BufWriter, Write};
 use std::process::ExitCode;

@@ -16,7 +16,7 @@ fn run(args: &[&str], extra: &[&Path]) -> Output {
 
 #[test]
 fn convert_records_to_hcpe_reads_back_the_same_positions() {
-    let dir = scratch("koma-front-convert-hcpe");
+    let dir = scratch("koma-convert-hcpe");
     let records = dir.join("games.usi");
     std::fs::write(&records, "startpos moves 7g7f 3c3d 8h2b+ 3a2b B*4e\nstartpos moves 2g2f 8c8d 2f2e 8d8e\n").unwrap();
     let out = dir.join("games.hcpe");

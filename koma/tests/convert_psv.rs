@@ -18,7 +18,7 @@ fn path(p: &Path) -> &str {
 
 #[test]
 fn records_become_psv_and_read_back_as_their_games() {
-    let dir = scratch("koma-front-convert-psv");
+    let dir = scratch("koma-convert-psv");
     let records = dir.join("games.csa");
     // Gote, to move after move 5, resigns: sente won.
     let csa = "V2.2\nPI\n+\n+7776FU\n-3334FU\n+8822UM\n-3122GI\n+0045KA\n%TORYO\n";
@@ -97,7 +97,7 @@ fn cshogi_psv_reads_back_as_its_games() {
 
 #[test]
 fn a_damaged_psv_file_is_named_with_the_byte_at_fault() {
-    let dir = scratch("koma-front-convert-psv-bad");
+    let dir = scratch("koma-convert-psv-bad");
     let good = std::fs::read(repo_path("data/psv/cshogi.psv")).unwrap();
     let cases: [(&str, Vec<u8>, &str); 3] = [
         ("cut.psv", good[..79].to_vec(), "byte 40: the data ends inside a psv record (39 of 40 bytes)"),

@@ -1,7 +1,7 @@
 //! The `koma` front binary: it links no libtorch, and hands the network commands to
 //! `koma-net` next to it with their arguments, standard streams and exit status intact.
 //! A stand-in companion (a shell script) answers here; the real one's help and errors are
-//! tested in koma-cli's tests/network_commands.rs.
+//! tested in koma-net's tests/network_commands.rs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -30,7 +30,7 @@ fn help_lists_the_network_commands_next_to_the_rules_commands() {
 
 #[test]
 fn a_missing_companion_is_named() {
-    let dir = scratch("koma-front-alone");
+    let dir = scratch("koma-alone");
     let alone = dir.join("koma");
     std::fs::copy(KOMA, &alone).unwrap();
     let o = run(&alone, &["train", "--config", "x.toml"], "");
@@ -82,7 +82,7 @@ fn run(koma: &Path, args: &[&str], stdin: &str) -> Output {
 #[cfg(unix)]
 #[test]
 fn network_commands_pass_through_with_streams_and_exit_status() {
-    let dir = scratch("koma-front-handoff");
+    let dir = scratch("koma-handoff");
     let koma = koma_with_stand_in(&dir);
     let o = run(&koma, &["train", "--config", "a b.toml", "--resume"], "some input\n");
     assert_eq!(o.status.code(), Some(3));
@@ -102,7 +102,7 @@ fn network_commands_pass_through_with_streams_and_exit_status() {
 #[cfg(unix)]
 #[test]
 fn a_link_to_koma_elsewhere_still_finds_the_companion() {
-    let dir = scratch("koma-front-link");
+    let dir = scratch("koma-link");
     let koma = koma_with_stand_in(&dir);
     let elsewhere = dir.join("bin");
     std::fs::create_dir_all(&elsewhere).unwrap();

@@ -6,7 +6,7 @@ use std::process::Command;
 #[test]
 fn the_front_depends_on_no_torch_crate() {
     let o = Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-p", "koma-front", "-e", "normal", "--prefix", "none", "--format", "{p}"])
+        .args(["tree", "--offline", "-p", "koma", "-e", "normal", "--prefix", "none", "--format", "{p}"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree runs");

@@ -25,7 +25,7 @@ pub use nn::*;
 
 pub use file::checkpoint::save_checkpoint;
 pub use file::export::{export_model, write_model_file, Exported};
-pub use file::init::{init_checkpoint, InitError};
+pub use file::init::{fresh_network, init_checkpoint, InitError};
 pub use file::loader::{load_net, load_torch_network, network_of_net, TORCH_BACKEND};
 pub use file::onnx::{
     export_onnx, write_onnx_file, ONNX_BATCH_DIM, ONNX_FORMAT, ONNX_FORMAT_VERSION, ONNX_INPUT, ONNX_IR_VERSION,

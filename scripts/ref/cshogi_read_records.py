@@ -9,7 +9,7 @@ Shift_JIS/cp932 and `.kifu` as UTF-8, the convention Japanese programs follow), 
 files through cshogi.CSA.Parser.parse_file (every game of a multi-game file). A file
 cshogi cannot read prints {"file": FILE, "error": MESSAGE} and the exit status is 1.
 
-front/tests/records_cshogi.rs runs it on what `koma convert` and `koma arena` write.
+koma/tests/records_cshogi.rs runs it on what `koma convert` and `koma arena` write.
 """
 import json
 import sys

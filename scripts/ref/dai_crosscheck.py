@@ -4,7 +4,7 @@
 Uses the HaChu driver of `scripts/ref/hachu.py` (process handling, root move
 lists from the debug output of the illegal `usermove p16p16`) and koma's own
 `koma moves --notation xboard` for our lists. Needs a release build of koma
-(`cargo build --release -p koma-front -p koma-cli`) and Debian's `hachu`.
+(`cargo build --release -p koma -p koma-net`) and Debian's `hachu`.
 
 HaChu's list is taken as `hachu.py` takes it (raw root list, repetition-
 banned moves and empty slots dropped) plus the bare deferral `X` of each

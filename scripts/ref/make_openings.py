@@ -162,7 +162,7 @@ def main():
     ap.add_argument("--pick", type=int, default=300)
     a = ap.parse_args()
     if not os.path.exists(KOMA):
-        subprocess.run(["cargo", "build", "--release", "-p", "koma-front", "-p", "koma-cli"], cwd=ROOT, check=True)
+        subprocess.run(["cargo", "build", "--release", "-p", "koma", "-p", "koma-net"], cwd=ROOT, check=True)
     rng = random.Random(a.seed)
     v = a.variant
     if v == "shogi":

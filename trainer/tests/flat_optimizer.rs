@@ -17,7 +17,7 @@ use trainer::learning::optim::Optimizer;
 use trainer::NetTrainer;
 
 fn tiny_net(seed: u64) -> Net {
-    let cfg = NetConfig { blocks: 1, channels: 8, value_channels: 2, value_hidden: 8, ..Default::default() };
+    let cfg = NetConfig::tiny();
     Net::new(&cfg, Encoder::new(Variant::Shogi).net_shape(), seed, Device::Cpu).unwrap()
 }
 

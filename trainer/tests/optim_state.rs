@@ -14,7 +14,7 @@ use trainer::config::{OptimizerKind, TrainConfig};
 use trainer::learning::optim::{OptimError, Optimizer};
 
 fn tiny_net() -> Net {
-    let cfg = NetConfig { blocks: 1, channels: 8, value_channels: 2, value_hidden: 8, ..Default::default() };
+    let cfg = NetConfig::tiny();
     Net::new(&cfg, Encoder::new(Variant::Shogi).net_shape(), 1, Device::Cpu).unwrap()
 }
 

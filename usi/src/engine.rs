@@ -864,7 +864,7 @@ mod tests {
 
     /// A tiny shogi network recording `record`, written as a model file `dir/name`.
     fn model_file(dir: &Path, name: &str, record: Option<LeafMaterial>) -> PathBuf {
-        let cfg = model::NetConfig { blocks: 1, channels: 8, value_channels: 2, value_hidden: 8, ..Default::default() };
+        let cfg = model::NetConfig::tiny();
         let net = model::Net::new(&cfg, Encoder::for_net(Variant::Shogi, &cfg).net_shape(), 1, model::tch::Device::Cpu)
             .unwrap();
         let stem = dir.join(format!("{name}-checkpoint"));

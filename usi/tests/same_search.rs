@@ -26,7 +26,7 @@ const LEAF_MATERIAL: model::LeafMaterial = model::LeafMaterial { mix: 0.5, scale
 /// A tiny network with random weights drawn from `seed`, written as a model file.
 fn random_model(dir: &Path, seed: u64) -> PathBuf {
     model::tch::set_num_threads(1);
-    let cfg = NetConfig { blocks: 1, channels: 8, value_channels: 2, value_hidden: 8, ..NetConfig::default() };
+    let cfg = NetConfig::tiny();
     let shape = Encoder::for_net(Variant::Shogi, &cfg).net_shape();
     let net = Net::new(&cfg, shape, seed, Device::Cpu).unwrap();
     let meta = ModelMeta {

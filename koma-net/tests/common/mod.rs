@@ -1,14 +1,14 @@
 //! Runs the network commands' binary as a process, for the integration tests.
 #![allow(dead_code)]
 
-#[path = "../../../front/tests/common/process.rs"]
+#[path = "../../../koma/tests/common/process.rs"]
 mod process;
 
 pub use process::*;
 use std::process::Output;
 
 /// The binary of the network commands built for these tests: `koma-net`, which the `koma`
-/// front (package koma-front, tested there) runs in its place with the same arguments; it
+/// front (package koma, tested there) runs in its place with the same arguments; it
 /// names itself `koma` in its help and errors.
 pub const KOMA: &str = env!("CARGO_BIN_EXE_koma-net");
 

@@ -1,5 +1,5 @@
 //! Running a koma binary as a process, for the integration tests of the `koma` front and
-//! of `koma-net` (cli/tests/common includes this file by its path).
+//! of `koma-net` (koma-net/tests/common includes this file by its path).
 #![allow(dead_code)]
 
 use std::io::Write;

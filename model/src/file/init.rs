@@ -6,10 +6,13 @@ use std::path::Path;
 use rules::Variant;
 
 use super::checkpoint::save_checkpoint;
+use super::loader::network_of_net;
+use crate::inference::device::Precision;
 use crate::network::net::{Net, NetError};
 use nn::encoding::{Encoder, ENCODER_VERSION};
 use nn::network::config::NetConfig;
 use nn::{CheckpointError, CheckpointInfo, CheckpointMeta, CheckpointPaths};
+use nn::{EvalError, Network};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
@@ -19,6 +22,18 @@ pub enum InitError {
     /// The files could not be written.
     #[error(transparent)]
     Save(#[from] CheckpointError),
+    /// The network could not be set up for inference.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+}
+
+/// A freshly initialised network of `config` playing `variant`, as inference sees it on
+/// the CPU in f32: the untrained network of tests and benchmarks. The same seed gives the
+/// same weights.
+pub fn fresh_network(variant: Variant, config: &NetConfig, seed: u64) -> Result<Network, InitError> {
+    let encoder = Encoder::for_net(variant, config);
+    let net = Net::new(config, encoder.net_shape(), seed, tch::Device::Cpu)?;
+    Ok(network_of_net(&net, variant, tch::Device::Cpu, Precision::F32)?)
 }
 
 /// Writes a freshly initialised network of `config` playing `variant` as the checkpoint

@@ -65,6 +65,10 @@ impl Evaluator for CpuEvaluator {
         self.net.shape()
     }
 
+    fn runs_in_parallel(&self) -> bool {
+        true
+    }
+
     fn evaluate_into(&self, inputs: &[f32], batch: usize, out: &mut Evaluation) -> Result<(), EvalError> {
         let shape = self.net.shape();
         check_input(&shape, inputs.into(), batch)?;

@@ -74,6 +74,14 @@ pub trait Evaluator: Send + Sync {
         PlaneKind::F32
     }
 
+    /// Whether forward passes called from several threads run side by side (the portable
+    /// backend's do, each with its own scratch; libtorch's evaluator takes one at a time).
+    /// Where one is, several searches may evaluate each in its own thread rather than
+    /// through one batching service.
+    fn runs_in_parallel(&self) -> bool {
+        false
+    }
+
     /// Bytes this evaluator moved between host buffers and its device, if it counts them.
     fn copy_stats(&self) -> Option<CopyStats> {
         None

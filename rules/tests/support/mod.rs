@@ -1,5 +1,5 @@
 //! Helpers of the rules crate's integration tests, also included by path from the
-//! `koma` front's cshogi tests (front/tests/records_cshogi.rs).
+//! `koma` front's cshogi tests (koma/tests/records_cshogi.rs).
 #![allow(dead_code)]
 
 pub mod fuzz_budget;

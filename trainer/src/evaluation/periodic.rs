@@ -214,16 +214,36 @@ impl TrainingEval {
     }
 
     /// The `ladder` opponent: the rungs of the staircase, from the last rating (or
-    /// `eval.ladder_start`); `None` when stopped.
+    /// `eval.ladder_start`); `None` when stopped. The first rung above the estimate and
+    /// the one below it are played at once, in two threads, each match with its batching
+    /// service: most staircases need both, and on the portable backend (the evaluation's
+    /// on the CPU) two forward passes run side by side on two cores.
     fn climb(&self, ours: &KomaNetwork, round: &Round) -> Option<Vec<OpponentResult>> {
         let plan = &self.ladder;
         let elos: Vec<f64> = plan.rungs.iter().map(|r| r.elo).collect();
         let estimate = self.last_rating.lock().unwrap_or_else(|e| e.into_inner()).unwrap_or(plan.start);
-        let mut next = (!elos.is_empty()).then(|| first_rung(&elos, estimate));
-        let (mut played, mut results) = (Vec::new(), Vec::new());
-        while let Some(i) = next {
+        if elos.is_empty() {
+            return Some(Vec::new());
+        }
+        let first = first_rung(&elos, estimate);
+        let below = first.checked_sub(1).filter(|_| plan.max_rungs >= 2);
+        let play_rung = |i: usize| {
             let rung = &plan.rungs[i];
-            let r = self.play(ours, round, &Opponent::Player(rung.spec.clone()), &rung.spec.name, Some(rung.elo))?;
+            self.play(ours, round, &Opponent::Player(rung.spec.clone()), &rung.spec.name, Some(rung.elo))
+        };
+        let (first_result, below_result) = std::thread::scope(|s| {
+            let below_match = below.map(|i| s.spawn(move || play_rung(i)));
+            (play_rung(first), below_match.map(|m| m.join().expect("an evaluation match panicked")))
+        });
+        let (mut played, mut results) = (Vec::new(), Vec::new());
+        for (i, r) in std::iter::once((first, first_result)).chain(below.zip(below_result)) {
+            let r = r?;
+            played.push((i, r.outcome.wdl));
+            results.push(r);
+        }
+        let mut next = next_rung(&played, elos.len(), plan.max_rungs);
+        while let Some(i) = next {
+            let r = play_rung(i)?;
             played.push((i, r.outcome.wdl));
             results.push(r);
             next = next_rung(&played, elos.len(), plan.max_rungs);
@@ -285,8 +305,6 @@ fn resolve_opponents(
 mod tests {
     use super::*;
     use crate::tensorboard::TensorBoardLog;
-    use model::encoding::Encoder;
-    use model::tch::Device;
 
     /// The engine's search plays at the players' c_puct and keeps the config's leaf
     /// material; `selfplay` hands over the whole `[search]` table.
@@ -308,19 +326,9 @@ mod tests {
     /// wait on the synchronisation of torch's thread pool otherwise (50x slower on a
     /// loaded 2-core machine).
     fn torch(attack_planes: bool) -> KomaNetwork {
-        use model::{NetConfig, Precision};
         model::set_torch_threads(1, model::CpuShare::Whole);
-        let cfg = NetConfig {
-            blocks: 1,
-            channels: 8,
-            value_channels: 2,
-            value_hidden: 8,
-            attack_planes,
-            ..Default::default()
-        };
-        let shape = Encoder::for_net(Variant::Shogi, &cfg).net_shape();
-        let net = model::Net::new(&cfg, shape, 1, Device::Cpu).unwrap();
-        KomaNetwork::from_network(model::network_of_net(&net, Variant::Shogi, Device::Cpu, Precision::F32).unwrap())
+        let cfg = model::NetConfig { attack_planes, ..model::NetConfig::tiny() };
+        KomaNetwork::from_network(model::fresh_network(Variant::Shogi, &cfg, 1).unwrap())
     }
 
     /// The network plays with the engine's search (PUCT root): `[eval] search = "selfplay"`

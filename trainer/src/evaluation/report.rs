@@ -3,7 +3,8 @@
 //! `wins`, `draws`, `losses`, `score`, `elo` (finite: a sweep counts as having dropped
 //! half a game), `mean_length`, and `elo_low`, `elo_high`, `los`, `simulations`,
 //! `seconds`, `faults` (games lost by a fault of ours, of theirs), `mean_batch` (positions
-//! per forward pass of our network), and for a rung `opponent_ladder_elo`, `ladder_elo`,
+//! per forward pass of our network's batching service; 0 without one, where each game
+//! evaluates in its own thread), and for a rung `opponent_ladder_elo`, `ladder_elo`,
 //! `ladder_elo_low`, `ladder_elo_high`; infinite bounds are null), and the TensorBoard
 //! scalars `eval/score_vs_NAME`, `eval/elo_vs_NAME`, and `eval/ladder_elo`: the placement
 //! over every rung played (finite; [`super::chart`] draws the same from `eval.jsonl`).

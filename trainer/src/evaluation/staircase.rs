@@ -3,10 +3,11 @@
 //!
 //! It starts at the lowest rung rated above an estimate of the network (the previous
 //! evaluation's rating, or `eval.ladder_start`'s) and plays `eval.games` games against
-//! it. While the network beats the highest rung played outright (at least [`OUTRIGHT`] of
-//! the points) it climbs to the next rung; while it loses outright to the lowest rung
-//! played it steps down; otherwise, having played one rung only, it plays the rung below
-//! too, so that each evaluation meets the rung just above and the rung just below. It
+//! it and against the rung below it (the evaluation plays the two at once). While the
+//! network beats the highest rung played outright (at least [`OUTRIGHT`] of the points) it
+//! climbs to the next rung; while it loses outright to the lowest rung played it steps
+//! down; otherwise, having played one rung only, it plays the rung below too, so that each
+//! evaluation meets the rung just above and the rung just below. It
 //! stops at the ends of the ladder and after `eval.ladder_rungs` rungs. The network is
 //! then placed by maximum likelihood over all its games against the rungs played
 //! (`arena::ladder::place`): the interval is finite once it has both won and lost points.

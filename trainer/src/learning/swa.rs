@@ -98,7 +98,7 @@ mod tests {
     }
 
     fn net(seed: u64) -> Net {
-        let cfg = NetConfig { blocks: 1, channels: 8, value_channels: 2, value_hidden: 8, ..Default::default() };
+        let cfg = NetConfig::tiny();
         let net = Net::new(&cfg, Encoder::for_net(Variant::Shogi, &cfg).net_shape(), seed, Device::Cpu).unwrap();
         // Batch-norm statistics that differ between the snapshots, so that their mean is
         // tested too.
