@@ -61,7 +61,6 @@ impl Default for QuiescenceLimits {
 pub fn quiescent_balance(pos: &Position, color: Color, limits: QuiescenceLimits) -> f64 {
     let values = code_values(pos);
     let side = pos.side_to_move();
-    let checks = limits.check_plies > 0 && pos.spec().royal_rule == RoyalRule::Check;
     thread_local! {
         /// The move lists of the last search on this thread, reused.
         static LISTS: Cell<MoveLists> = const { Cell::new(MoveLists { generated: Vec::new(), ordered: Vec::new(), legal: Vec::new() }) };
@@ -71,6 +70,7 @@ pub fn quiescent_balance(pos: &Position, color: Color, limits: QuiescenceLimits)
     // `Move::may_give_check` tells which captures cannot check (sho's capture of a crown
     // prince can put the king in check from afar).
     let line_checks = pos.spec().royal_rule == RoyalRule::Check;
+    let checks = limits.check_plies > 0 && line_checks;
     let mut search = Quiescence { values, drops: pos.spec().drops, limits, checks, line_checks, nodes: 0, lists };
     let (mut work, balance) = (pos.scratch(), board_and_hand(pos, side, values));
     let score = search.node(&mut work, balance, -f64::INFINITY, f64::INFINITY, 0, None);
@@ -236,7 +236,7 @@ impl Quiescence {
         moves.clear();
         // Each key computed once; a stable sort (insertion sort on short lists).
         moves.extend(generated.iter().map(|&mv| (self.order_key(pos, mv), mv)));
-        moves.sort_unstable_by_key(|&(key, _)| Reverse(key));
+        moves.sort_by_key(|&(key, _)| Reverse(key));
         self.lists.generated = generated;
         if self.checks && !evading && ply < self.limits.check_plies as usize {
             self.append_quiet_checks(pos, &mut moves);

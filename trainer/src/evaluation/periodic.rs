@@ -215,9 +215,9 @@ impl TrainingEval {
 
     /// The `ladder` opponent: the rungs of the staircase, from the last rating (or
     /// `eval.ladder_start`); `None` when stopped. The first rung above the estimate and
-    /// the one below it are played at once, in two threads, each match with its batching
-    /// service: most staircases need both, and on the portable backend (the evaluation's
-    /// on the CPU) two forward passes run side by side on two cores.
+    /// the one below it are played at once, in two threads: most staircases need both, and
+    /// on the portable backend (the evaluation's on the CPU) every game's search evaluates
+    /// in its own thread, so the two matches share the cores.
     fn climb(&self, ours: &KomaNetwork, round: &Round) -> Option<Vec<OpponentResult>> {
         let plan = &self.ladder;
         let elos: Vec<f64> = plan.rungs.iter().map(|r| r.elo).collect();
