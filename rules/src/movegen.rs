@@ -582,7 +582,7 @@ impl Position {
     /// A copy without history, for trying moves.
     pub(crate) fn scratch(&self) -> Position {
         // Every field but the history is Copy.
-        Position { history: Vec::new(), ..*self }
+        Position { history: Vec::new(), history_hashes: Vec::new(), ..*self }
     }
 
     /// Runs the generator at the bit width of the board.

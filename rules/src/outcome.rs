@@ -227,6 +227,13 @@ impl Position {
     /// impasse (the 24-point adjudication), length. A declaration is the side to move's
     /// choice, not an end by itself: [`Position::declaration`].
     pub fn outcome(&self, rules: &EndRules) -> Option<Outcome> {
+        self.outcome_with(rules, || self.has_legal_move())
+    }
+
+    /// [`Position::outcome`] where whether the side to move has a legal move is already
+    /// known (`has_legal_move`, asked only when the answer matters): a search that lists
+    /// the moves anyway need not look again.
+    pub fn outcome_with(&self, rules: &EndRules, has_legal_move: impl FnOnce() -> bool) -> Option<Outcome> {
         let us = self.side;
         let them = us.opponent();
         let end = |winner: Option<Color>, reason| Some(Outcome { winner, reason });
@@ -239,7 +246,7 @@ impl Position {
         if let Some(o) = self.repetition() {
             return Some(o);
         }
-        if !self.has_legal_move() {
+        if !has_legal_move() {
             let reason = if self.in_check() { Reason::Checkmate } else { Reason::NoMoves };
             return end(Some(them), reason);
         }
@@ -274,21 +281,41 @@ impl Position {
         if self.repetition_illegal {
             return None;
         }
-        let mut earlier = (0..self.history.len()).filter(|&i| self.history[i].hash_before() == self.hash);
-        let first = earlier.next()?;
-        if earlier.count() < 2 {
+        // The position before the last move had the other side to move: only every
+        // second earlier position can be equal.
+        let n = self.history_hashes.len();
+        let mut earlier = (0..n.saturating_sub(1)).rev().step_by(2).filter(|&i| self.history_hashes[i] == self.hash);
+        let mut first = earlier.next()?;
+        let mut count = 1;
+        for i in earlier {
+            (first, count) = (i, count + 1);
+        }
+        if count < 3 {
             return None;
         }
-        let n = self.history.len();
+        let gave_check = self.checks_since(first);
         // The last move was made by the opponent of the side to move.
         let mover = |j: usize| if (n - 1 - j).is_multiple_of(2) { self.side.opponent() } else { self.side };
         for checker in [self.side.opponent(), self.side] {
             let mut moves = (first..n).filter(|&j| mover(j) == checker).peekable();
-            if moves.peek().is_some() && moves.all(|j| self.history[j].gave_check) {
+            if moves.peek().is_some() && moves.all(|j| gave_check[j - first]) {
                 return Some(Outcome { winner: Some(checker.opponent()), reason: Reason::PerpetualCheck });
             }
         }
         Some(Outcome { winner: None, reason: Reason::Repetition })
+    }
+
+    /// Whether each move of the history from `first` on left its opponent in check, found
+    /// by taking the moves back on a copy: only a repetition asks, so `play` need not
+    /// test every move.
+    fn checks_since(&self, first: usize) -> Vec<bool> {
+        let mut pos = self.scratch();
+        let mut checks = vec![false; self.history.len() - first];
+        for (j, e) in self.history.iter().enumerate().skip(first).rev() {
+            checks[j - first] = pos.in_check();
+            pos.unmake(e.mv, e.undo);
+        }
+        checks
     }
 
     fn king_square(&self, color: Color) -> Option<Square> {

@@ -60,8 +60,6 @@ pub struct Undo {
 pub(crate) struct HistoryEntry {
     pub mv: Move,
     pub undo: Undo,
-    /// The move left the opponent in check.
-    pub gave_check: bool,
 }
 
 impl Undo {
@@ -106,6 +104,9 @@ pub struct Position {
     /// [`Position::set_repetition_illegal`].
     pub(crate) repetition_illegal: bool,
     pub(crate) history: Vec<HistoryEntry>,
+    /// The hash before each move of `history`, apart: repetition scans read 8 bytes a ply
+    /// instead of a whole entry.
+    pub(crate) history_hashes: Vec<u64>,
 }
 
 impl PartialEq for Position {
@@ -151,6 +152,7 @@ impl Position {
             line_pieces: [U256::ZERO; 2],
             repetition_illegal: t.spec.repetition_illegal,
             history: Vec::new(),
+            history_hashes: Vec::new(),
         }
     }
 
@@ -275,7 +277,7 @@ impl Position {
     pub fn repetitions(&self) -> usize {
         // The position before the last move had the other side to move:
         // only every second earlier position can be equal.
-        self.history.iter().rev().skip(1).step_by(2).filter(|e| e.hash_before() == self.hash).count()
+        self.history_hashes.iter().rev().skip(1).step_by(2).filter(|&&h| h == self.hash).count()
     }
 
     /// The hash computed from scratch (tests compare it with the
@@ -525,13 +527,14 @@ impl Position {
     /// repetition and [`Position::undo`]).
     pub fn play(&mut self, mv: Move) {
         let undo = self.make(mv);
-        let gave_check = self.in_check();
-        self.history.push(HistoryEntry { mv, undo, gave_check });
+        self.history_hashes.push(undo.hash);
+        self.history.push(HistoryEntry { mv, undo });
     }
 
     /// Takes back the last move played with [`Position::play`].
     pub fn undo(&mut self) -> Option<Move> {
         let entry = self.history.pop()?;
+        self.history_hashes.pop();
         self.unmake(entry.mv, entry.undo);
         Some(entry.mv)
     }

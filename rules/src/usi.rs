@@ -98,6 +98,7 @@ impl Position {
         let mut pseudo = Vec::new();
         let mut scratch = self.scratch();
         scratch.history.clear();
+        scratch.history_hashes.clear();
         // Pseudo-legal moves: as if the check rule did not exist.
         let saved = scratch.royals;
         scratch.royals[self.side.index()].n = 0;

@@ -247,11 +247,12 @@ fn gather_logits<T>(values: &[T], labels: &[usize], inv_t: f32, out: &mut Vec<f3
 }
 
 /// Result of the rules at a new node: exact (value, draw, proof) for its side to move.
-fn outcome_value(pos: &Position, end_rules: &EndRules) -> Option<(f32, f32, Proof)> {
+/// `has_legal_move`: whether the side to move has one (the moves are listed already).
+fn outcome_value(pos: &Position, end_rules: &EndRules, has_legal_move: bool) -> Option<(f32, f32, Proof)> {
     if pos.can_declare_win(end_rules.impasse) {
         return Some((1.0, 0.0, Proof::Win(1)));
     }
-    let o = pos.outcome(end_rules)?;
+    let o = pos.outcome_with(end_rules, || has_legal_move)?;
     Some(match o.winner {
         None => (0.0, 1.0, Proof::Unknown),
         Some(c) if c == pos.side_to_move() => (1.0, 0.0, Proof::Win(0)),
@@ -873,12 +874,14 @@ impl Tree {
             self.clock.lap(Phase::Descend);
             return self.finish_exact(leaf, v, d, false);
         }
+        // The legal moves first: the rules' end of the game asks whether there are any.
+        encoder.legal_moves_indexed(&self.work, &mut self.moves_buf, &mut self.labels_buf);
         if let Some((v, d)) = self.game_over(node) {
             self.undo_path(&leaf);
             self.clock.lap(Phase::Expand);
             return self.finish_exact(leaf, v, d, true);
         }
-        let start = self.expand(encoder, node);
+        let start = self.expand(node);
         if let Some(proof) = self.prove_at_expansion(node, start, hooks) {
             self.undo_path(&leaf);
             self.clock.lap(Phase::Expand);
@@ -957,7 +960,7 @@ impl Tree {
     /// rules: then the node becomes terminal, with its proof, and its exact (value, draw)
     /// is returned.
     fn game_over(&mut self, node: u32) -> Option<(f32, f32)> {
-        let (v, d, proof) = outcome_value(&self.work, &self.end_rules)?;
+        let (v, d, proof) = outcome_value(&self.work, &self.end_rules, !self.moves_buf.is_empty())?;
         let nd = &mut self.nodes[node as usize];
         nd.state = State::Terminal;
         nd.terminal = (v, d);
@@ -968,8 +971,7 @@ impl Tree {
     /// Gives the new leaf `node` (the working position) its edges, one for each legal
     /// move (the moves in `moves_buf`, their labels in `labels_buf`), priors not yet
     /// known. Returns the index of its first edge.
-    fn expand(&mut self, encoder: &Encoder, node: u32) -> u32 {
-        encoder.legal_moves_indexed(&self.work, &mut self.moves_buf, &mut self.labels_buf);
+    fn expand(&mut self, node: u32) -> u32 {
         let start = self.edges.len() as u32;
         self.edges.extend(self.moves_buf.iter().map(|&mv| Edge { mv, prior: 0.0, child: NONE }));
         let nd = &mut self.nodes[node as usize];
@@ -1086,7 +1088,7 @@ impl Tree {
             // The costlier test (the rules' end of the game counts every legal move) last.
             self.work.generate_legal(&mut self.evasion_buf);
             let win = find_immediate_win(&mut self.work, &self.evasion_buf, &self.end_rules).is_some()
-                && outcome_value(&self.work, &self.end_rules).is_none();
+                && outcome_value(&self.work, &self.end_rules, !self.evasion_buf.is_empty()).is_none();
             self.work.undo();
             if win {
                 let child = self.nodes.len() as u32;
