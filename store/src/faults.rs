@@ -1,7 +1,8 @@
 //! Faults injected into a `memory://` store, for tests of what the roles do when the store
 //! fails: a store that goes away (every request fails), one that fails after a number of
-//! further writes (goes away in the middle of an upload of several objects), and a full
-//! one (writes fail as on a full disk, reads still work).
+//! further writes (goes away in the middle of an upload of several objects), a full one
+//! (writes fail as on a full disk, reads still work), and one whose listings work but
+//! whose reads fail.
 //!
 //! Only `memory://` stores have them ([`crate::RunStore::faults`]); the stores of one
 //! name share them, like their objects.
@@ -20,6 +21,9 @@ pub enum Fault {
     DownAfterWrites(u64),
     /// Writes fail with "no space left on device"; reads and listings work.
     Full,
+    /// Listings are answered, reading an object fails (a connection that drops during
+    /// transfers, or a folder moved away between a listing and a read).
+    ReadsFail,
 }
 
 /// The fault switch of one memory store.
@@ -31,6 +35,7 @@ pub struct Faults {
 /// What a request is, for [`Faults::admit`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Access {
+    List,
     Read,
     Write,
 }
@@ -51,9 +56,11 @@ impl Faults {
         let mut now = self.now.lock().unwrap_or_else(|e| e.into_inner());
         let down = || std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "injected fault: the store is down");
         match (*now, access) {
-            (Fault::None, _) | (Fault::Full, Access::Read) => Ok(()),
+            (Fault::None, _) | (Fault::Full, Access::Read | Access::List) => Ok(()),
             (Fault::Down, _) | (Fault::DownAfterWrites(0), _) => Err(down()),
-            (Fault::DownAfterWrites(_), Access::Read) => Ok(()),
+            (Fault::DownAfterWrites(_), Access::Read | Access::List) => Ok(()),
+            (Fault::ReadsFail, Access::List) => Ok(()),
+            (Fault::ReadsFail, _) => Err(down()),
             (Fault::DownAfterWrites(n), Access::Write) => {
                 *now = Fault::DownAfterWrites(n - 1);
                 Ok(())

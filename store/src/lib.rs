@@ -259,7 +259,7 @@ impl RunStore {
     /// by key. Names starting with `.` (temporary files of a local folder) are left out.
     pub fn list(&self, prefix: &str) -> Result<Vec<Entry>, StoreError> {
         let p = self.path(prefix.trim_end_matches('/'))?;
-        self.admit(Access::Read, "list", prefix)?;
+        self.admit(Access::List, "list", prefix)?;
         let metas: Vec<object_store::ObjectMeta> =
             runtime().block_on(self.store.list(Some(&p)).try_collect()).map_err(self.backend("list", prefix))?;
         let mut out: Vec<Entry> = metas

@@ -388,3 +388,34 @@ fn a_full_disk_is_an_error_and_the_run_resumes_when_there_is_room() {
     assert!(role.finish(outcome).is_err());
     assert_eq!(train(url, &cache, 8).unwrap(), 8);
 }
+
+/// Chunks listed while their reads fail (the store drops transfers, or the folder moved away
+/// between the listing and the read) are left for a later pass, not rejected: once the store
+/// answers again every one is taken in, and nothing is lost. A damaged chunk is still
+/// rejected for good.
+#[test]
+fn chunks_unreadable_for_a_moment_are_taken_in_later() {
+    use std::sync::Mutex;
+    use store::faults::Fault;
+    use trainer::roles::intake::take_in;
+    use trainer::{Replay, RunState};
+    let cache = tempfile::tempdir().unwrap();
+    let url = "memory://faults-reads-fail";
+    let files = open(url, cache.path());
+    feed(url, cache.path(), 0, 3);
+    let bad_chunk = layout::chunk_key("w2", 1_700_000_000_000, 9, 0);
+    files.store.put(&bad_chunk, b"KOMACHNK but not really".to_vec()).unwrap();
+    let (mut state, replay) = (RunState::default(), Mutex::new(Replay::new(1_000)));
+    let faults = files.store.faults().expect("a memory store has a fault switch");
+    faults.set(Fault::ReadsFail);
+    let first = take_in(&files, &mut state, &replay, &[], Variant::Shogi).unwrap();
+    assert_eq!((first.chunks, first.rejected.len()), (0, 0), "{first:?}");
+    assert_eq!(first.deferred.len(), 1, "one warning, then the pass stops: {first:?}");
+    assert!(state.chunks.is_empty() && state.rejected_chunks.is_empty());
+    faults.set(Fault::None);
+    let second = take_in(&files, &mut state, &replay, &[], Variant::Shogi).unwrap();
+    assert_eq!((second.chunks, second.samples), (3, 24), "{second:?}");
+    assert_eq!(second.rejected.len(), 1, "the damaged chunk: {second:?}");
+    assert_eq!(state.chunks.len(), 3);
+    assert_eq!(state.samples_generated, 24);
+}

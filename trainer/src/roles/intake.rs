@@ -3,9 +3,11 @@
 //! A chunk is taken in once: its name goes into the learner state's consumed set with the
 //! samples it added to `samples_generated`, so that a restarted learner never counts it
 //! again (the training ratio holds across restarts). Each chunk is checked (format,
-//! checksum, variant, encoder version); a bad one is skipped with a warning and never
-//! read again. Listing order is never relied on: new chunks are taken oldest first by
-//! their modification time.
+//! checksum, variant, encoder version); a damaged one is skipped with a warning and never
+//! read again. One that cannot be read now (the store fails, or it vanished after the
+//! listing) is not rejected: the next pass tries again, so that a store that is down for
+//! a moment loses no data. Listing order is never relied on: new chunks are taken oldest
+//! first by their modification time.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,8 +29,10 @@ use dataio::run_layout::{chunk_worker, SAMPLES};
 pub struct Intake {
     pub chunks: u64,
     pub samples: u64,
-    /// Warnings about chunks that were skipped.
+    /// Warnings about chunks that were skipped for good (damaged).
     pub rejected: Vec<String>,
+    /// Warnings about chunks left for the next pass (the store failed to read them).
+    pub deferred: Vec<String>,
 }
 
 /// Reads and checks one chunk (dataio's reader: format, checksum, every sample, variant,
@@ -92,9 +96,15 @@ pub fn take_in(
                 intake.chunks += 1;
                 intake.samples += k;
             }
-            Err(why) => {
+            Err(why @ UnreadChunk::Samples(_)) => {
                 intake.rejected.push(format!("skipping sample chunk {}: {why}", e.key));
                 state.rejected_chunks.insert(n);
+            }
+            Err(UnreadChunk::Vanished(_)) => {}
+            Err(why @ UnreadChunk::Store(_)) => {
+                // The store fails: the rest of this pass would too, and order matters.
+                intake.deferred.push(format!("sample chunk {} not read now, trying again later: {why}", e.key));
+                break;
             }
         }
     }

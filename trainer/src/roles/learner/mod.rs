@@ -266,7 +266,7 @@ impl LearnerRole {
                 return Ok(());
             }
         };
-        for w in &intake.rejected {
+        for w in intake.rejected.iter().chain(&intake.deferred) {
             self.display.warn(&format!("koma: warning: {w}"));
         }
         if !intake.rejected.is_empty() {
