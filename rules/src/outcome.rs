@@ -281,18 +281,12 @@ impl Position {
         if self.repetition_illegal {
             return None;
         }
-        // The position before the last move had the other side to move: only every
-        // second earlier position can be equal.
-        let n = self.history_hashes.len();
-        let mut earlier = (0..n.saturating_sub(1)).rev().step_by(2).filter(|&i| self.history_hashes[i] == self.hash);
-        let mut first = earlier.next()?;
-        let mut count = 1;
-        for i in earlier {
-            (first, count) = (i, count + 1);
-        }
+        // Newest first: the last one counted is the first occurrence.
+        let (count, first) = self.earlier_occurrences().fold((0, 0), |(count, _), i| (count + 1, i));
         if count < 3 {
             return None;
         }
+        let n = self.history.len();
         let gave_check = self.checks_since(first);
         // The last move was made by the opponent of the side to move.
         let mover = |j: usize| if (n - 1 - j).is_multiple_of(2) { self.side.opponent() } else { self.side };

@@ -275,9 +275,15 @@ impl Position {
     /// by Zobrist hash) occurred earlier in this game's recorded history:
     /// 0 the first time. Feature planes for networks read it.
     pub fn repetitions(&self) -> usize {
-        // The position before the last move had the other side to move:
-        // only every second earlier position can be equal.
-        self.history_hashes.iter().rev().skip(1).step_by(2).filter(|&&h| h == self.hash).count()
+        self.earlier_occurrences().count()
+    }
+
+    /// The history indices of the earlier occurrences of the current position (the
+    /// position before that move), newest first. The position before the last move had
+    /// the other side to move: only every second earlier position can be equal.
+    pub(crate) fn earlier_occurrences(&self) -> impl Iterator<Item = usize> + '_ {
+        let n = self.history_hashes.len();
+        (0..n.saturating_sub(1)).rev().step_by(2).filter(move |&i| self.history_hashes[i] == self.hash)
     }
 
     /// The hash computed from scratch (tests compare it with the

@@ -97,8 +97,6 @@ impl Position {
     fn explain_board_move(&self, mv: Move, piece: Piece) -> &'static str {
         let mut pseudo = Vec::new();
         let mut scratch = self.scratch();
-        scratch.history.clear();
-        scratch.history_hashes.clear();
         // Pseudo-legal moves: as if the check rule did not exist.
         let saved = scratch.royals;
         scratch.royals[self.side.index()].n = 0;
