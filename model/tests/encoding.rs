@@ -133,6 +133,22 @@ fn check_position(enc: &Encoder, pos: &Position, legal: &[Move], rng: &mut Rng) 
         assert_eq!(a[plane * n + v], 1.0);
     }
 
+    // Attack planes: "attacked by at least one piece" is the rules' own attack test, for
+    // either side (checked where every piece moves by legs, as the planes read them).
+    if enc.options().attack_planes && pos.variant() != Variant::Dai {
+        for own_side in [true, false] {
+            let color = if own_side { us } else { us.opponent() };
+            let plane = info.iter().position(|x| *x == InputPlane::AttackCount { own: own_side, at_least: 1 }).unwrap();
+            for file in 1..=size as u8 {
+                for rank in 1..=size as u8 {
+                    let sq = Square::new(file, rank);
+                    let v = if us == Color::Gote { sq.flip(size) } else { sq }.dense(size);
+                    assert_eq!(a[plane * n + v] == 1.0, pos.attacked(sq, color), "{sq:?} attacked by {color:?} in {pos:?}");
+                }
+            }
+        }
+    }
+
     // The mirror: same planes except colour (and history, which it lacks),
     // same labels for the mirrored moves.
     let m = mirror(pos);

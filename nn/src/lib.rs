@@ -28,7 +28,7 @@ pub mod network;
 
 pub use backend::{build_evaluator, load_network, resolve, Backend, BackendError, TorchBackend, UnknownBackend};
 pub use cpu::CpuEvaluator;
-pub use encoding::{Encoder, EncoderLabels};
+pub use encoding::{EncodeTarget, Encoder, EncoderLabels, Footprint};
 pub use file::checkpoint::{
     read_checkpoint_meta, CheckpointInfo, CheckpointMeta, CheckpointPaths, CHECKPOINT_FORMAT_VERSION,
 };

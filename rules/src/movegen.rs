@@ -402,7 +402,8 @@ impl Position {
         // Neither check nor pins: every piece but the royal moves freely.
         let constrained = safety.checkers != 0 || safety.npins != 0;
         let mut pass_done = false;
-        // A sink that stops leaves the royal for last.
+        // A sink that stops leaves the royal for last (its moves cost an attack test each)
+        // unless it stands in check, when it is the likeliest to have one.
         let mut royal_left = None;
         // Word by word: 64-bit bit scans are cheaper than wider ones.
         for w in 0..B::WORDS {
@@ -417,7 +418,7 @@ impl Position {
                 let moves = &t.moves[code as usize];
                 let reach = sink.targets(Self::reach(g, moves, from, occupied) & !own);
                 if from == safety.royal {
-                    if S::STOPS {
+                    if S::STOPS && safety.checkers == 0 {
                         royal_left = Some((moves, reach));
                     } else {
                         self.royal_moves(g, sink, moves, from, reach, enemy);
@@ -476,6 +477,11 @@ impl Position {
             let to = targets.pop_lsb();
             if !self.attacked_over(g, to, them, occupied) {
                 safe |= B::bit(to);
+                // A sink that stops at the first move needs one safe square, not all
+                // (a royal that may promote is left to `piece_moves` whole).
+                if S::STOPS && !moves.promotes {
+                    break;
+                }
             }
         }
         let promote = if moves.promotes { self.promotions(g, from, safe, enemy) } else { B::ZERO };
@@ -583,6 +589,37 @@ impl Position {
     pub(crate) fn scratch(&self) -> Position {
         // Every field but the history is Copy.
         Position { history: Vec::new(), history_hashes: Vec::new(), ..*self }
+    }
+
+    /// Calls `f` for every piece on the board with its dense square (`row * size + col`),
+    /// its piece code and the dense squares it attacks as four 64-bit words: the squares
+    /// one move of it reaches, own pieces included (defended), pins, the check rule and
+    /// lion double moves ignored. For the encoder's attack planes.
+    pub fn for_each_attack_set(&self, mut f: impl FnMut(usize, u8, [u64; 4])) {
+        if self.t.geometry.narrow.is_some() {
+            self.attack_sets::<u128>(&mut f);
+        } else {
+            self.attack_sets::<U256>(&mut f);
+        }
+    }
+
+    fn attack_sets<B: Bits>(&self, f: &mut impl FnMut(usize, u8, [u64; 4])) {
+        let g = B::geometry(&self.t.geometry);
+        let occupied = B::load(self.occupied[0]) | B::load(self.occupied[1]);
+        for w in 0..B::WORDS {
+            let mut word = occupied.word(w);
+            while word != 0 {
+                let from = 64 * w + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let code = self.dense_board[from & 255];
+                let set = Self::reach(g, &self.t.moves[code as usize], from, occupied);
+                let mut words = [0; 4];
+                for (i, x) in words.iter_mut().enumerate().take(B::WORDS) {
+                    *x = set.word(i);
+                }
+                f(from, code, words);
+            }
+        }
     }
 
     /// Runs the generator at the bit width of the board.
@@ -815,6 +852,21 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn the_occupancy_bits_list_every_piece() {
+        for variant in Variant::ALL {
+            for pos in playout_positions(variant, 4, 120) {
+                let mut by_bits: Vec<_> = pos.pieces_by_dense().collect();
+                let dense: Vec<_> = by_bits.iter().map(|(sq, _)| sq.dense(variant.spec().size)).collect();
+                assert!(dense.windows(2).all(|w| w[0] < w[1]), "{variant}: not in dense order");
+                let mut by_squares: Vec<_> = pos.pieces().collect();
+                by_bits.sort_by_key(|(sq, _)| sq.index());
+                by_squares.sort_by_key(|(sq, _)| sq.index());
+                assert_eq!(by_bits, by_squares, "{variant}");
+            }
+        }
     }
 
     #[test]

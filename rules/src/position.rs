@@ -242,6 +242,20 @@ impl Position {
         self.history.len()
     }
 
+    /// Every occupied square with its piece, in dense order (`row * size + col`, see
+    /// [`Square::dense`]), read from the occupancy bits: for callers that need no other
+    /// order, faster than [`Position::pieces`], which looks at every square.
+    pub fn pieces_by_dense(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
+        let mut occupied = self.occupied[0] | self.occupied[1];
+        std::iter::from_fn(move || {
+            if occupied.is_empty() {
+                return None;
+            }
+            let sq = self.t.square_of_dense[occupied.pop_lsb()];
+            Some((sq, Piece::from_code(self.board[sq.index()]).expect("an occupied square holds a piece")))
+        })
+    }
+
     /// The SFEN move number of this position.
     pub fn move_number(&self) -> u32 {
         self.start_move_number + self.history.len() as u32

@@ -32,7 +32,7 @@
 use std::collections::VecDeque;
 
 use nn::encoding::Encoder;
-use nn::{Logits, Planes};
+use nn::{EncodeTarget, Logits};
 use rules::{EndRules, Move, Position};
 
 use crate::config::SearchConfig;
@@ -331,7 +331,7 @@ impl Search {
     /// Runs simulations until one needs a network evaluation (its input planes are
     /// written to `input`, `encoder.input_len()` values) or the search is done.
     /// Simulations that end in terminal or proven nodes are backed up on the spot.
-    pub fn select<'p>(&mut self, encoder: &Encoder, input: impl Into<Planes<'p>>) -> Step {
+    pub fn select<'p>(&mut self, encoder: &Encoder, input: impl Into<EncodeTarget<'p>>) -> Step {
         let mut input = input.into();
         loop {
             if self.tree.started() >= self.budget as u64 {
@@ -354,6 +354,14 @@ impl Search {
     /// policy logits for that position (`policy_len` values), `wdl` its (win, draw, loss)
     /// for the side to move. The root's evaluation also sets up the root (noise, Gumbel
     /// candidates).
+    /// Asks the cache for what [`Search::apply`] will read of `policy` (the next pending
+    /// leaf's logits), to be called a leaf or two ahead.
+    pub fn prefetch_priors<'a>(&self, policy: impl Into<Logits<'a>>) {
+        if let Some(leaf) = self.pending.front() {
+            self.tree.prefetch_priors(leaf, policy.into());
+        }
+    }
+
     pub fn apply<'a>(&mut self, policy: impl Into<Logits<'a>>, wdl: [f32; 3], rng: &mut Rng) {
         let leaf = self.pending.pop_front().expect("Search::apply without a pending leaf");
         let root = leaf.is_root();

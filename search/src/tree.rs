@@ -30,7 +30,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use nn::encoding::Encoder;
-use nn::{Logits, Planes};
+use nn::{EncodeTarget, Logits};
 use rules::{Color, EndRules, ImpasseRule, Move, Position, RoyalRule, Square};
 
 use crate::checks::CheckFilter;
@@ -229,6 +229,29 @@ pub struct ChildInfo {
     pub q: Option<f32>,
     /// Proof from the root's view: `Win(n)`: this move wins in n plies (counting itself).
     pub proof: Proof,
+}
+
+/// Asks the cache for the logits of `labels`: they lie scattered over a policy that the
+/// evaluator wrote long ago (a batch back), and a worker applies its leaves one after
+/// another, so that asking for the next leaf's while applying this one hides the misses.
+fn prefetch_logits<T>(values: &[T], labels: &[usize]) {
+    for &l in labels {
+        if let Some(x) = values.get(l) {
+            prefetch(x);
+        }
+    }
+}
+
+/// Asks the cache for the line that holds `x`.
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    // SAFETY: a prefetch reads nothing and faults on no address; `x` is valid anyway.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch((x as *const T).cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// The logits of `labels` (a label past the end reads 0) times `inv_t` into `out`, a
@@ -814,7 +837,7 @@ impl Tree {
     pub fn select_leaf<'p, H: TreeHooks + ?Sized>(
         &mut self,
         encoder: &Encoder,
-        input: impl Into<Planes<'p>>,
+        input: impl Into<EncodeTarget<'p>>,
         hooks: &mut H,
     ) -> Selected {
         self.clock.start();
@@ -858,7 +881,7 @@ impl Tree {
     /// One simulation: down the tree to a leaf; there an exact result (known, the game's
     /// end, or proven at expansion) is backed up at once, or the new leaf's planes are
     /// written to `input` and it goes out for evaluation.
-    fn simulate<H: TreeHooks + ?Sized>(&mut self, encoder: &Encoder, input: Planes<'_>, hooks: &mut H) -> Selected {
+    fn simulate<H: TreeHooks + ?Sized>(&mut self, encoder: &Encoder, input: EncodeTarget<'_>, hooks: &mut H) -> Selected {
         let mut leaf = self.free_leaves.pop().unwrap_or_default();
         let descended = self.descend(&mut leaf, hooks);
         self.clock.lap(Phase::Descend);
@@ -1121,6 +1144,15 @@ impl Tree {
         let p = self.proof_from_children(0);
         self.nodes[0].proof = p;
         p
+    }
+
+    /// Prefetches the logits that [`Tree::apply`] will read for `leaf` from `policy`.
+    pub fn prefetch_priors(&self, leaf: &Leaf, policy: Logits<'_>) {
+        match policy {
+            Logits::F32(s) => prefetch_logits(s, &leaf.labels),
+            Logits::F16(s) => prefetch_logits(s, &leaf.labels),
+            Logits::Bf16(s) => prefetch_logits(s, &leaf.labels),
+        }
     }
 
     /// Applies the evaluation of `leaf`: policy logits (`policy_len` values, f32 or the

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use model::encoding::Encoder;
+use model::encoding::{EncodeTarget, Encoder, Footprint};
 use model::{BatcherHandle, EvalSlot};
 use rules::{material_balance, Color, EndCause, EndRules, Position, Reason, Variant};
 
@@ -526,7 +526,7 @@ impl Ctx<'_> {
                         None => break,
                     }
                 }
-                Group { games, slot, waiting: Vec::with_capacity(size) }
+                Group { games, slot, waiting: Vec::with_capacity(size), footprints: Vec::new(), storage: 0 }
             })
             .collect();
         loop {
@@ -542,7 +542,14 @@ impl Ctx<'_> {
                         t.wait.fetch_add(w.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     }
                     let out = g.slot.output().expect("answered");
+                    // A batch's policy out of the cache (bigger than a core's share of it)
+                    // is read faster when the next leaf's logits are asked for ahead.
+                    let prefetch = g.waiting.len() > 1
+                        && g.waiting.len() * out.logits(0).len() * std::mem::size_of::<f32>() > PREFETCH_POLICY_ABOVE;
                     for (j, &gi) in g.waiting.iter().enumerate() {
+                        if let (true, Some(&next)) = (prefetch, g.waiting.get(j + 1)) {
+                            g.games[next].search.prefetch_priors(out.logits(j + 1));
+                        }
                         let game = &mut g.games[gi];
                         game.search.apply(out.logits(j), out.wdl(j), &mut game.rng);
                     }
@@ -572,18 +579,26 @@ impl Ctx<'_> {
         spare: &mut Vec<Search>,
     ) -> Result<(), SelfplayError> {
         let len = self.encoder.input_len();
-        let Group { games, slot, waiting } = g;
+        let Group { games, slot, waiting, footprints, storage } = g;
         waiting.clear();
         if games.is_empty() {
             return Ok(());
         }
         // Every game sends at most one leaf; a replaced game keeps the count.
-        let mut buf = slot.planes_mut(games.len());
+        let (mut buf, now) = slot.planes_in_storage(games.len());
+        if now != *storage {
+            footprints.iter_mut().for_each(Footprint::forget);
+            *storage = now;
+        }
+        if footprints.len() < games.len() {
+            footprints.resize_with(games.len(), Footprint::default);
+        }
         let mut gi = 0;
         while gi < games.len() {
             let off = waiting.len() * len;
             let game = &mut games[gi];
-            match game.search.select(&self.encoder, buf.range(off, len)) {
+            let target = EncodeTarget { planes: buf.range(off, len), footprint: Some(&mut footprints[waiting.len()]) };
+            match game.search.select(&self.encoder, target) {
                 Step::NeedsEval => {
                     waiting.push(gi);
                     gi += 1;
@@ -632,11 +647,19 @@ impl Ctx<'_> {
 }
 
 /// A worker's share of its games whose leaves travel to the network as one request.
+/// Bytes of a batch's policy (f32) above which its leaves' logits are prefetched: about a
+/// core's share of the cache; below, the policy is still there and prefetching only costs.
+const PREFETCH_POLICY_ABOVE: usize = 1 << 20;
+
 struct Group {
     games: Vec<Game>,
     slot: EvalSlot,
     /// Indices into `games` of the leaves of the request out, in the order sent.
     waiting: Vec<usize>,
+    /// What the last encoding of each leaf of the slot left there, so that the next one
+    /// clears only that (valid while the slot's storage stays `storage`).
+    footprints: Vec<Footprint>,
+    storage: u64,
 }
 
 /// Plays self-play games with `cfg` against the evaluator behind `handle` until

@@ -4,7 +4,7 @@
 use super::policy::ViewTable;
 use super::EncoderOptions;
 use crate::inference::planes::PlaneValue;
-use rules::{Color, Kind, Piece, Position, RoyalRule, Variant};
+use rules::{Color, Kind, Piece, Position, RoyalRule, Square, Variant};
 
 /// What one input plane holds. "Own" is the side to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,14 +74,6 @@ pub fn progress_horizon(variant: Variant) -> u32 {
 const NONE: u16 = u16::MAX;
 
 /// A movement leg in board coordinates (`dx` along columns, `dy` along rows).
-#[derive(Clone, Copy, Debug)]
-struct AbsLeg {
-    dx: i8,
-    dy: i8,
-    range: u8,
-    jump: bool,
-}
-
 #[derive(Clone, Debug)]
 pub(crate) struct FeatureLayout {
     pub planes: Vec<InputPlane>,
@@ -100,7 +92,8 @@ pub(crate) struct FeatureLayout {
     /// `[own as usize]`, with the legs of every code.
     attack: Option<Box<[[u16; 128]; 2]>>,
     attack_count: [u16; 2],
-    legs: Vec<Vec<AbsLeg>>,
+    /// `[gote as usize][dense square]`: the square's index in the mover's view.
+    view_of_dense: [Vec<u8>; 2],
     /// Piece codes of gote's pieces.
     gote_code: [bool; 128],
     view: ViewTable,
@@ -166,7 +159,6 @@ impl FeatureLayout {
         let colour = push(&mut planes, InputPlane::Colour);
         let ones = push(&mut planes, InputPlane::Ones);
         let mut attack_count = [NONE; 2];
-        let mut legs = vec![Vec::new(); 128];
         let attack = options.attack_planes.then(|| {
             let table = piece_block(&mut planes, true);
             for own in [true, false] {
@@ -175,23 +167,10 @@ impl FeatureLayout {
                     planes.push(InputPlane::AttackCount { own, at_least });
                 }
             }
-            for ks in spec.kinds {
-                for (promoted, movement) in [(false, Some(ks.movement)), (true, ks.promotion.map(|p| p.0))] {
-                    let Some(m) = movement else { continue };
-                    for color in Color::BOTH {
-                        // Legs are written from sente's view (dy < 0 forward):
-                        // gote's run the other way on the board.
-                        let sign = if color == Color::Sente { 1 } else { -1 };
-                        legs[Piece::new(color, ks.kind, promoted).code() as usize] = m
-                            .legs
-                            .iter()
-                            .map(|l| AbsLeg { dx: l.dx * sign, dy: l.dy * sign, range: l.range, jump: l.jump })
-                            .collect();
-                    }
-                }
-            }
             table
         });
+        // `Writer` notes planes in 256 bits.
+        assert!(planes.len() <= 256, "{} input planes", planes.len());
         FeatureLayout {
             planes,
             size: spec.size,
@@ -205,45 +184,36 @@ impl FeatureLayout {
             horizon: progress_horizon(variant) as f32,
             attack,
             attack_count,
-            legs,
+            view_of_dense: view_of_dense(spec.size),
             gote_code,
             view: ViewTable::new(spec.size),
         }
     }
 
-    #[inline]
-    fn fill<T: PlaneValue>(out: &mut [T], plane: u16, n: usize, value: f32) {
-        let p = plane as usize * n;
-        out[p..p + n].fill(T::from_f32(value));
-    }
-
     /// Writes in the number type the planes travel in (f32, or the 16-bit type of the
     /// network's precision): the values are rounded once, as the device would round them.
-    pub fn encode<T: PlaneValue>(&self, pos: &Position, out: &mut [T]) {
-        let size = self.size;
-        let n = size * size;
+    /// With a `footprint` of the encoding that last wrote `out`, only the values it set are
+    /// cleared first (see [`Footprint`]); without, every value is.
+    pub fn encode<T: PlaneValue>(&self, pos: &Position, out: &mut [T], footprint: Option<&mut Footprint>) {
+        let n = self.size * self.size;
         assert_eq!(out.len(), self.planes.len() * n, "input buffer length");
-        out.fill(T::ZERO);
+        let mut w = Writer::new(out, n, footprint);
         let us = pos.side_to_move();
         let gote = us == Color::Gote;
         let table = &self.piece[us.index()];
-        // Codes on the board by view square, for the attack planes.
-        let mut board = [0u8; 256];
-        for (sq, p) in pos.pieces() {
+        for (sq, p) in pos.pieces_by_dense() {
             let (c, r) = self.view.col_row(sq, gote);
-            let v = r as usize * size + c as usize;
-            board[v] = p.code();
+            let v = r as usize * self.size + c as usize;
             let plane = table[p.code() as usize];
             debug_assert_ne!(plane, NONE, "piece {p:?} not in the variant");
-            out[plane as usize * n + v] = T::ONE;
+            w.set(plane as usize * n + v);
         }
         if let Some(hand) = &self.hand {
             for (i, &kind) in Kind::HAND.iter().enumerate() {
                 for (own, color) in [(true, us), (false, us.opponent())] {
                     let count = pos.hand(color, kind);
                     if count > 0 {
-                        let v = (count as f32 / hand_max(kind) as f32).min(1.0);
-                        Self::fill(out, hand[own as usize][i], n, v);
+                        w.fill(hand[own as usize][i], (count as f32 / hand_max(kind) as f32).min(1.0));
                     }
                 }
             }
@@ -251,73 +221,172 @@ impl FeatureLayout {
         if let Some(p) = self.repetition {
             let reps = pos.repetitions();
             if reps >= 1 {
-                Self::fill(out, p, n, 1.0);
+                w.fill(p, 1.0);
             }
             if reps >= 2 {
-                Self::fill(out, p + 1, n, 1.0);
+                w.fill(p + 1, 1.0);
             }
         }
         if let Some(p) = self.in_check {
             if pos.in_check() {
-                Self::fill(out, p, n, 1.0);
+                w.fill(p, 1.0);
             }
         }
         let plies = pos.move_number().saturating_sub(1) as f32;
-        Self::fill(out, self.progress, n, (plies / self.horizon).min(1.0));
+        w.fill(self.progress, (plies / self.horizon).min(1.0));
         if gote {
-            Self::fill(out, self.colour, n, 1.0);
+            w.fill(self.colour, 1.0);
         }
-        Self::fill(out, self.ones, n, 1.0);
+        w.fill(self.ones, 1.0);
         if let Some(attack) = &self.attack {
-            self.encode_attacks(&attack[us.index()], us, &board[..n], out);
+            self.encode_attacks(&attack[us.index()], pos, gote, &mut w);
         }
+        w.finish();
     }
 
     /// Attack planes: every square each piece attacks (pins and the check
-    /// rule ignored; own pieces on the square count as defended).
-    fn encode_attacks<T: PlaneValue>(&self, table: &[u16; 128], us: Color, board: &[u8], out: &mut [T]) {
-        let size = self.size as i32;
-        let n = board.len();
-        let gote = us == Color::Gote;
-        let mut count = [[0u8; 256]; 2];
-        for (v, &code) in board.iter().enumerate() {
-            if code == 0 {
-                continue;
-            }
+    /// rule ignored; own pieces on the square count as defended), from the rules' attack
+    /// sets; the count planes add them up by side, a bit set per count.
+    fn encode_attacks<T: PlaneValue>(&self, table: &[u16; 128], pos: &Position, gote: bool, w: &mut Writer<'_, T>) {
+        let n = self.size * self.size;
+        let view = &self.view_of_dense[gote as usize];
+        // Squares attacked at least once, twice, three times, by side (`own as usize`).
+        let mut at_least = [[[0u64; 4]; 3]; 2];
+        pos.for_each_attack_set(|_, code, set| {
             let own = self.gote_code[code as usize] == gote;
-            let plane = table[code as usize] as usize * n;
-            let counts = &mut count[own as usize];
-            let (c0, r0) = ((v % self.size) as i32, (v / self.size) as i32);
-            for leg in &self.legs[code as usize] {
-                // Board legs in view coordinates: turn them for gote's view.
-                let (dx, dy) = if gote { (-(leg.dx as i32), -(leg.dy as i32)) } else { (leg.dx as i32, leg.dy as i32) };
-                let (mut c, mut r) = (c0, r0);
-                let mut k = 0;
-                while k < leg.range {
-                    c += dx;
-                    r += dy;
-                    if c < 0 || r < 0 || c >= size || r >= size {
-                        break;
-                    }
-                    let t = (r * size + c) as usize;
-                    if out[plane + t] == T::ZERO {
-                        out[plane + t] = T::ONE;
-                    }
-                    counts[t] = counts[t].saturating_add(1);
-                    if leg.jump || board[t] != 0 {
-                        break;
-                    }
-                    k += 1;
-                }
+            let counts = &mut at_least[own as usize];
+            for k in 0..4 {
+                counts[2][k] |= counts[1][k] & set[k];
+                counts[1][k] |= counts[0][k] & set[k];
+                counts[0][k] |= set[k];
+            }
+            let plane = table[code as usize] as usize;
+            for_each_bit(set, |i| w.set_in_plane(plane, plane * n + view[i] as usize));
+        });
+        for own in [true, false] {
+            for (j, &set) in at_least[own as usize].iter().enumerate() {
+                let plane = self.attack_count[own as usize] as usize + j;
+                for_each_bit(set, |i| w.set_in_plane(plane, plane * n + view[i] as usize));
             }
         }
-        for own in [true, false] {
-            let base = self.attack_count[own as usize] as usize * n;
-            for (t, &k) in count[own as usize][..n].iter().enumerate() {
-                for j in 0..(k as usize).min(3) {
-                    out[base + j * n + t] = T::ONE;
+    }
+}
+
+/// Calls `f` with the index of every bit set in `words`.
+#[inline]
+fn for_each_bit(words: [u64; 4], mut f: impl FnMut(usize)) {
+    for (k, mut word) in words.into_iter().enumerate() {
+        while word != 0 {
+            f(64 * k + word.trailing_zeros() as usize);
+            word &= word - 1;
+        }
+    }
+}
+
+/// `[gote as usize][dense square]`: the square's index in the mover's view (turned for
+/// gote), as the piece planes place it.
+fn view_of_dense(size: usize) -> [Vec<u8>; 2] {
+    let view = ViewTable::new(size);
+    [false, true].map(|gote| {
+        (0..size * size)
+            .map(|i| {
+                let (c, r) = view.col_row(Square::from_dense(i, size), gote);
+                (r as usize * size + c as usize) as u8
+            })
+            .collect()
+    })
+}
+
+/// What one encoding set in its planes: the values it made non-zero one by one (the
+/// pieces) and the planes it wrote more of (filled whole, or the attack planes, where a
+/// plane is cheaper to clear than its many values are to note). Clearing just those values leaves the planes all zero again,
+/// which is cheaper than clearing every value: a batch's planes are far out of the cache
+/// by the time its slot is written again, and most planes hold a handful of ones.
+///
+/// A footprint describes `out` only while nothing but encodings given this footprint write
+/// there (a batcher slot's leaf `k`, kept by the worker that fills the slot; the worker
+/// forgets its footprints when the slot's storage changes). A new footprint knows nothing:
+/// the first encoding with it clears every value.
+#[derive(Clone, Debug, Default)]
+pub struct Footprint {
+    /// Whether the lists below describe the values there now.
+    known: bool,
+    values: Vec<u32>,
+    planes: Vec<u16>,
+}
+
+impl Footprint {
+    /// The values there are no longer those of the last encoding (the storage changed).
+    pub fn forget(&mut self) {
+        self.known = false;
+    }
+}
+
+/// Writes an encoding's values, clearing first what the last encoding left (all of it
+/// without a footprint) and noting what it sets in the footprint.
+struct Writer<'a, T> {
+    out: &'a mut [T],
+    n: usize,
+    footprint: Option<&'a mut Footprint>,
+    /// Planes written by [`Writer::set_in_plane`], as bits.
+    touched: [u64; 4],
+}
+
+impl<'a, T: PlaneValue> Writer<'a, T> {
+    fn new(out: &'a mut [T], n: usize, mut footprint: Option<&'a mut Footprint>) -> Writer<'a, T> {
+        match footprint.as_deref_mut() {
+            Some(f) if f.known => {
+                for &i in &f.values {
+                    out[i as usize] = T::ZERO;
+                }
+                for &p in &f.planes {
+                    out[p as usize * n..(p as usize + 1) * n].fill(T::ZERO);
                 }
             }
+            _ => out.fill(T::ZERO),
+        }
+        if let Some(f) = footprint.as_deref_mut() {
+            f.values.clear();
+            f.planes.clear();
+            f.known = true;
+        }
+        Writer { out, n, footprint, touched: [0; 4] }
+    }
+
+    /// Sets value `i`, in plane `plane`, to one; the plane is noted whole.
+    #[inline]
+    fn set_in_plane(&mut self, plane: usize, i: usize) {
+        self.out[i] = T::ONE;
+        self.touched[plane >> 6] |= 1 << (plane & 63);
+    }
+
+    /// Notes the planes that [`Writer::set_in_plane`] wrote.
+    fn finish(self) {
+        let Some(f) = self.footprint else { return };
+        for (w, &bits) in self.touched.iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                f.planes.push((w * 64 + bits.trailing_zeros() as usize) as u16);
+                bits &= bits - 1;
+            }
+        }
+    }
+
+    /// Sets value `i` (zero until now) to one.
+    #[inline]
+    fn set(&mut self, i: usize) {
+        self.out[i] = T::ONE;
+        if let Some(f) = self.footprint.as_deref_mut() {
+            f.values.push(i as u32);
+        }
+    }
+
+    /// Fills plane `plane` with `value`.
+    fn fill(&mut self, plane: u16, value: f32) {
+        let p = plane as usize * self.n;
+        self.out[p..p + self.n].fill(T::from_f32(value));
+        if let Some(f) = self.footprint.as_deref_mut() {
+            f.planes.push(plane);
         }
     }
 }

@@ -4,7 +4,7 @@ mod features;
 mod policy;
 pub mod sample;
 
-pub use features::{hand_max, progress_horizon, InputPlane};
+pub use features::{hand_max, progress_horizon, Footprint, InputPlane};
 pub use policy::{PolicyPlane, DIRS, DIR_NAMES, RAY_MAX};
 pub use sample::{encode_sample, encode_sample_at, EncoderLabels};
 
@@ -129,13 +129,15 @@ impl Encoder {
         self.encode_planes(pos, Planes::F32(out));
     }
 
-    /// [`Encoder::encode`] into planes of any [`crate::PlaneKind`] (a batcher slot's).
-    pub fn encode_planes(&self, pos: &Position, out: Planes<'_>) {
+    /// [`Encoder::encode`] into planes of any [`crate::PlaneKind`] (a batcher slot's),
+    /// clearing only what the last encoding there set when the target has its footprint.
+    pub fn encode_planes<'a>(&self, pos: &Position, out: impl Into<EncodeTarget<'a>>) {
         assert_eq!(pos.variant(), self.variant, "position of another variant");
-        match out {
-            Planes::F32(s) => self.features.encode(pos, s),
-            Planes::F16(s) => self.features.encode(pos, s),
-            Planes::Bf16(s) => self.features.encode(pos, s),
+        let EncodeTarget { planes, footprint } = out.into();
+        match planes {
+            Planes::F32(s) => self.features.encode(pos, s, footprint),
+            Planes::F16(s) => self.features.encode(pos, s, footprint),
+            Planes::Bf16(s) => self.features.encode(pos, s, footprint),
         }
     }
 
@@ -178,6 +180,39 @@ impl Encoder {
         pos.generate_legal(moves);
         indices.clear();
         indices.extend(moves.iter().map(|&m| self.move_index(pos, m)));
+    }
+}
+
+/// Where an encoding goes: a position's planes, with the [`Footprint`] of the encoding
+/// that wrote them last when the caller keeps one (a self-play worker, for its slots).
+#[derive(Debug)]
+pub struct EncodeTarget<'a> {
+    pub planes: Planes<'a>,
+    pub footprint: Option<&'a mut Footprint>,
+}
+
+impl EncodeTarget<'_> {
+    /// A shorter-lived handle on the same target (to pass on and keep using `self`).
+    pub fn reborrow(&mut self) -> EncodeTarget<'_> {
+        EncodeTarget { planes: self.planes.reborrow(), footprint: self.footprint.as_deref_mut() }
+    }
+}
+
+impl<'a> From<Planes<'a>> for EncodeTarget<'a> {
+    fn from(planes: Planes<'a>) -> EncodeTarget<'a> {
+        EncodeTarget { planes, footprint: None }
+    }
+}
+
+impl<'a> From<&'a mut [f32]> for EncodeTarget<'a> {
+    fn from(s: &'a mut [f32]) -> EncodeTarget<'a> {
+        Planes::F32(s).into()
+    }
+}
+
+impl<'a> From<&'a mut Vec<f32>> for EncodeTarget<'a> {
+    fn from(s: &'a mut Vec<f32>) -> EncodeTarget<'a> {
+        Planes::F32(s.as_mut_slice()).into()
     }
 }
 
@@ -248,5 +283,118 @@ mod tests {
         pos.play_usi("2g2f").unwrap();
         let b = enc.move_index(&pos, pos.parse_usi("3c3d").unwrap());
         assert_eq!(a, b);
+    }
+
+    /// An encoding that clears only its footprint's values writes what a full clear
+    /// writes: positions of random games (checks, hands, repetitions on the way) encoded
+    /// one after another into the same planes, f32 and f16, with and without attack
+    /// planes; and a footprint that forgets clears everything again.
+    #[test]
+    fn clearing_the_footprint_is_clearing_everything() {
+        use half::f16;
+        for v in Variant::ALL {
+            for attack_planes in [false, true] {
+                let enc = Encoder::with_options(v, EncoderOptions { attack_planes });
+                let len = enc.input_len();
+                let (mut reused, mut reused16) = (vec![0.0f32; len], vec![f16::ZERO; len]);
+                let (mut fp, mut fp16) = (Footprint::default(), Footprint::default());
+                let mut pos = Position::startpos(v);
+                let mut seed = 0x2545_F491_4F6C_DD1Du64;
+                for ply in 0..200 {
+                    let mut fresh = vec![7.0f32; len];
+                    enc.encode(&pos, &mut fresh);
+                    if ply % 50 == 0 {
+                        // Someone else wrote there: the footprint no longer holds.
+                        reused.fill(3.0);
+                        fp.forget();
+                    }
+                    enc.encode_planes(&pos, EncodeTarget { planes: Planes::F32(&mut reused), footprint: Some(&mut fp) });
+                    assert_eq!(reused, fresh, "{v} attack planes {attack_planes}, ply {ply}: {}", pos.to_sfen());
+                    enc.encode_planes(&pos, EncodeTarget { planes: Planes::F16(&mut reused16), footprint: Some(&mut fp16) });
+                    let fresh16: Vec<f16> = fresh.iter().map(|&x| f16::from_f32(x)).collect();
+                    assert_eq!(reused16, fresh16, "{v} f16, ply {ply}");
+                    let moves = pos.legal_moves();
+                    if moves.is_empty() || pos.outcome(&Default::default()).is_some() {
+                        pos = Position::startpos(v);
+                        continue;
+                    }
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    pos.play(moves[(seed >> 33) as usize % moves.len()]);
+                }
+            }
+        }
+    }
+
+    /// The attack planes hold what a plain walk of the variant's movement tables finds:
+    /// each piece's legs from its square, a slider stopping at the first piece (which it
+    /// defends or attacks), a jump landing on its one square; and the count planes the
+    /// number of pieces of each side that reach a square (at least 1, 2, 3). Positions of
+    /// random games in every variant.
+    #[test]
+    fn attack_planes_follow_the_movement_tables() {
+        use rules::{Color, Square};
+        for v in Variant::ALL {
+            let enc = Encoder::with_options(v, EncoderOptions { attack_planes: true });
+            let (size, n) = (v.spec().size as i32, enc.squares());
+            let info = enc.input_plane_info();
+            let mut pos = Position::startpos(v);
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+            for _ in 0..120 {
+                let us = pos.side_to_move();
+                let view = |d: usize| if us == Color::Gote { n - 1 - d } else { d };
+                let mut want = vec![0.0f32; enc.input_len()];
+                let mut counts = vec![[0u32; 2]; n];
+                for (sq, p) in pos.pieces() {
+                    let own = p.color() == us;
+                    let ks = v.spec().kind(p.kind()).unwrap();
+                    let movement = if p.is_promoted() { ks.promotion.unwrap().0 } else { ks.movement };
+                    let plane = info
+                        .iter()
+                        .position(|x| *x == InputPlane::Attack { own, kind: p.kind(), promoted: p.is_promoted() })
+                        .unwrap();
+                    let sign = if p.color() == Color::Sente { 1 } else { -1 };
+                    let (r0, c0) = ((sq.dense(size as usize) as i32) / size, (sq.dense(size as usize) as i32) % size);
+                    for leg in movement.legs {
+                        let steps = if leg.jump { 1 } else { leg.range as i32 };
+                        for k in 1..=steps {
+                            let (c, r) = (c0 + leg.dx as i32 * sign * k, r0 + leg.dy as i32 * sign * k);
+                            if c < 0 || r < 0 || c >= size || r >= size {
+                                break;
+                            }
+                            let d = (r * size + c) as usize;
+                            want[plane * n + view(d)] = 1.0;
+                            counts[d][own as usize] += 1;
+                            if pos.piece_at(Square::from_dense(d, size as usize)).is_some() {
+                                break;
+                            }
+                        }
+                    }
+                }
+                for (plane, what) in info.iter().enumerate() {
+                    if let InputPlane::AttackCount { own, at_least } = *what {
+                        for (d, c) in counts.iter().enumerate() {
+                            if c[own as usize] >= at_least as u32 {
+                                want[plane * n + view(d)] = 1.0;
+                            }
+                        }
+                    }
+                }
+                let mut got = vec![0.0f32; enc.input_len()];
+                enc.encode(&pos, &mut got);
+                for (plane, what) in info.iter().enumerate() {
+                    if matches!(what, InputPlane::Attack { .. } | InputPlane::AttackCount { .. }) {
+                        let range = plane * n..(plane + 1) * n;
+                        assert_eq!(got[range.clone()], want[range], "{v}: plane {what} of {}", pos.to_sfen());
+                    }
+                }
+                let moves = pos.legal_moves();
+                if moves.is_empty() || pos.outcome(&Default::default()).is_some() {
+                    pos = Position::startpos(v);
+                    continue;
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                pos.play(moves[(seed >> 33) as usize % moves.len()]);
+            }
+        }
     }
 }

@@ -310,6 +310,16 @@ impl EvalSlot {
         bufs.inputs.planes_mut()
     }
 
+    /// [`EvalSlot::planes_mut`], with the id of the memory they are in
+    /// ([`HostBuffer::storage_id`]): while it stays the same from one request to the next,
+    /// the values written for the last request are still there.
+    pub fn planes_in_storage(&mut self, n: usize) -> (Planes<'_>, u64) {
+        self.planes_mut(n);
+        let bufs = self.bufs.as_mut().expect("EvalSlot::planes_in_storage while a request is pending");
+        let id = bufs.inputs.storage_id();
+        (bufs.inputs.planes_mut(), id)
+    }
+
     /// [`EvalSlot::planes_mut`] as f32, for evaluators that take f32 planes (test
     /// doubles, f32 networks). Panics if a request is pending or the planes are not f32.
     pub fn inputs_mut(&mut self, n: usize) -> &mut [f32] {

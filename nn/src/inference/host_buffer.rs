@@ -27,6 +27,14 @@ pub struct HostBuffer {
     storage: Storage,
     kind: PlaneKind,
     len: usize,
+    /// Names the memory the values are in: a new one whenever it moves or is replaced.
+    storage_id: u64,
+}
+
+/// A storage id not given out before in this process.
+fn new_storage_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 enum Storage {
@@ -38,7 +46,7 @@ enum Storage {
 
 impl Default for HostBuffer {
     fn default() -> Self {
-        HostBuffer { storage: Storage::Plain(Vec::new()), kind: PlaneKind::F32, len: 0 }
+        HostBuffer { storage: Storage::Plain(Vec::new()), kind: PlaneKind::F32, len: 0, storage_id: new_storage_id() }
     }
 }
 
@@ -59,7 +67,7 @@ impl HostBuffer {
             Some(memory) => Storage::Pinned { block: None, bytes: 0, memory },
             None => Storage::Plain(Vec::new()),
         };
-        HostBuffer { storage, kind, len: 0 }
+        HostBuffer { storage, kind, len: 0, storage_id: new_storage_id() }
     }
 
     pub fn is_pinned(&self) -> bool {
@@ -78,17 +86,32 @@ impl HostBuffer {
         self.len == 0
     }
 
+    /// Names the memory the values are in: the same id as before means that the values
+    /// written then are still there (the buffer neither moved nor was replaced).
+    pub fn storage_id(&self) -> u64 {
+        self.storage_id
+    }
+
     /// Sets the length in values, keeping the allocation when it is big enough.
     pub fn resize(&mut self, len: usize) {
         let need = len * self.kind.bytes();
-        match &mut self.storage {
-            Storage::Plain(v) => v.resize(need.div_ceil(4), 0),
+        let moved = match &mut self.storage {
+            Storage::Plain(v) => {
+                let before = v.as_ptr();
+                v.resize(need.div_ceil(4), 0);
+                v.as_ptr() != before
+            }
             Storage::Pinned { block, bytes, memory } => {
-                if *bytes < need || block.is_none() {
+                let replace = *bytes < need || block.is_none();
+                if replace {
                     *block = Some(memory.allocate(need.max(1)));
                     *bytes = need;
                 }
+                replace
             }
+        };
+        if moved {
+            self.storage_id = new_storage_id();
         }
         self.len = len;
     }
