@@ -4,14 +4,17 @@
 # (`koma train --init`).
 #
 #   scripts/bootstrap.sh [--variant shogi|dai] [--run NAME] [--games N] [--engine SPEC]
-#                        [--epochs E] [--config FILE] [--selfplay-minutes M]
+#                        [--part-games P] [--epochs E] [--config FILE] [--selfplay-minutes M]
 #                        [--selfplay-config FILE] [--from NETWORK]
 #
 # --from NETWORK skips the teacher and the learning: self-play continues that network
 # (a checkpoint or model file; shogi: configs/shogi-boot-selfplay.toml), e.g. the shipped one:
 #   scripts/bootstrap.sh --variant shogi --from models/shogi.safetensors --run past-teacher --selfplay-minutes 120
 # Run again with the same --run after any stop: each phase done is skipped, and self-play
-# resumes from its last checkpoint until it has had M minutes in all.
+# resumes from its last checkpoint until it has had M minutes in all. The teacher's games
+# are played in parts of P games (default 250; part K in runs/NAME/teacher/part-K, seed K,
+# marked DONE when whole), so a stop loses at most the part under way, which is played
+# again from its start.
 #
 # Defaults (scripts/install-engines.sh installs the engines), no self-play:
 #   shogi: Fairy-Stockfish at depth 5, 2,000 games (about 230,000 positions), 3 epochs,
@@ -33,6 +36,7 @@ cargo build --release -p koma -p koma-net >&2
 run="boot-$(date -u +%Y%m%d-%H%M%S)"
 variant=shogi
 games=""
+part_games=250
 engine=""
 epochs=""
 config=""
@@ -44,13 +48,14 @@ while [[ $# -gt 0 ]]; do
         --variant) variant="$2"; shift 2 ;;
         --run) run="$2"; shift 2 ;;
         --games) games="$2"; shift 2 ;;
+        --part-games) part_games="$2"; shift 2 ;;
         --engine) engine="$2"; shift 2 ;;
         --epochs) epochs="$2"; shift 2 ;;
         --config) config="$2"; shift 2 ;;
         --selfplay-minutes) selfplay_minutes="$2"; shift 2 ;;
         --selfplay-config) selfplay_config="$2"; shift 2 ;;
         --from) from="$2"; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "bootstrap.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -60,6 +65,8 @@ case "$variant" in
     *) echo "bootstrap.sh: --variant is shogi or dai (sho: pass --engine and --config)" >&2; exit 2 ;;
 esac
 games="${games:-${defaults[0]}}"
+[[ "$games" =~ ^[1-9][0-9]*$ && "$part_games" =~ ^[1-9][0-9]*$ ]] ||
+    { echo "bootstrap.sh: --games and --part-games take a positive number of games" >&2; exit 2; }
 engine="${engine:-${defaults[1]}}"
 epochs="${epochs:-${defaults[2]}}"
 config="${config:-${defaults[3]}}"
@@ -67,7 +74,8 @@ max_plies="${defaults[4]}"
 selfplay_config="${selfplay_config:-${defaults[5]:-$config}}"
 koma=target/release/koma
 teacher="runs/$run/teacher"
-latest() { ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1 | sed 's/\.json$//'; }
+# The newest checkpoint of run $1 (without .json), or nothing: no match is not an error.
+latest() { local f; f=$(ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1) || true; echo "${f%.json}"; }
 
 SECONDS=0
 if [[ -n "$from" ]]; then
@@ -76,17 +84,29 @@ if [[ -n "$from" ]]; then
     ckpt="$from"
     echo "bootstrap.sh: [1-2/3] skipped: self-play continues $from" >&2
 else
+    # Teacher data of an earlier layout (one folder, no parts) counts as all of it.
+    records=("$teacher")
     if [[ -z "$(ls "$teacher"/*.chunk 2>/dev/null)" ]]; then
-        echo "bootstrap.sh: [1/3] $games teacher games by $engine -> $teacher" >&2
-        $koma gen --variant "$variant" --engine "$engine" --games "$games" --max-plies "$max_plies" \
-            --out "$teacher" --quiet
+        parts=$(( (games + part_games - 1) / part_games ))
+        records=()
+        for ((k = 1; k <= parts; k++)); do
+            dir="$teacher/part-$k"
+            records+=("$dir")
+            [[ -f "$dir/DONE" ]] && continue
+            n=$(( k < parts ? part_games : games - (parts - 1) * part_games ))
+            echo "bootstrap.sh: [1/3] teacher games, part $k of $parts: $n games by $engine -> $dir ($((SECONDS / 60)) min so far)" >&2
+            rm -rf "$dir"
+            $koma gen --variant "$variant" --engine "$engine" --games "$n" --max-plies "$max_plies" \
+                --seed "$k" --out "$dir" --quiet
+            touch "$dir/DONE"
+        done
     else
         echo "bootstrap.sh: [1/3] teacher data already in $teacher" >&2
     fi
     ckpt="$(latest "$run")"
     if [[ -z "$ckpt" ]]; then
         echo "bootstrap.sh: [2/3] learning $epochs epochs -> runs/$run ($((SECONDS / 60)) min so far)" >&2
-        $koma learn --config "$config" --records "$teacher" --epochs "$epochs" --run "$run"
+        $koma learn --config "$config" --records "${records[@]}" --epochs "$epochs" --run "$run"
         ckpt="$(latest "$run")"
     else
         echo "bootstrap.sh: [2/3] learnt already: $ckpt" >&2

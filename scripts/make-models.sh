@@ -38,7 +38,8 @@ done
 cargo build --release -p koma -p koma-usi >&2
 koma=target/release/koma
 mkdir -p models
-latest() { ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1 | sed 's/\.json$//'; }
+# The newest checkpoint of run $1 (without .json), or nothing: no match is not an error.
+latest() { local f; f=$(ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1) || true; echo "${f%.json}"; }
 
 train() {
     case "$1" in
