@@ -298,28 +298,19 @@ mod tests {
                 let len = enc.input_len();
                 let (mut reused, mut reused16) = (vec![0.0f32; len], vec![f16::ZERO; len]);
                 let (mut fp, mut fp16) = (Footprint::default(), Footprint::default());
-                let mut pos = Position::startpos(v);
-                let mut seed = 0x2545_F491_4F6C_DD1Du64;
-                for ply in 0..200 {
+                for (ply, pos) in random_positions(v, 200).iter().enumerate() {
                     let mut fresh = vec![7.0f32; len];
-                    enc.encode(&pos, &mut fresh);
+                    enc.encode(pos, &mut fresh);
                     if ply % 50 == 0 {
                         // Someone else wrote there: the footprint no longer holds.
                         reused.fill(3.0);
                         fp.forget();
                     }
-                    enc.encode_planes(&pos, EncodeTarget { planes: Planes::F32(&mut reused), footprint: Some(&mut fp) });
+                    enc.encode_planes(pos, EncodeTarget { planes: Planes::F32(&mut reused), footprint: Some(&mut fp) });
                     assert_eq!(reused, fresh, "{v} attack planes {attack_planes}, ply {ply}: {}", pos.to_sfen());
-                    enc.encode_planes(&pos, EncodeTarget { planes: Planes::F16(&mut reused16), footprint: Some(&mut fp16) });
+                    enc.encode_planes(pos, EncodeTarget { planes: Planes::F16(&mut reused16), footprint: Some(&mut fp16) });
                     let fresh16: Vec<f16> = fresh.iter().map(|&x| f16::from_f32(x)).collect();
                     assert_eq!(reused16, fresh16, "{v} f16, ply {ply}");
-                    let moves = pos.legal_moves();
-                    if moves.is_empty() || pos.outcome(&Default::default()).is_some() {
-                        pos = Position::startpos(v);
-                        continue;
-                    }
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    pos.play(moves[(seed >> 33) as usize % moves.len()]);
                 }
             }
         }
@@ -337,9 +328,7 @@ mod tests {
             let enc = Encoder::with_options(v, EncoderOptions { attack_planes: true });
             let (size, n) = (v.spec().size as i32, enc.squares());
             let info = enc.input_plane_info();
-            let mut pos = Position::startpos(v);
-            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-            for _ in 0..120 {
+            for pos in random_positions(v, 120) {
                 let us = pos.side_to_move();
                 let view = |d: usize| if us == Color::Gote { n - 1 - d } else { d };
                 let mut want = vec![0.0f32; enc.input_len()];
@@ -387,14 +376,25 @@ mod tests {
                         assert_eq!(got[range.clone()], want[range], "{v}: plane {what} of {}", pos.to_sfen());
                     }
                 }
-                let moves = pos.legal_moves();
-                if moves.is_empty() || pos.outcome(&Default::default()).is_some() {
-                    pos = Position::startpos(v);
-                    continue;
-                }
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                pos.play(moves[(seed >> 33) as usize % moves.len()]);
             }
         }
+    }
+
+    /// Positions of random games in `variant` (a new game after each end), `plies` in all.
+    fn random_positions(variant: Variant, plies: usize) -> Vec<Position> {
+        let mut pos = Position::startpos(variant);
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut out = Vec::with_capacity(plies);
+        while out.len() < plies {
+            out.push(pos.clone());
+            let moves = pos.legal_moves();
+            if moves.is_empty() || pos.outcome(&Default::default()).is_some() {
+                pos = Position::startpos(variant);
+                continue;
+            }
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            pos.play(moves[(seed >> 33) as usize % moves.len()]);
+        }
+        out
     }
 }
