@@ -73,7 +73,6 @@ pub fn progress_horizon(variant: Variant) -> u32 {
 
 const NONE: u16 = u16::MAX;
 
-/// A movement leg in board coordinates (`dx` along columns, `dy` along rows).
 #[derive(Clone, Debug)]
 pub(crate) struct FeatureLayout {
     pub planes: Vec<InputPlane>,
@@ -88,8 +87,8 @@ pub(crate) struct FeatureLayout {
     colour: u16,
     ones: u16,
     horizon: f32,
-    /// Attack planes: by piece code, as for `piece`, and the count planes
-    /// `[own as usize]`, with the legs of every code.
+    /// Attack planes: by piece code, as for `piece`, and the first of the three count
+    /// planes `[own as usize]`.
     attack: Option<Box<[[u16; 128]; 2]>>,
     attack_count: [u16; 2],
     /// `[gote as usize][dense square]`: the square's index in the mover's view.
