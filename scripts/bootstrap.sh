@@ -4,9 +4,14 @@
 # (`koma train --init`).
 #
 #   scripts/bootstrap.sh [--variant shogi|dai] [--run NAME] [--games N] [--engine SPEC]
-#                        [--part-games P] [--epochs E] [--config FILE] [--selfplay-minutes M]
-#                        [--selfplay-config FILE] [--from NETWORK]
+#                        [--part-games P] [--epochs E] [--config FILE] [--init NETWORK]
+#                        [--selfplay-minutes M] [--selfplay-config FILE] [--from NETWORK]
 #
+# --init NETWORK learns the teacher's games from that network's weights instead of from zero
+# (shogi: configs/shogi-boot-finetune.toml unless --config says otherwise), e.g. the shipped
+# one from a stronger teacher:
+#   scripts/bootstrap.sh --variant shogi --init models/shogi.safetensors --run teacher16k --games 2000 \
+#     --part-games 500 --engine "usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,nodes=16000"
 # --from NETWORK skips the teacher and the learning: self-play continues that network
 # (a checkpoint or model file; shogi: configs/shogi-boot-selfplay.toml), e.g. the shipped one:
 #   scripts/bootstrap.sh --variant shogi --from models/shogi.safetensors --run past-teacher --selfplay-minutes 120
@@ -43,6 +48,7 @@ config=""
 selfplay_minutes=0
 selfplay_config=""
 from=""
+init=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --variant) variant="$2"; shift 2 ;;
@@ -55,7 +61,8 @@ while [[ $# -gt 0 ]]; do
         --selfplay-minutes) selfplay_minutes="$2"; shift 2 ;;
         --selfplay-config) selfplay_config="$2"; shift 2 ;;
         --from) from="$2"; shift 2 ;;
-        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+        --init) init="$2"; shift 2 ;;
+        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "bootstrap.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -69,6 +76,9 @@ games="${games:-${defaults[0]}}"
     { echo "bootstrap.sh: --games and --part-games take a positive number of games" >&2; exit 2; }
 engine="${engine:-${defaults[1]}}"
 epochs="${epochs:-${defaults[2]}}"
+if [[ -n "$init" && -z "$config" && "$variant" == shogi ]]; then
+    config=configs/shogi-boot-finetune.toml
+fi
 config="${config:-${defaults[3]}}"
 max_plies="${defaults[4]}"
 selfplay_config="${selfplay_config:-${defaults[5]:-$config}}"
@@ -78,6 +88,10 @@ teacher="runs/$run/teacher"
 latest() { local f; f=$(ls "runs/$1/checkpoints/"ckpt-*.json 2>/dev/null | sort | tail -1) || true; echo "${f%.json}"; }
 
 SECONDS=0
+if [[ -n "$init" ]]; then
+    [[ -z "$from" ]] || { echo "bootstrap.sh: --init learns the teacher's games, --from skips them: give one" >&2; exit 2; }
+    [[ -f "$init" || -f "$init.safetensors" || -f "$init.json" ]] || { echo "bootstrap.sh: --init $init: no such network" >&2; exit 2; }
+fi
 if [[ -n "$from" ]]; then
     [[ -f "$from" || -f "$from.safetensors" || -f "$from.json" ]] || { echo "bootstrap.sh: --from $from: no such network" >&2; exit 2; }
     [[ "$selfplay_minutes" != 0 ]] || { echo "bootstrap.sh: --from needs --selfplay-minutes" >&2; exit 2; }
@@ -106,7 +120,9 @@ else
     ckpt="$(latest "$run")"
     if [[ -z "$ckpt" ]]; then
         echo "bootstrap.sh: [2/3] learning $epochs epochs -> runs/$run ($((SECONDS / 60)) min so far)" >&2
-        $koma learn --config "$config" --records "${records[@]}" --epochs "$epochs" --run "$run"
+        start=()
+        [[ -z "$init" ]] || start=(--init "$init")
+        $koma learn --config "$config" --records "${records[@]}" --epochs "$epochs" --run "$run" "${start[@]}"
         ckpt="$(latest "$run")"
     else
         echo "bootstrap.sh: [2/3] learnt already: $ckpt" >&2
