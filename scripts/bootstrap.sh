@@ -119,7 +119,7 @@ else
     fi
     ckpt="$(latest "$run")"
     if [[ -z "$ckpt" ]]; then
-        echo "bootstrap.sh: [2/3] learning $epochs epochs -> runs/$run ($((SECONDS / 60)) min so far)" >&2
+        echo "bootstrap.sh: [2/3] learning $epochs epochs with $config${init:+ from $init} -> runs/$run ($((SECONDS / 60)) min so far)" >&2
         start=()
         [[ -z "$init" ]] || start=(--init "$init")
         $koma learn --config "$config" --records "${records[@]}" --epochs "$epochs" --run "$run" "${start[@]}"
