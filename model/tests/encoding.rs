@@ -143,7 +143,11 @@ fn check_position(enc: &Encoder, pos: &Position, legal: &[Move], rng: &mut Rng) 
                 for rank in 1..=size as u8 {
                     let sq = Square::new(file, rank);
                     let v = if us == Color::Gote { sq.flip(size) } else { sq }.dense(size);
-                    assert_eq!(a[plane * n + v] == 1.0, pos.attacked(sq, color), "{sq:?} attacked by {color:?} in {pos:?}");
+                    assert_eq!(
+                        a[plane * n + v] == 1.0,
+                        pos.attacked(sq, color),
+                        "{sq:?} attacked by {color:?} in {pos:?}"
+                    );
                 }
             }
         }

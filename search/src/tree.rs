@@ -881,7 +881,12 @@ impl Tree {
     /// One simulation: down the tree to a leaf; there an exact result (known, the game's
     /// end, or proven at expansion) is backed up at once, or the new leaf's planes are
     /// written to `input` and it goes out for evaluation.
-    fn simulate<H: TreeHooks + ?Sized>(&mut self, encoder: &Encoder, input: EncodeTarget<'_>, hooks: &mut H) -> Selected {
+    fn simulate<H: TreeHooks + ?Sized>(
+        &mut self,
+        encoder: &Encoder,
+        input: EncodeTarget<'_>,
+        hooks: &mut H,
+    ) -> Selected {
         let mut leaf = self.free_leaves.pop().unwrap_or_default();
         let descended = self.descend(&mut leaf, hooks);
         self.clock.lap(Phase::Descend);

@@ -308,7 +308,10 @@ mod tests {
                     }
                     enc.encode_planes(pos, EncodeTarget { planes: Planes::F32(&mut reused), footprint: Some(&mut fp) });
                     assert_eq!(reused, fresh, "{v} attack planes {attack_planes}, ply {ply}: {}", pos.to_sfen());
-                    enc.encode_planes(pos, EncodeTarget { planes: Planes::F16(&mut reused16), footprint: Some(&mut fp16) });
+                    enc.encode_planes(
+                        pos,
+                        EncodeTarget { planes: Planes::F16(&mut reused16), footprint: Some(&mut fp16) },
+                    );
                     let fresh16: Vec<f16> = fresh.iter().map(|&x| f16::from_f32(x)).collect();
                     assert_eq!(reused16, fresh16, "{v} f16, ply {ply}");
                 }
