@@ -350,10 +350,6 @@ impl Search {
         }
     }
 
-    /// Applies the evaluation of the oldest pending leaf: `policy` is the network's
-    /// policy logits for that position (`policy_len` values), `wdl` its (win, draw, loss)
-    /// for the side to move. The root's evaluation also sets up the root (noise, Gumbel
-    /// candidates).
     /// Asks the cache for what [`Search::apply`] will read of `policy` (the next pending
     /// leaf's logits), to be called a leaf or two ahead.
     pub fn prefetch_priors<'a>(&self, policy: impl Into<Logits<'a>>) {
@@ -362,6 +358,10 @@ impl Search {
         }
     }
 
+    /// Applies the evaluation of the oldest pending leaf: `policy` is the network's
+    /// policy logits for that position (`policy_len` values), `wdl` its (win, draw, loss)
+    /// for the side to move. The root's evaluation also sets up the root (noise, Gumbel
+    /// candidates).
     pub fn apply<'a>(&mut self, policy: impl Into<Logits<'a>>, wdl: [f32; 3], rng: &mut Rng) {
         let leaf = self.pending.pop_front().expect("Search::apply without a pending leaf");
         let root = leaf.is_root();

@@ -646,11 +646,11 @@ impl Ctx<'_> {
     }
 }
 
-/// A worker's share of its games whose leaves travel to the network as one request.
 /// Bytes of a batch's policy (f32) above which its leaves' logits are prefetched: about a
 /// core's share of the cache; below, the policy is still there and prefetching only costs.
 const PREFETCH_POLICY_ABOVE: usize = 1 << 20;
 
+/// A worker's share of its games whose leaves travel to the network as one request.
 struct Group {
     games: Vec<Game>,
     slot: EvalSlot,

@@ -303,19 +303,17 @@ impl EvalSlot {
     /// positions into it ([`crate::encoding::Encoder::encode_planes`]), then submit.
     /// Panics if a request is pending.
     pub fn planes_mut(&mut self, n: usize) -> Planes<'_> {
-        let len = n * self.handle.shared.shape.input_len();
-        let bufs = self.bufs.as_mut().expect("EvalSlot::planes_mut while a request is pending");
-        bufs.n = n;
-        bufs.inputs.resize(len);
-        bufs.inputs.planes_mut()
+        self.planes_in_storage(n).0
     }
 
     /// [`EvalSlot::planes_mut`], with the id of the memory they are in
     /// ([`HostBuffer::storage_id`]): while it stays the same from one request to the next,
     /// the values written for the last request are still there.
     pub fn planes_in_storage(&mut self, n: usize) -> (Planes<'_>, u64) {
-        self.planes_mut(n);
-        let bufs = self.bufs.as_mut().expect("EvalSlot::planes_in_storage while a request is pending");
+        let len = n * self.handle.shared.shape.input_len();
+        let bufs = self.bufs.as_mut().expect("EvalSlot::planes_mut while a request is pending");
+        bufs.n = n;
+        bufs.inputs.resize(len);
         let id = bufs.inputs.storage_id();
         (bufs.inputs.planes_mut(), id)
     }
