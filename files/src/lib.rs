@@ -9,13 +9,28 @@ use std::path::{Path, PathBuf};
 /// Replaces `path` with `bytes` so that no reader ever sees a partial file: a hidden
 /// temporary file in the same folder (`.<name>.tmp-*`, which run listings skip), fsync,
 /// rename over `path`, then fsync of the folder so that the rename survives a power cut.
-/// On failure the temporary file is removed and `path` is untouched.
+/// On failure the temporary file is removed and `path` is untouched. The file gets the
+/// permissions `File::create` would give it: those of the file it replaces, or for a new
+/// file read and write for all less the umask (not the temporary file's owner-only mode,
+/// which would hide a shared model file from the other users of a machine).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("{} names no file", path.display())))?;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(&format!(".{}.tmp-", name.to_string_lossy())).tempfile_in(dir)?;
+    let prefix = format!(".{}.tmp-", name.to_string_lossy());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // The mode asked at creation: the umask then applies, as for File::create.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    if let Ok(old) = std::fs::metadata(path) {
+        tmp.as_file().set_permissions(old.permissions())?;
+    }
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -65,6 +80,24 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.bin")]);
+    }
+
+    /// A new file is readable by all under a usual umask (as File::create makes it); a
+    /// replaced file keeps its mode.
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_gives_the_permissions_file_create_gives() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (ours, plain) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
+        write_atomic(&ours, b"one").unwrap();
+        std::fs::write(&plain, b"one").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&ours), mode(&plain));
+        assert_ne!(mode(&ours) & 0o044, 0, "a new file is readable beyond its owner: {:o}", mode(&ours));
+        std::fs::set_permissions(&ours, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&ours, b"two").unwrap();
+        assert_eq!(mode(&ours), 0o640);
     }
 
     #[test]
