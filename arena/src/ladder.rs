@@ -276,6 +276,40 @@ pub fn results_from_games(paths: &[&Path], player: &str) -> Result<Vec<(String, 
     Ok(out)
 }
 
+/// Every pair's results in `games.jsonl` files of `koma arena`: the players in order of
+/// first appearance, and `results[i][j]`, player i's record against player j (the form
+/// [`crate::stats::ratings`] takes), so that matches played apart can be rated together.
+pub fn pair_results_from_games(paths: &[&Path]) -> Result<(Vec<String>, Vec<Vec<Wdl>>), GamesFileError> {
+    let mut names: Vec<String> = Vec::new();
+    let mut results: Vec<Vec<Wdl>> = Vec::new();
+    let mut index = |name: &str, results: &mut Vec<Vec<Wdl>>| match names.iter().position(|n| n == name) {
+        Some(i) => i,
+        None => {
+            names.push(name.to_string());
+            results.iter_mut().for_each(|row| row.push(Wdl::default()));
+            results.push(vec![Wdl::default(); names.len()]);
+            names.len() - 1
+        }
+    };
+    for path in paths {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| GamesFileError::Read { path: path.into(), source })?;
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let bad = |why: BadGameLine| GamesFileError::BadLine { path: path.into(), line: i + 1, why };
+            let row: serde_json::Value = serde_json::from_str(line).map_err(|e| bad(e.into()))?;
+            let field = |k: &'static str| row[k].as_str().ok_or(BadGameLine::Missing(k));
+            let (sente, gote, winner) = (field("sente"), field("gote"), field("winner"));
+            let (sente, gote, winner) = (sente.map_err(bad)?, gote.map_err(bad)?, winner.map_err(bad)?);
+            let winner =
+                crate::report::winner_of_word(winner).ok_or_else(|| bad(BadGameLine::Winner(winner.to_string())))?;
+            let (s, g) = (index(sente, &mut results), index(gote, &mut results));
+            results[s][g].count(winner, rules::Color::Sente);
+            results[g][s].count(winner, rules::Color::Gote);
+        }
+    }
+    Ok((names, results))
+}
+
 /// One line of `games.jsonl` from `player`'s side: its colour, the opponent and the
 /// winner; `None` when `player` did not play the game.
 fn game_line(line: &str, player: &str) -> Result<Option<(rules::Color, String, Option<rules::Color>)>, BadGameLine> {
@@ -427,5 +461,17 @@ mod tests {
         std::fs::write(&p, rows.join("\n")).unwrap();
         let r = results_from_games(&[p.as_path()], "net").unwrap();
         assert_eq!(r, vec![("greedy".to_string(), Wdl::new(1, 0, 1)), ("fsf1".to_string(), Wdl::new(0, 1, 0))]);
+        // Every pair, from both sides, across two files.
+        let q = dir.path().join("more.jsonl");
+        std::fs::write(&q, r#"{"sente":"greedy","gote":"fsf1","winner":"draw"}"#).unwrap();
+        let (names, m) = pair_results_from_games(&[p.as_path(), q.as_path()]).unwrap();
+        assert_eq!(names, ["net", "greedy", "fsf1"]);
+        assert_eq!((m[0][1], m[1][0]), (Wdl::new(1, 0, 1), Wdl::new(1, 0, 1)));
+        assert_eq!((m[0][2], m[2][0]), (Wdl::new(0, 1, 0), Wdl::new(0, 1, 0)));
+        assert_eq!((m[2][1], m[1][2]), (Wdl::new(0, 1, 1), Wdl::new(1, 1, 0)));
+        assert_eq!(m[0][0], Wdl::default());
+        std::fs::write(&q, "{\"sente\":\"a\",\"gote\":\"b\"}\n").unwrap();
+        let err = pair_results_from_games(&[q.as_path()]).unwrap_err().to_string();
+        assert!(err.contains("more.jsonl:1") && err.contains("winner"), "{err}");
     }
 }

@@ -5,11 +5,13 @@
 //! ```text
 //! koma ladder rungs [--ladder FILE]       `# variant V`, `# tc TC`, then NAME ELO SPEC
 //! koma ladder place --player NAME [--ladder FILE] GAMES.jsonl...
+//! koma ladder fit --anchor NAME=ELO GAMES.jsonl...
 //! ```
 //!
 //! `place` prints one line per rung played, then `ladder: NAME ELO [LOW, HIGH] ...`: the
 //! maximum-likelihood rating against the rungs' fixed Elo with its 95% interval
-//! (`arena::ladder::place`).
+//! (`arena::ladder::place`). `fit` rates every player of the games together (the ratings
+//! a ladder table's `elo` takes, from matches played apart), one player held at its Elo.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,6 +45,17 @@ enum LadderCommand {
         player: String,
         #[arg(long)]
         ladder: Option<PathBuf>,
+        /// games.jsonl files written by `koma arena`.
+        #[arg(required = true)]
+        games: Vec<PathBuf>,
+    },
+    /// Rate every player of the games together by maximum likelihood (matches played
+    /// apart count as one), one player held at a given Elo: prints each pair's record, then
+    /// the ratings lowest first with the step from the one below.
+    Fit {
+        /// The player whose rating is held, and its Elo: `fsf5=4555`.
+        #[arg(long)]
+        anchor: String,
         /// games.jsonl files written by `koma arena`.
         #[arg(required = true)]
         games: Vec<PathBuf>,
@@ -113,6 +126,66 @@ pub fn ladder(args: LadderArgs) -> Result<ExitCode> {
                 p.games
             );
         }
+        LadderCommand::Fit { anchor, games } => fit(&anchor, &games)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn fit(anchor: &str, games: &[PathBuf]) -> Result<()> {
+    let bad_anchor = || BadInput(format!("--anchor {anchor}: expected NAME=ELO, e.g. fsf5=4555"));
+    let (anchor_name, anchor_elo) = anchor.split_once('=').ok_or_else(bad_anchor)?;
+    let anchor_elo: f64 = anchor_elo.trim().parse().map_err(|_| bad_anchor())?;
+    let paths: Vec<&Path> = games.iter().map(PathBuf::as_path).collect();
+    let (names, results) = arena::ladder::pair_results_from_games(&paths).map_err(|e| BadInput(e.to_string()))?;
+    let Some(a) = names.iter().position(|n| n == anchor_name) else {
+        return Err(BadInput(format!("--anchor {anchor_name}: no such player in the games")).into());
+    };
+    if let Some(lone) = unconnected(&results, a).map(|i| &names[i]) {
+        return Err(
+            BadInput(format!("{lone} has no chain of games to {anchor_name}: its rating would be arbitrary")).into()
+        );
+    }
+    for i in 0..names.len() {
+        for j in i + 1..names.len() {
+            let w = results[i][j];
+            if w.games() > 0 {
+                println!(
+                    "fit: {} vs {}: {} games +{} ={} -{}",
+                    names[i],
+                    names[j],
+                    w.games(),
+                    w.wins,
+                    w.draws,
+                    w.losses
+                );
+            }
+        }
+    }
+    let ratings = arena::stats::ratings(&results, a);
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by(|&i, &j| ratings[i].total_cmp(&ratings[j]));
+    let mut below: Option<f64> = None;
+    for i in order {
+        let r = anchor_elo + ratings[i];
+        let step = below.map_or("-".to_string(), |b| format!("{:+.0}", r - b));
+        println!("fit: {} {:.0} (step {step})", names[i], r);
+        below = Some(r);
+    }
+    Ok(())
+}
+
+/// A player that no chain of games links to player `a`, if any.
+fn unconnected(results: &[Vec<Wdl>], a: usize) -> Option<usize> {
+    let mut seen = vec![false; results.len()];
+    let mut stack = vec![a];
+    seen[a] = true;
+    while let Some(i) = stack.pop() {
+        for j in 0..results.len() {
+            if !seen[j] && results[i][j].games() > 0 {
+                seen[j] = true;
+                stack.push(j);
+            }
+        }
+    }
+    seen.iter().position(|s| !s)
 }
