@@ -354,8 +354,22 @@ mod tests {
                 "fsf3",
                 "fsf5",
                 "gnushogi3",
-                "gps4",
-                "gps6"
+                "fsfn1000",
+                "fsfn1400",
+                "fsfn2000",
+                "fsfn2800",
+                "fsfn4000",
+                "fsfn5600",
+                "fsfn8000",
+                "fsfn11000",
+                "fsfn16000",
+                "fsfn22000",
+                "fsfn32000",
+                "fsfn45000",
+                "fsfn64000",
+                "fsfn90000",
+                "fsfn128000",
+                "gps4"
             ]
         );
         assert_eq!(l.rung("greedy").unwrap().elo, 2168.0);
@@ -365,6 +379,13 @@ mod tests {
         assert!(l.rungs.windows(2).all(|w| w[0].elo <= w[1].elo));
         let fsf1 = l.player_spec(l.rung("fsf1").unwrap()).unwrap();
         assert_eq!(fsf1.limit, Some(crate::TimeControl::Depth(1)));
+        let node_rung = l.player_spec(l.rung("fsfn8000").unwrap()).unwrap();
+        assert_eq!(node_rung.limit, Some(crate::TimeControl::Nodes(8000)));
+        // From fsf5 up the rungs are close enough to place a network between any two.
+        let fsf5 = l.rungs.iter().position(|r| r.name == "fsf5").unwrap();
+        for w in l.rungs[fsf5..].windows(2) {
+            assert!(w[1].elo - w[0].elo <= 250.0, "{} -> {}: a step over 250", w[0].name, w[1].name);
+        }
         assert!(Ladder::from_toml("tc = \"nodes=1\"\n[[rung]]\nname = \"a\"\nspec = \"foo\"\nelo = 1\n").is_err());
         assert!(
             Ladder::from_toml("tc = \"nodes=1\"\n[[rung]]\nname = \"a\"\nspec = \"random\"\nelo = 1\nx = 2\n").is_err()
