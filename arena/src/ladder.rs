@@ -257,22 +257,21 @@ pub fn finite_rating(results: &[(f64, Wdl)]) -> Option<f64> {
 /// that player's side, opponents in order of first appearance.
 pub fn results_from_games(paths: &[&Path], player: &str) -> Result<Vec<(String, Wdl)>, GamesFileError> {
     let mut out: Vec<(String, Wdl)> = Vec::new();
-    for path in paths {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| GamesFileError::Read { path: path.into(), source })?;
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let bad = |why: BadGameLine| GamesFileError::BadLine { path: path.into(), line: i + 1, why };
-            let Some((side, opponent, winner)) = game_line(line, player).map_err(bad)? else { continue };
-            let at = match out.iter().position(|(o, _)| *o == opponent) {
-                Some(k) => k,
-                None => {
-                    out.push((opponent, Wdl::default()));
-                    out.len() - 1
-                }
-            };
-            out[at].1.count(winner, side);
-        }
-    }
+    for_each_game(paths, |sente, gote, winner| {
+        let (side, opponent) = match (sente == player, gote == player) {
+            (true, false) => (rules::Color::Sente, gote),
+            (false, true) => (rules::Color::Gote, sente),
+            _ => return,
+        };
+        let at = match out.iter().position(|(o, _)| o == opponent) {
+            Some(k) => k,
+            None => {
+                out.push((opponent.to_string(), Wdl::default()));
+                out.len() - 1
+            }
+        };
+        out[at].1.count(winner, side);
+    })?;
     Ok(out)
 }
 
@@ -282,47 +281,40 @@ pub fn results_from_games(paths: &[&Path], player: &str) -> Result<Vec<(String, 
 pub fn pair_results_from_games(paths: &[&Path]) -> Result<(Vec<String>, Vec<Vec<Wdl>>), GamesFileError> {
     let mut names: Vec<String> = Vec::new();
     let mut results: Vec<Vec<Wdl>> = Vec::new();
-    let mut index = |name: &str, results: &mut Vec<Vec<Wdl>>| match names.iter().position(|n| n == name) {
-        Some(i) => i,
-        None => {
-            names.push(name.to_string());
-            results.iter_mut().for_each(|row| row.push(Wdl::default()));
-            results.push(vec![Wdl::default(); names.len()]);
-            names.len() - 1
-        }
-    };
+    for_each_game(paths, |sente, gote, winner| {
+        let mut index = |name: &str| match names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                names.push(name.to_string());
+                results.iter_mut().for_each(|row| row.push(Wdl::default()));
+                results.push(vec![Wdl::default(); names.len()]);
+                names.len() - 1
+            }
+        };
+        let (s, g) = (index(sente), index(gote));
+        results[s][g].count(winner, rules::Color::Sente);
+        results[g][s].count(winner, rules::Color::Gote);
+    })?;
+    Ok((names, results))
+}
+
+/// Calls `f` with (sente, gote, winner) of every game in `games.jsonl` files, in order;
+/// the first unreadable file or malformed line is the error.
+fn for_each_game(paths: &[&Path], mut f: impl FnMut(&str, &str, Option<rules::Color>)) -> Result<(), GamesFileError> {
     for path in paths {
         let text =
             std::fs::read_to_string(path).map_err(|source| GamesFileError::Read { path: path.into(), source })?;
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let bad = |why: BadGameLine| GamesFileError::BadLine { path: path.into(), line: i + 1, why };
             let row: serde_json::Value = serde_json::from_str(line).map_err(|e| bad(e.into()))?;
-            let field = |k: &'static str| row[k].as_str().ok_or(BadGameLine::Missing(k));
-            let (sente, gote, winner) = (field("sente"), field("gote"), field("winner"));
-            let (sente, gote, winner) = (sente.map_err(bad)?, gote.map_err(bad)?, winner.map_err(bad)?);
+            let field = |k: &'static str| row[k].as_str().ok_or(BadGameLine::Missing(k)).map_err(bad);
+            let (sente, gote, winner) = (field("sente")?, field("gote")?, field("winner")?);
             let winner =
                 crate::report::winner_of_word(winner).ok_or_else(|| bad(BadGameLine::Winner(winner.to_string())))?;
-            let (s, g) = (index(sente, &mut results), index(gote, &mut results));
-            results[s][g].count(winner, rules::Color::Sente);
-            results[g][s].count(winner, rules::Color::Gote);
+            f(sente, gote, winner);
         }
     }
-    Ok((names, results))
-}
-
-/// One line of `games.jsonl` from `player`'s side: its colour, the opponent and the
-/// winner; `None` when `player` did not play the game.
-fn game_line(line: &str, player: &str) -> Result<Option<(rules::Color, String, Option<rules::Color>)>, BadGameLine> {
-    let row: serde_json::Value = serde_json::from_str(line)?;
-    let field = |k: &'static str| row[k].as_str().ok_or(BadGameLine::Missing(k));
-    let (sente, gote, winner) = (field("sente")?, field("gote")?, field("winner")?);
-    let (side, opponent) = match (sente == player, gote == player) {
-        (true, false) => (rules::Color::Sente, gote),
-        (false, true) => (rules::Color::Gote, sente),
-        _ => return Ok(None),
-    };
-    let winner = crate::report::winner_of_word(winner).ok_or_else(|| BadGameLine::Winner(winner.to_string()))?;
-    Ok(Some((side, opponent.to_string(), winner)))
+    Ok(())
 }
 
 #[cfg(test)]
