@@ -330,7 +330,7 @@ impl Position {
     /// The royal the check rule protects for `color`, if the rule applies
     /// to that side now.
     #[inline]
-    pub(crate) fn checked_royal(&self, color: Color) -> Option<Square> {
+    pub fn checked_royal(&self, color: Color) -> Option<Square> {
         let r = &self.royals[color.index()];
         match self.t.spec.royal_rule {
             RoyalRule::Check if r.n >= 1 => Some(r.sq[0]),
@@ -356,7 +356,7 @@ impl Position {
 
     /// Like [`Position::attacked`], with the piece on `ignore` taken off the
     /// board (a king looking at the square it steps to).
-    pub(crate) fn attacked_ignoring(&self, sq: Square, by: Color, ignore: Square) -> bool {
+    pub fn attacked_ignoring(&self, sq: Square, by: Color, ignore: Square) -> bool {
         let t = self.t;
         let c = by.index();
         for (d, &(dx, dy)) in DIRS.iter().enumerate() {

@@ -91,18 +91,28 @@ fn piece_token(variant: Variant, token: &str, promoted: bool) -> Result<Piece, S
 
 /// The SFEN text of a piece, e.g. `+P`, `[gb]`.
 pub fn piece_code(variant: Variant, piece: Piece) -> String {
-    let code = variant.spec().kind(piece.kind()).map_or("?", |k| k.code);
     let mut s = String::new();
+    push_piece_code(&mut s, variant, piece);
+    s
+}
+
+/// Appends [`piece_code`] to `s` (without a `String` of its own: a position's SFEN is
+/// written for every sample of self-play).
+fn push_piece_code(s: &mut String, variant: Variant, piece: Piece) {
+    let code = variant.spec().kind(piece.kind()).map_or("?", |k| k.code);
     if piece.is_promoted() {
         s.push('+');
     }
-    let code = if piece.color() == Color::Sente { code.to_string() } else { code.to_ascii_lowercase() };
-    if code.len() > 1 {
-        write!(s, "[{code}]").unwrap();
-    } else {
-        s.push_str(&code);
+    let wide = code.len() > 1;
+    if wide {
+        s.push('[');
     }
-    s
+    for c in code.chars() {
+        s.push(if piece.color() == Color::Sente { c } else { c.to_ascii_lowercase() });
+    }
+    if wide {
+        s.push(']');
+    }
 }
 
 fn hand_kind(letter: char) -> Option<(Color, Kind)> {
@@ -397,7 +407,7 @@ impl Position {
                             write!(s, "{empty}").unwrap();
                             empty = 0;
                         }
-                        s.push_str(&piece_code(variant, p));
+                        push_piece_code(&mut s, variant, p);
                     }
                 }
             }

@@ -12,7 +12,7 @@
 
 use std::sync::OnceLock;
 
-use rules::{Color, Move, Piece, Position, Square, Variant};
+use rules::{Color, Kind, Move, Piece, Position, Square, Variant};
 
 /// For every piece code and offset (from the piece to a square): whether one move of
 /// the piece's reaches the square, pieces in between ignored.
@@ -136,6 +136,72 @@ impl CheckFilter {
             }
             Move::Lion { .. } => true,
         }
+    }
+}
+
+/// Up to [`Escapes::MAX`] squares next to the opponent's king that it could step to now:
+/// not its own pieces', and not attacked by the side to move with the king itself taken
+/// off the board (so that a slider's line through the king counts beyond it). A few are
+/// enough to tell most checks from mates, and each costs an attack test.
+pub(crate) struct Escapes {
+    squares: [Square; Escapes::MAX],
+    len: usize,
+}
+
+impl Escapes {
+    const MAX: usize = 2;
+}
+
+impl CheckFilter {
+    /// Some of the king's escapes ([`Escapes`]); `None` where the royal is not a king that steps
+    /// one square in the eight directions.
+    pub(crate) fn escapes(&self, pos: &Position) -> Option<Escapes> {
+        let us = pos.side_to_move();
+        let royal = pos.piece_at(self.king)?;
+        if royal.kind() != Kind::King || royal.is_promoted() {
+            return None;
+        }
+        let size = pos.spec().size as i32;
+        let mut escapes = Escapes { squares: [self.king; Escapes::MAX], len: 0 };
+        for (df, dr) in [(0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)] {
+            let (f, r) = (self.king.file() as i32 + df, self.king.rank() as i32 + dr);
+            if !(1..=size).contains(&f) || !(1..=size).contains(&r) {
+                continue;
+            }
+            let sq = Square::new(f as u8, r as u8);
+            if pos.piece_at(sq).is_some_and(|p| p.color() != us) || pos.attacked_ignoring(sq, us, self.king) {
+                continue;
+            }
+            escapes.squares[escapes.len] = sq;
+            escapes.len += 1;
+            if escapes.len == Escapes::MAX {
+                break;
+            }
+        }
+        Some(escapes)
+    }
+
+    /// False only for a move after which the king can still step to one of `escapes`, so
+    /// that it does not mate: every escape must be the move's destination, reached from
+    /// there by the piece moved (pieces in between ignored), or on a line with the square
+    /// it left (a slider it uncovers). Nothing else of the move adds an attack.
+    #[inline]
+    pub(crate) fn may_mate(&self, escapes: &Escapes, pos: &Position, mv: Move) -> bool {
+        let (code, to, from) = match mv {
+            Move::Normal { from, to, promote } => {
+                let Some(p) = pos.piece_at(from) else { return true };
+                ((if promote { p.promoted() } else { p }).code(), to, Some(from))
+            }
+            Move::Drop { kind, to } => (Piece::new(pos.side_to_move(), kind, false).code(), to, None),
+            Move::Lion { .. } => return true,
+        };
+        let in_line = |a: Square, b: Square| {
+            let (df, dr) = (a.file() as i32 - b.file() as i32, a.rank() as i32 - b.rank() as i32);
+            df == 0 || dr == 0 || df.abs() == dr.abs()
+        };
+        escapes.squares[..escapes.len]
+            .iter()
+            .all(|&sq| sq == to || self.reach.reaches(code, to, sq) || from.is_some_and(|from| in_line(from, sq)))
     }
 }
 

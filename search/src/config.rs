@@ -71,6 +71,14 @@ pub struct SearchConfig {
     /// Default 3. dlshogi: mate in 1 at every node plus a short mate search at leaves.
     /// Valid: 0, 1 or 3.
     pub mate_search_plies: u32,
+    /// The visit of a node (other than the root) at which the mate search above runs.
+    /// 1: at its expansion, before its network evaluation. 2: when the first simulation
+    /// after its evaluation passes through it, so that a node visited once, most of a
+    /// small search's leaves, costs no mate search (about a fifth of the tree's work per
+    /// leaf in self-play, `docs/performance.md`); a mate on the board then gets the
+    /// network's value at its first visit and its proof at the second. The root is
+    /// searched at its expansion either way. Default 1. Valid: 1 or 2.
+    pub mate_search_visit: u32,
     /// Virtual loss per in-flight simulation (several leaves of one tree at once; the USI
     /// engine's threads). Default 1.0. lc0: 1 (a visit counted as a loss). Valid: [0, 100].
     pub virtual_loss: f32,
@@ -146,6 +154,7 @@ impl Default for SearchConfig {
             gumbel_c_visit: 50.0,
             gumbel_c_scale: 1.0,
             mate_search_plies: 3,
+            mate_search_visit: 1,
             virtual_loss: 1.0,
             max_tree_mib: 256,
             leaf_material_mix: 0.0,
@@ -217,6 +226,7 @@ impl SearchConfig {
                 expected: "0, 1 or 3".into(),
             });
         }
+        check_whole("search.mate_search_visit", self.mate_search_visit as u64, 1, 2)?;
         real("virtual_loss", self.virtual_loss, Range::Closed(0.0, 100.0))?;
         check_whole("search.max_tree_mib", self.max_tree_mib as u64, 1, 1 << 20)?;
         real("leaf_material_mix", self.leaf_material_mix, Range::Closed(0.0, 1.0))?;

@@ -31,7 +31,7 @@ use std::ops::Range;
 
 use nn::encoding::Encoder;
 use nn::{EncodeTarget, Logits};
-use rules::{Color, EndRules, ImpasseRule, Move, Position, RoyalRule, Square};
+use rules::{EndRules, ImpasseRule, Move, Position, RoyalRule};
 
 use crate::checks::CheckFilter;
 use crate::config::SearchConfig;
@@ -119,6 +119,9 @@ pub struct Node {
     proof: Proof,
     /// Exact (value, draw) of a terminal node.
     terminal: (f32, f32),
+    /// Expanded without its mate search, which the next simulation through it runs
+    /// (`SearchConfig::mate_search_visit` 2).
+    mate_search_due: bool,
 }
 
 impl Node {
@@ -133,6 +136,7 @@ impl Node {
             state: State::Unexpanded,
             proof: Proof::Unknown,
             terminal: (0.0, 0.0),
+            mate_search_due: false,
         }
     }
 
@@ -294,26 +298,6 @@ fn enemy_royal_at(pos: &Position, sq: rules::Square) -> bool {
     }
 }
 
-/// The royal piece of `color` that [`Position::in_check`] looks at once `color` is to
-/// move, where a move of its opponent's that captures no royal leaves it on its square:
-/// its only royal under the check rule (standard shogi) and in sho with one royal; none
-/// otherwise (two royals in sho, none at all, dai's capture of every royal), where no
-/// move gives check. Only variants whose pieces move along the eight lines or by a
-/// fixed jumps have it, as [`CheckFilter`] asks.
-fn checked_royal(pos: &Position, color: Color) -> Option<Square> {
-    let single = match pos.spec().royal_rule {
-        RoyalRule::Check => true,
-        RoyalRule::CheckWhenSingleRoyal => false,
-        RoyalRule::CaptureAll => return None,
-    };
-    let royals = pos.royals(color);
-    match royals[..] {
-        [k] => Some(k),
-        [k, ..] if single => Some(k),
-        _ => None,
-    }
-}
-
 /// Index into `moves` (legal moves of the side to move at `pos`) of a move that wins at
 /// once: mates, captures the last royal (sho, dai), or under the try rule steps the king
 /// onto its try square. Bare-king wins are not looked for
@@ -322,7 +306,11 @@ pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRul
     let us = pos.side_to_move();
     let captures_count = pos.spec().royal_rule != RoyalRule::Check;
     let try_rule = end_rules.impasse == ImpasseRule::Try;
-    let checks = checked_royal(pos, us.opponent()).map(|king| CheckFilter::new(pos, king));
+    // The opponent's royal that a check attacks (none in dai, or in sho with two royals:
+    // no move gives check there), where a move that captures no royal leaves it.
+    let checks = pos.checked_royal(us.opponent()).map(|king| CheckFilter::new(pos, king));
+    // Its escapes, found at the first move that may give check.
+    let mut escapes = None;
     for (i, &mv) in moves.iter().enumerate() {
         let royal_capture = captures_count
             && match mv {
@@ -330,10 +318,13 @@ pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRul
                 Move::Lion { mid, to, .. } => enemy_royal_at(pos, mid) || enemy_royal_at(pos, to),
                 Move::Drop { .. } => false,
             };
-        // Without a royal capture or the try rule only a check can win: a move that
-        // cannot give check is not made.
-        if !royal_capture && !try_rule && !checks.as_ref().is_some_and(|c| c.may_give_check(pos, mv)) {
-            continue;
+        // Without a royal capture or the try rule only a mate can win: a move that
+        // cannot give check, or after which the king surely steps away, is not made.
+        if !royal_capture && !try_rule {
+            let Some(c) = checks.as_ref().filter(|c| c.may_give_check(pos, mv)) else { continue };
+            if escapes.get_or_insert_with(|| c.escapes(pos)).as_ref().is_some_and(|e| !c.may_mate(e, pos, mv)) {
+                continue;
+            }
         }
         let undo = pos.make(mv);
         let win = if royal_capture || pos.in_check() || (try_rule && pos.tried(us)) {
@@ -888,19 +879,19 @@ impl Tree {
         hooks: &mut H,
     ) -> Selected {
         let mut leaf = self.free_leaves.pop().unwrap_or_default();
-        let descended = self.descend(&mut leaf, hooks);
+        let descent = self.descend(&mut leaf, hooks);
         self.clock.lap(Phase::Descend);
-        if !descended {
+        let Some(newly_proven) = descent else {
             self.free_leaves.push(leaf);
             return Selected::Collision;
-        }
+        };
         self.started += 1;
         let node = leaf.node();
         self.nodes[node as usize].in_flight += 1;
         if let Some((v, d)) = self.known_result(node) {
             self.undo_path(&leaf);
             self.clock.lap(Phase::Descend);
-            return self.finish_exact(leaf, v, d, false);
+            return self.finish_exact(leaf, v, d, newly_proven);
         }
         // The legal moves first: the rules' end of the game asks whether there are any.
         encoder.legal_moves_indexed(&self.work, &mut self.moves_buf, &mut self.labels_buf);
@@ -930,24 +921,28 @@ impl Tree {
     /// Walks down from the root (its edge from `hooks` when they choose one, else PUCT)
     /// through expanded nodes, creating the children it enters, playing their moves on
     /// the working position and adding a virtual loss to each node it leaves; stops at the
-    /// first node that is unexpanded, terminal, proven or without moves. The path goes to
-    /// `leaf`. Returns false, with everything undone, when the path runs into a leaf still
-    /// waiting for its evaluation (a collision).
-    fn descend<H: TreeHooks + ?Sized>(&mut self, leaf: &mut Leaf, hooks: &mut H) -> bool {
+    /// first node that is unexpanded, terminal, proven (perhaps by its mate search, due at
+    /// this visit) or without moves. The path goes to `leaf`. Returns whether the mate
+    /// search proved the last node; `None`, with everything undone, when the path runs
+    /// into a leaf still waiting for its evaluation (a collision).
+    fn descend<H: TreeHooks + ?Sized>(&mut self, leaf: &mut Leaf, hooks: &mut H) -> Option<bool> {
         leaf.path.clear();
         leaf.path.push(0);
         let mut node = 0u32;
         loop {
             let n = self.nodes[node as usize];
             match n.state {
-                State::Unexpanded | State::Terminal => return true,
-                State::Expanded if n.proof != Proof::Unknown || n.edge_len == 0 => return true,
+                State::Unexpanded | State::Terminal => return Some(false),
+                State::Expanded if n.proof != Proof::Unknown || n.edge_len == 0 => return Some(false),
+                State::Expanded if n.mate_search_due && self.mate_search_on_revisit(node).is_some() => {
+                    return Some(true)
+                }
                 State::Pending => {
                     self.undo_path(leaf);
                     for &i in &leaf.path[..leaf.path.len() - 1] {
                         self.nodes[i as usize].in_flight -= 1;
                     }
-                    return false;
+                    return None;
                 }
                 State::Expanded => {
                     let e = match node {
@@ -1013,23 +1008,9 @@ impl Tree {
     /// proof of the root). A proven node gets uniform priors, so that it is well-formed
     /// if it is (or becomes) a root, and its proof, which is returned.
     fn prove_at_expansion<H: TreeHooks + ?Sized>(&mut self, node: u32, start: u32, hooks: &mut H) -> Option<Proof> {
-        let mut proven = if self.params.mate_search_plies >= 3 && self.work.in_check() && self.prove_evasions(start) {
-            // Every evasion allows an immediate win: a mate in 3 for the opponent's move.
-            Some(Proof::Loss(2))
-        } else if self.params.mate_search_plies >= 1 {
-            find_immediate_win(&mut self.work, &self.moves_buf, &self.end_rules).map(|i| {
-                let child = self.nodes.len() as u32;
-                let mut c = Node::new();
-                c.state = State::Terminal;
-                c.terminal = (-1.0, 0.0);
-                c.proof = Proof::Loss(0);
-                self.nodes.push(c);
-                self.edges[start as usize + i].child = child;
-                Proof::Win(1)
-            })
-        } else {
-            None
-        };
+        let defer = self.params.mate_search_visit >= 2 && self.params.mate_search_plies > 0 && node != 0;
+        let mut proven = if defer { None } else { self.mate_search(start) };
+        self.nodes[node as usize].mate_search_due = defer;
         if proven.is_none() && node != 0 {
             if let Some(line) = hooks.leaf_win(&self.work, &self.params) {
                 proven = self.prove_win_by(start, &line);
@@ -1046,6 +1027,45 @@ impl Tree {
         let nd = &mut self.nodes[node as usize];
         nd.state = State::Expanded;
         nd.proof = proof;
+        Some(proof)
+    }
+
+    /// The mate search (`mate_search_plies`) at the working position, whose legal moves are
+    /// in `moves_buf` and the edges from `start`: proves the node lost when every evasion of
+    /// a check allows an immediate win (a mate in 3 for the opponent), or won when one of
+    /// its moves wins at once (that edge gets a terminal child).
+    fn mate_search(&mut self, start: u32) -> Option<Proof> {
+        if self.params.mate_search_plies >= 3 && self.work.in_check() && self.prove_evasions(start) {
+            return Some(Proof::Loss(2));
+        }
+        if self.params.mate_search_plies == 0 {
+            return None;
+        }
+        let i = find_immediate_win(&mut self.work, &self.moves_buf, &self.end_rules)?;
+        let child = self.nodes.len() as u32;
+        let mut c = Node::new();
+        c.state = State::Terminal;
+        c.terminal = (-1.0, 0.0);
+        c.proof = Proof::Loss(0);
+        self.nodes.push(c);
+        self.edges[start as usize + i].child = child;
+        Some(Proof::Win(1))
+    }
+
+    /// The mate search that `node` (the working position, expanded and evaluated) put off
+    /// to this visit: its proof, now the node's, if it found one. Runs once, and only while
+    /// no edge has a child yet (a child is made by a simulation through the node, and the
+    /// first such runs this), so that the proofs' children are new nodes.
+    fn mate_search_on_revisit(&mut self, node: u32) -> Option<Proof> {
+        let n = self.nodes[node as usize];
+        self.nodes[node as usize].mate_search_due = false;
+        if self.edges[n.edges()].iter().any(|e| e.child != NONE) {
+            return None;
+        }
+        self.moves_buf.clear();
+        self.moves_buf.extend(self.edges[n.edges()].iter().map(|e| e.mv));
+        let proof = self.mate_search(n.edge_start)?;
+        self.nodes[node as usize].proof = proof;
         Some(proof)
     }
 
@@ -1551,6 +1571,116 @@ mod tests {
         assert_eq!(tree.edge(ei).mv.to_usi(), "G*5b");
         assert_eq!(tree.edge_proof(ei), Proof::Win(1));
         assert_eq!(tree.root_wdl(), [1.0, 0.0, 0.0]);
+    }
+
+    /// Whether some legal move of the side to move wins at once, found by making each
+    /// (no filter): the mate search's reference.
+    fn wins_at_once(pos: &mut Position, mv: Move) -> bool {
+        let us = pos.side_to_move();
+        pos.play(mv);
+        let win = pos.outcome(&EndRules::default()).is_some_and(|o| {
+            o.winner == Some(us)
+                && matches!(o.reason, rules::Reason::Checkmate | rules::Reason::NoMoves | rules::Reason::RoyalCapture)
+        });
+        pos.undo();
+        win
+    }
+
+    /// The mate search at expansion (its check filter and the king's escapes in front of
+    /// making a move) finds a winning move exactly where making every legal move finds
+    /// one: on the 120 mate problems of the cshogi fixture (mates in 1 and their first
+    /// plies), a mate by discovery, and every position of random games in standard and
+    /// sho shogi.
+    #[test]
+    fn the_mate_search_finds_a_win_where_making_every_move_does() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/mates-shogi.tsv");
+        let mut positions: Vec<Position> = Vec::new();
+        for line in std::fs::read_to_string(fixture).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+            let mut pos = Position::from_sfen(Variant::Shogi, line.split('\t').next().unwrap()).unwrap();
+            positions.push(pos.clone());
+            for mv in pos.legal_moves().into_iter().take(12) {
+                let mut next = pos.clone();
+                next.play(mv);
+                positions.push(next);
+            }
+            pos.play(pos.legal_moves()[0]);
+        }
+        // Mates by discovery alone: the silver's step off the file opens the rook's line onto
+        // the king and its one escape, on the silver's own file.
+        positions.push(Position::from_sfen(Variant::Shogi, "3lkl3/3p1p3/9/9/4S4/9/9/9/4R3K b - 1").unwrap());
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for variant in [Variant::Shogi, Variant::Sho] {
+            for game in 0..40 {
+                let mut pos = Position::startpos(variant);
+                for _ in 0..(60 + game * 4) {
+                    let legal = pos.legal_moves();
+                    if legal.is_empty() || pos.outcome(&EndRules::default()).is_some() {
+                        break;
+                    }
+                    positions.push(pos.clone());
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    pos.play(legal[(seed >> 33) as usize % legal.len()]);
+                }
+            }
+        }
+        let mut wins = 0;
+        for pos in &mut positions {
+            let moves = pos.legal_moves();
+            let found = find_immediate_win(pos, &moves, &EndRules::default());
+            let any = moves.iter().any(|&mv| wins_at_once(pos, mv));
+            assert_eq!(found.is_some(), any, "{}", pos.to_sfen());
+            if let Some(i) = found {
+                assert!(wins_at_once(pos, moves[i]), "{} does not win in {}", moves[i], pos.to_sfen());
+                wins += 1;
+            }
+        }
+        assert!(wins >= 100, "{wins} wins in {} positions", positions.len());
+    }
+
+    /// Descends the root edge it names.
+    struct RootEdge(u32);
+
+    impl TreeHooks for RootEdge {
+        fn root_edge(&mut self, _tree: &Tree) -> Option<u32> {
+            Some(self.0)
+        }
+    }
+
+    /// `mate_search_visit` 2: a position with a mate on the board gets the network's
+    /// evaluation at its first visit and its proof at its second. After gote's 1c1d
+    /// sente mates by G*5b; with the search at expansion (1) that child is proven at its
+    /// first visit, without an evaluation.
+    #[test]
+    fn the_mate_search_at_the_second_visit_proves_at_the_second_visit() {
+        let pos = Position::from_sfen(Variant::Shogi, "4k4/9/4P3p/9/9/9/9/9/4K4 w G 1").unwrap();
+        let enc = Encoder::new(Variant::Shogi);
+        let mut input = vec![0.0; enc.input_len()];
+        let policy = vec![0.0; enc.policy_size()];
+        for visit in [1, 2] {
+            let params = SearchConfig { mate_search_visit: visit, ..SearchConfig::default() };
+            let mut tree = Tree::new(params, EndRules::default(), &pos);
+            tree.begin_search();
+            let Selected::NeedsEval(root) = tree.select_leaf(&enc, &mut input, &mut ()) else { panic!("the root") };
+            tree.apply(root, &policy, [1.0 / 3.0; 3]);
+            let edges = tree.root_edges();
+            let i = tree.edges[edges.clone()].iter().position(|e| e.mv.to_usi() == "1c1d").unwrap();
+            let mut pick = RootEdge(i as u32);
+            let first = tree.select_leaf(&enc, &mut input, &mut pick);
+            let child = tree.edges[edges.start + i].child as usize;
+            match (visit, first) {
+                (1, Selected::Exact { depth: 1 }) => assert_eq!(tree.nodes[child].proof, Proof::Win(1)),
+                (2, Selected::NeedsEval(leaf)) => {
+                    tree.apply(leaf, &policy, [1.0 / 3.0; 3]);
+                    assert_eq!(tree.nodes[child].proof, Proof::Unknown, "evaluated, not yet proven");
+                    let second = tree.select_leaf(&enc, &mut input, &mut pick);
+                    assert!(matches!(second, Selected::Exact { depth: 1 }), "{second:?}");
+                    assert_eq!(tree.nodes[child].proof, Proof::Win(1));
+                    assert_eq!(tree.nodes[child].visits, 2);
+                }
+                (_, other) => panic!("visit {visit}: {other:?}"),
+            }
+            assert_eq!(tree.edge_proof(edges.start + i), Proof::Loss(2), "gote loses in 2 by that move");
+        }
     }
 
     /// The leaf material mix: with a network that knows nothing (uniform policy, value
