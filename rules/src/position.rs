@@ -51,8 +51,6 @@ pub struct Undo {
     hash: u64,
     royals: [Royals; 2],
     pawn_files: [u16; 2],
-    occupied: [U256; 2],
-    line_pieces: [U256; 2],
 }
 
 /// One ply of the game history.
@@ -453,8 +451,6 @@ impl Position {
             hash: self.hash,
             royals: self.royals,
             pawn_files: self.pawn_files,
-            occupied: self.occupied,
-            line_pieces: self.line_pieces,
         };
         let mut undo = undo;
         let us = self.side;
@@ -504,43 +500,51 @@ impl Position {
         undo
     }
 
-    /// Takes back `mv`, made by [`Position::make`] with result `undo`.
+    /// Takes back `mv`, made by [`Position::make`] with result `undo`. The occupancy bits
+    /// are toggled back square by square (an undo without them is a quarter the size:
+    /// the tree plays and takes back a move at every ply of every descent).
     pub fn unmake(&mut self, mv: Move, undo: Undo) {
         let us = self.side.opponent();
         self.side = us;
-        let them = us.opponent();
+        // Puts back what stood on `sq` before the move (a capture returns from the hand).
         let restore = |pos: &mut Position, sq: Square, code: u8| {
             pos.set_code(sq, code);
-            if code != EMPTY && pos.t.spec.drops {
-                let kind = Piece(code).kind() as usize;
-                pos.hands[us.index()][kind] -= 1;
+            if code != EMPTY {
+                pos.toggle_occupied(sq, code);
+                if pos.t.spec.drops {
+                    let kind = Piece(code).kind() as usize;
+                    pos.hands[us.index()][kind] -= 1;
+                }
             }
+        };
+        // Moves the piece on `to` back to `from`, as `code`.
+        let step_back = |pos: &mut Position, from: Square, to: Square, code: u8| {
+            pos.toggle_occupied(to, pos.board[to.index()]);
+            pos.set_code(from, code);
+            pos.toggle_occupied(from, code);
         };
         match mv {
             Move::Normal { from, to, promote } => {
                 let code = self.board[to.index()];
-                self.set_code(from, if promote { code & !1 } else { code });
+                step_back(self, from, to, if promote { code & !1 } else { code });
                 restore(self, to, undo.captured);
             }
             Move::Drop { kind, to } => {
+                self.toggle_occupied(to, self.board[to.index()]);
                 self.set_code(to, EMPTY);
                 self.hands[us.index()][kind as usize] += 1;
             }
             Move::Lion { from, mid, to } => {
                 if to != from {
-                    let code = self.board[to.index()];
-                    self.set_code(from, code);
+                    step_back(self, from, to, self.board[to.index()]);
                     restore(self, to, undo.captured);
                 }
                 restore(self, mid, undo.captured_mid);
             }
         }
-        let _ = them;
         self.hash = undo.hash;
         self.royals = undo.royals;
         self.pawn_files = undo.pawn_files;
-        self.occupied = undo.occupied;
-        self.line_pieces = undo.line_pieces;
     }
 
     /// Plays a legal move and records it in the game history (for
@@ -581,6 +585,38 @@ impl Position {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `unmake` toggles the occupancy bits back instead of restoring a copy: after every
+    /// legal move of random games in the three variants (captures, promotions, drops, lion
+    /// moves), the bits after `make` are those rebuilt from the board, and after `unmake`
+    /// the position's every field is as before.
+    #[test]
+    fn make_and_unmake_keep_the_occupancy_bits() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for variant in [Variant::Shogi, Variant::Sho, Variant::Dai] {
+            for game in 0..6 {
+                let mut pos = Position::startpos(variant);
+                for _ in 0..(80 + game * 30) {
+                    let legal = pos.legal_moves();
+                    if legal.is_empty() {
+                        break;
+                    }
+                    for &mv in &legal {
+                        let before = (pos.board, pos.dense_board, pos.occupied, pos.line_pieces, pos.hands, pos.hash);
+                        let undo = pos.make(mv);
+                        let mut rebuilt = pos.clone();
+                        rebuilt.recompute_occupancy();
+                        assert_eq!((pos.occupied, pos.line_pieces), (rebuilt.occupied, rebuilt.line_pieces), "{mv}");
+                        pos.unmake(mv, undo);
+                        let after = (pos.board, pos.dense_board, pos.occupied, pos.line_pieces, pos.hands, pos.hash);
+                        assert!(before == after, "{variant}: {mv} in {}", pos.to_sfen());
+                    }
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    pos.play(legal[(seed >> 33) as usize % legal.len()]);
+                }
+            }
+        }
+    }
 
     #[test]
     fn board_hash_leaves_the_hands_out() {
