@@ -303,6 +303,11 @@ fn enemy_royal_at(pos: &Position, sq: rules::Square) -> bool {
 /// onto its try square. Bare-king wins are not looked for
 /// (they are found when reached). `pos` is restored.
 pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRules) -> Option<usize> {
+    first_immediate_win(pos, moves.iter().copied(), end_rules)
+}
+
+/// [`find_immediate_win`] over the moves as they come (a node's edges).
+fn first_immediate_win(pos: &mut Position, moves: impl Iterator<Item = Move>, end_rules: &EndRules) -> Option<usize> {
     let us = pos.side_to_move();
     let captures_count = pos.spec().royal_rule != RoyalRule::Check;
     let try_rule = end_rules.impasse == ImpasseRule::Try;
@@ -311,7 +316,7 @@ pub fn find_immediate_win(pos: &mut Position, moves: &[Move], end_rules: &EndRul
     let checks = pos.checked_royal(us.opponent()).map(|king| CheckFilter::new(pos, king));
     // Its escapes, found at the first move that may give check.
     let mut escapes = None;
-    for (i, &mv) in moves.iter().enumerate() {
+    for (i, mv) in moves.enumerate() {
         let royal_capture = captures_count
             && match mv {
                 Move::Normal { to, .. } => enemy_royal_at(pos, to),
@@ -1009,7 +1014,7 @@ impl Tree {
     /// if it is (or becomes) a root, and its proof, which is returned.
     fn prove_at_expansion<H: TreeHooks + ?Sized>(&mut self, node: u32, start: u32, hooks: &mut H) -> Option<Proof> {
         let defer = self.params.mate_search_visit >= 2 && self.params.mate_search_plies > 0 && node != 0;
-        let mut proven = if defer { None } else { self.mate_search(start) };
+        let mut proven = if defer { None } else { self.mate_search(start, self.moves_buf.len()) };
         self.nodes[node as usize].mate_search_due = defer;
         if proven.is_none() && node != 0 {
             if let Some(line) = hooks.leaf_win(&self.work, &self.params) {
@@ -1031,17 +1036,19 @@ impl Tree {
     }
 
     /// The mate search (`mate_search_plies`) at the working position, whose legal moves are
-    /// in `moves_buf` and the edges from `start`: proves the node lost when every evasion of
-    /// a check allows an immediate win (a mate in 3 for the opponent), or won when one of
-    /// its moves wins at once (that edge gets a terminal child).
-    fn mate_search(&mut self, start: u32) -> Option<Proof> {
-        if self.params.mate_search_plies >= 3 && self.work.in_check() && self.prove_evasions(start) {
+    /// the `len` edges from `start`: proves the node lost when every evasion of a check
+    /// allows an immediate win (a mate in 3 for the opponent), or won when one of its moves
+    /// wins at once (that edge gets a terminal child).
+    fn mate_search(&mut self, start: u32, len: usize) -> Option<Proof> {
+        let edges = start as usize..start as usize + len;
+        if self.params.mate_search_plies >= 3 && self.work.in_check() && self.prove_evasions(edges.clone()) {
             return Some(Proof::Loss(2));
         }
         if self.params.mate_search_plies == 0 {
             return None;
         }
-        let i = find_immediate_win(&mut self.work, &self.moves_buf, &self.end_rules)?;
+        let moves = self.edges[edges].iter().map(|e| e.mv);
+        let i = first_immediate_win(&mut self.work, moves, &self.end_rules)?;
         let child = self.nodes.len() as u32;
         let mut c = Node::new();
         c.state = State::Terminal;
@@ -1053,18 +1060,18 @@ impl Tree {
     }
 
     /// The mate search that `node` (the working position, expanded and evaluated) put off
-    /// to this visit: its proof, now the node's, if it found one. Runs once, and only while
-    /// no edge has a child yet (a child is made by a simulation through the node, and the
-    /// first such runs this), so that the proofs' children are new nodes.
+    /// to this visit: its proof, now the node's, if it found one. Runs once, at the first
+    /// simulation through the node, before which no edge has a child (children are made
+    /// by simulations through it), so that the proofs' children are new nodes; a root
+    /// that was an inner node (a reused tree) keeps its children and is not searched.
     fn mate_search_on_revisit(&mut self, node: u32) -> Option<Proof> {
         let n = self.nodes[node as usize];
         self.nodes[node as usize].mate_search_due = false;
-        if self.edges[n.edges()].iter().any(|e| e.child != NONE) {
+        if node == 0 {
             return None;
         }
-        self.moves_buf.clear();
-        self.moves_buf.extend(self.edges[n.edges()].iter().map(|e| e.mv));
-        let proof = self.mate_search(n.edge_start)?;
+        debug_assert!(self.edges[n.edges()].iter().all(|e| e.child == NONE));
+        let proof = self.mate_search(n.edge_start, n.edge_len as usize)?;
         self.nodes[node as usize].proof = proof;
         Some(proof)
     }
@@ -1123,16 +1130,15 @@ impl Tree {
         Selected::Exact { depth }
     }
 
-    /// The side to move at `work` is in check and its evasions are in `moves_buf` (edges
-    /// from `start`): gives every evasion after which the opponent wins at once a child
-    /// node proven lost (in 1) for the side to move. Returns whether all evasions are
-    /// such. An evasion that ends the game itself (a fourfold repetition, which the
-    /// opponent's perpetual check loses, or the length limit) is left to be found
-    /// terminal when visited. `moves_buf` is kept.
-    fn prove_evasions(&mut self, start: u32) -> bool {
+    /// The side to move at `work` is in check and its evasions are the `edges`: gives
+    /// every evasion after which the opponent wins at once a child node proven lost (in
+    /// 1) for the side to move. Returns whether all evasions are such. An evasion that ends
+    /// the game itself (a fourfold repetition, which the opponent's perpetual check loses,
+    /// or the length limit) is left to be found terminal when visited.
+    fn prove_evasions(&mut self, edges: Range<usize>) -> bool {
         let mut all = true;
-        for i in 0..self.moves_buf.len() {
-            self.work.play(self.moves_buf[i]);
+        for ei in edges {
+            self.work.play(self.edges[ei].mv);
             // The costlier test (the rules' end of the game counts every legal move) last.
             self.work.generate_legal(&mut self.evasion_buf);
             let win = find_immediate_win(&mut self.work, &self.evasion_buf, &self.end_rules).is_some()
@@ -1144,7 +1150,7 @@ impl Tree {
                 c.state = State::Expanded;
                 c.proof = Proof::Win(1);
                 self.nodes.push(c);
-                self.edges[start as usize + i].child = child;
+                self.edges[ei].child = child;
             } else {
                 all = false;
             }
