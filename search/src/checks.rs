@@ -9,6 +9,10 @@
 //! for a move that checks, true for few that do not. For variants whose pieces move
 //! along the eight lines or by fixed jumps (standard and sho shogi); lion moves are
 //! always let through.
+//!
+//! Of the checks, most cannot mate: the king steps away. [`Escapes`] notes a few squares
+//! it could step to now, and [`CheckFilter::may_mate`] lets through only the moves that
+//! could take all of them away, so that the mate search makes few moves at all.
 
 use std::sync::OnceLock;
 
