@@ -422,7 +422,7 @@ impl PlayerTree {
             return None;
         }
         let mut pos = self.tree.root_position().clone();
-        let end_rules = self.tree.end_rules().clone();
+        let end_rules = *self.tree.end_rules();
         let candidates: Vec<(Move, f64)> = edges
             .iter()
             .map(|&(ei, _)| {

@@ -1131,10 +1131,10 @@ impl Tree {
     }
 
     /// The side to move at `work` is in check and its evasions are the `edges`: gives
-    /// every evasion after which the opponent wins at once a child node proven lost (in
-    /// 1) for the side to move. Returns whether all evasions are such. An evasion that ends
-    /// the game itself (a fourfold repetition, which the opponent's perpetual check loses,
-    /// or the length limit) is left to be found terminal when visited.
+    /// every evasion after which the opponent wins at once a child node proven lost in one
+    /// ply for the side to move. Returns whether all evasions are such. An evasion that
+    /// ends the game itself (a fourfold repetition, which the opponent's perpetual check
+    /// loses, or the length limit) is left to be found terminal when visited.
     fn prove_evasions(&mut self, edges: Range<usize>) -> bool {
         let mut all = true;
         for ei in edges {
