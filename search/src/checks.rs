@@ -85,6 +85,9 @@ impl Reach {
     }
 }
 
+/// The eight lines from a square, as (file, rank) steps: a slider's rays, a king's steps.
+const LINES: [(i32, i32); 8] = [(0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)];
+
 /// The moves of the side to move at one position that may give check to the opponent's
 /// royal on `king`.
 pub(crate) struct CheckFilter {
@@ -102,8 +105,7 @@ impl CheckFilter {
         let size = pos.spec().size as i32;
         let mut discoverers = [None; 8];
         let at = |f: i32, r: i32| (1..=size).contains(&f) && (1..=size).contains(&r);
-        let dirs = [(0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)];
-        for (slot, (df, dr)) in discoverers.iter_mut().zip(dirs) {
+        for (slot, (df, dr)) in discoverers.iter_mut().zip(LINES) {
             let (mut f, mut r) = (king.file() as i32, king.rank() as i32);
             let mut blocker = None;
             loop {
@@ -167,7 +169,7 @@ impl CheckFilter {
         }
         let size = pos.spec().size as i32;
         let mut escapes = Escapes { squares: [self.king; Escapes::MAX], len: 0 };
-        for (df, dr) in [(0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)] {
+        for (df, dr) in LINES {
             let (f, r) = (self.king.file() as i32 + df, self.king.rank() as i32 + dr);
             if !(1..=size).contains(&f) || !(1..=size).contains(&r) {
                 continue;
@@ -212,38 +214,28 @@ impl CheckFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rules::EndRules;
+    use crate::test_games::random_game_positions;
 
     /// Over positions of random games in standard and sho shogi: every legal move that
     /// gives check passes the filter, and the filter lets few others through.
     #[test]
     fn every_checking_move_passes_the_filter() {
         for variant in [Variant::Shogi, Variant::Sho] {
-            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
             let (mut checks, mut passed, mut moves) = (0, 0, 0);
-            for game in 0..60 {
-                let mut pos = Position::startpos(variant);
-                for _ in 0..(40 + game * 3) {
-                    let legal = pos.legal_moves();
-                    if legal.is_empty() || pos.outcome(&EndRules::default()).is_some() {
-                        break;
+            for mut pos in random_game_positions(variant, 0x9E37_79B9_7F4A_7C15, 60, |game| 40 + game * 3) {
+                let them = pos.side_to_move().opponent();
+                if let [king] = pos.royals(them)[..] {
+                    let filter = CheckFilter::new(&pos, king);
+                    for mv in pos.legal_moves() {
+                        let undo = pos.make(mv);
+                        let check = pos.in_check();
+                        pos.unmake(mv, undo);
+                        let pass = filter.may_give_check(&pos, mv);
+                        assert!(pass || !check, "{variant}: {mv} checks in {}", pos.to_sfen());
+                        checks += check as u32;
+                        passed += pass as u32;
+                        moves += 1;
                     }
-                    let them = pos.side_to_move().opponent();
-                    if let [king] = pos.royals(them)[..] {
-                        let filter = CheckFilter::new(&pos, king);
-                        for &mv in &legal {
-                            let undo = pos.make(mv);
-                            let check = pos.in_check();
-                            pos.unmake(mv, undo);
-                            let pass = filter.may_give_check(&pos, mv);
-                            assert!(pass || !check, "{variant}: {mv} checks in {}", pos.to_sfen());
-                            checks += check as u32;
-                            passed += pass as u32;
-                            moves += 1;
-                        }
-                    }
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    pos.play(legal[(seed >> 33) as usize % legal.len()]);
                 }
             }
             assert!(checks > 100, "{variant}: {checks} checks");

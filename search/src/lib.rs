@@ -43,6 +43,8 @@ pub mod root_mate;
 pub mod root_policy;
 pub mod stop;
 pub mod tactics;
+#[cfg(test)]
+mod test_games;
 pub mod time;
 pub mod tree;
 

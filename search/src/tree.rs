@@ -1614,20 +1614,10 @@ mod tests {
         // Mates by discovery alone: the silver's step off the file opens the rook's line onto
         // the king and its one escape, on the silver's own file.
         positions.push(Position::from_sfen(Variant::Shogi, "3lkl3/3p1p3/9/9/4S4/9/9/9/4R3K b - 1").unwrap());
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
         for variant in [Variant::Shogi, Variant::Sho] {
-            for game in 0..40 {
-                let mut pos = Position::startpos(variant);
-                for _ in 0..(60 + game * 4) {
-                    let legal = pos.legal_moves();
-                    if legal.is_empty() || pos.outcome(&EndRules::default()).is_some() {
-                        break;
-                    }
-                    positions.push(pos.clone());
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    pos.play(legal[(seed >> 33) as usize % legal.len()]);
-                }
-            }
+            positions.extend(crate::test_games::random_game_positions(variant, 0x2545_F491_4F6C_DD1D, 40, |game| {
+                60 + game * 4
+            }));
         }
         let mut wins = 0;
         for pos in &mut positions {
