@@ -149,32 +149,23 @@ pub(crate) fn expand(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_games::random_game_positions;
     use rules::Variant;
 
     /// The filter lets every checking move through: compare with making every move.
     #[test]
     fn the_check_filter_misses_no_check() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
         let mut checks_seen = 0;
-        for _game in 0..30 {
-            let mut pos = Position::startpos(Variant::Shogi);
-            for _ply in 0..160 {
-                let moves = pos.legal_moves();
-                if moves.is_empty() {
-                    break;
+        for mut pos in random_game_positions(Variant::Shogi, 0x2545_F491_4F6C_DD1D, 30, |_| 160) {
+            let king = pos.royals(pos.side_to_move().opponent())[0];
+            for mv in pos.legal_moves() {
+                let undo = pos.make(mv);
+                let check = pos.in_check();
+                pos.unmake(mv, undo);
+                if check {
+                    checks_seen += 1;
+                    assert!(mv.may_give_check(king), "{mv} checks in {}", pos.to_sfen());
                 }
-                let king = pos.royals(pos.side_to_move().opponent())[0];
-                for &mv in &moves {
-                    let undo = pos.make(mv);
-                    let check = pos.in_check();
-                    pos.unmake(mv, undo);
-                    if check {
-                        checks_seen += 1;
-                        assert!(mv.may_give_check(king), "{mv} checks in {}", pos.to_sfen());
-                    }
-                }
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                pos.play(moves[(seed >> 33) as usize % moves.len()]);
             }
         }
         assert!(checks_seen > 500, "the games should have checks: {checks_seen}");
