@@ -148,7 +148,6 @@ pub(crate) fn expand(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::test_games::random_game_positions;
     use rules::Variant;
 
