@@ -282,20 +282,35 @@ pub fn pair_results_from_games(paths: &[&Path]) -> Result<(Vec<String>, Vec<Vec<
     let mut names: Vec<String> = Vec::new();
     let mut results: Vec<Vec<Wdl>> = Vec::new();
     for_each_game(paths, |sente, gote, winner| {
-        let mut index = |name: &str| match names.iter().position(|n| n == name) {
-            Some(i) => i,
-            None => {
-                names.push(name.to_string());
-                results.iter_mut().for_each(|row| row.push(Wdl::default()));
-                results.push(vec![Wdl::default(); names.len()]);
-                names.len() - 1
-            }
-        };
-        let (s, g) = (index(sente), index(gote));
+        let (s, g) = (player_index(&mut names, &mut results, sente), player_index(&mut names, &mut results, gote));
         results[s][g].count(winner, rules::Color::Sente);
         results[g][s].count(winner, rules::Color::Gote);
     })?;
     Ok((names, results))
+}
+
+/// Adds A's record `w` against B (and B's against A) to a table of
+/// [`pair_results_from_games`]: a published result whose games are not at hand.
+pub fn add_pair_record(names: &mut Vec<String>, results: &mut Vec<Vec<Wdl>>, a: &str, b: &str, w: Wdl) {
+    let (i, j) = (player_index(names, results, a), player_index(names, results, b));
+    let add = |slot: &mut Wdl, w: Wdl| {
+        slot.wins += w.wins;
+        slot.draws += w.draws;
+        slot.losses += w.losses;
+    };
+    add(&mut results[i][j], w);
+    add(&mut results[j][i], Wdl { wins: w.losses, draws: w.draws, losses: w.wins });
+}
+
+/// The player's row in the pair table, a new row and column when it is not there yet.
+fn player_index(names: &mut Vec<String>, results: &mut Vec<Vec<Wdl>>, name: &str) -> usize {
+    if let Some(i) = names.iter().position(|n| n == name) {
+        return i;
+    }
+    names.push(name.to_string());
+    results.iter_mut().for_each(|row| row.push(Wdl::default()));
+    results.push(vec![Wdl::default(); names.len()]);
+    names.len() - 1
 }
 
 /// Calls `f` with (sente, gote, winner) of every game in `games.jsonl` files, in order;

@@ -19,7 +19,8 @@
 //! - opening files: `dataio::openings` ([`Opening`], [`load_openings`], re-exported here).
 //! - [`stats`]: Elo, intervals, LOS, SPRT, ratings ([`Wdl`]).
 //! - [`ladder`]: the ladder of reference players (`arena/ladder.toml`) and a player's
-//!   placement on it.
+//!   placement on it; [`pair_records`]: the measured pairs its ratings rest on
+//!   (`arena/ladder-pairs.toml`).
 //! - [`report`]: `games.jsonl`, KIF/CSA records, `report.md`, the tables, and for a
 //!   series of checkpoints the chart of Elo against training step (`elo.png`, `elo.svg`,
 //!   drawn by the `charts` crate).
@@ -31,6 +32,7 @@ pub mod game;
 pub mod koma_player;
 pub mod ladder;
 pub mod network_match;
+pub mod pair_records;
 pub mod player;
 pub mod process;
 pub mod report;

@@ -5,18 +5,21 @@
 //! ```text
 //! koma ladder rungs [--ladder FILE]       `# variant V`, `# tc TC`, then NAME ELO SPEC
 //! koma ladder place --player NAME [--ladder FILE] GAMES.jsonl...
-//! koma ladder fit --anchor NAME=ELO GAMES.jsonl...
+//! koma ladder fit --anchor NAME=ELO [--records FILE]... [--record A,B=W-D-L]... [GAMES.jsonl...]
 //! ```
 //!
 //! `place` prints one line per rung played, then `ladder: NAME ELO [LOW, HIGH] ...`: the
 //! maximum-likelihood rating against the rungs' fixed Elo with its 95% interval
 //! (`arena::ladder::place`). `fit` rates every player of the games together (the ratings
-//! a ladder table's `elo` takes, from matches played apart), one player held at its Elo.
+//! a ladder table's `elo` takes, from matches played apart), one player held at its Elo;
+//! `--records` (a file such as `arena/ladder-pairs.toml`) and `--record` add pairs' results
+//! whose games are not at hand.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
+use arena::pair_records::PairRecord;
 use arena::{Ladder, Placement, Wdl};
 use clap::{Args, Subcommand};
 
@@ -56,8 +59,16 @@ enum LadderCommand {
         /// The player whose rating is held, and its Elo: `fsf5=4555`.
         #[arg(long)]
         anchor: String,
+        /// A pair's result whose games are not at hand, from A's side: `fsfn1024000,gps4=24-1-15`
+        /// (A won 24, drew 1, lost 15). Repeatable; added to the games' records.
+        #[arg(long = "record", value_name = "A,B=W-D-L")]
+        records: Vec<String>,
+        /// A file of pair records (`arena/ladder-pairs.toml`: the pairs behind the shipped
+        /// ladder). Repeatable.
+        #[arg(long = "records", value_name = "FILE")]
+        record_files: Vec<PathBuf>,
         /// games.jsonl files written by `koma arena`.
-        #[arg(required = true)]
+        #[arg(required_unless_present_any = ["records", "record_files"])]
         games: Vec<PathBuf>,
     },
 }
@@ -126,17 +137,30 @@ pub fn ladder(args: LadderArgs) -> Result<ExitCode> {
                 p.games
             );
         }
-        LadderCommand::Fit { anchor, games } => fit(&anchor, &games)?,
+        LadderCommand::Fit { anchor, records, record_files, games } => {
+            let mut pairs = Vec::new();
+            for path in &record_files {
+                pairs.extend(arena::pair_records::load(path).map_err(|e| BadInput(e.to_string()))?);
+            }
+            for text in &records {
+                pairs.push(text.parse().map_err(|e: arena::pair_records::PairRecordError| BadInput(e.to_string()))?);
+            }
+            fit(&anchor, &pairs, &games)?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn fit(anchor: &str, games: &[PathBuf]) -> Result<()> {
+fn fit(anchor: &str, records: &[PairRecord], games: &[PathBuf]) -> Result<()> {
     let bad_anchor = || BadInput(format!("--anchor {anchor}: expected NAME=ELO, e.g. fsf5=4555"));
     let (anchor_name, anchor_elo) = anchor.split_once('=').ok_or_else(bad_anchor)?;
     let anchor_elo: f64 = anchor_elo.trim().parse().map_err(|_| bad_anchor())?;
     let paths: Vec<&Path> = games.iter().map(PathBuf::as_path).collect();
-    let (names, results) = arena::ladder::pair_results_from_games(&paths).map_err(|e| BadInput(e.to_string()))?;
+    let (mut names, mut results) =
+        arena::ladder::pair_results_from_games(&paths).map_err(|e| BadInput(e.to_string()))?;
+    for r in records {
+        arena::ladder::add_pair_record(&mut names, &mut results, &r.a, &r.b, r.wdl);
+    }
     let Some(a) = names.iter().position(|n| n == anchor_name) else {
         return Err(BadInput(format!("--anchor {anchor_name}: no such player in the games")).into());
     };

@@ -52,3 +52,43 @@ fn a_chain_of_matches_is_rated_from_the_anchor_up() {
     std::fs::write(&apart, games("x", "y", 2, 1).join("\n")).unwrap();
     refused(&["ladder", "fit", "--anchor", "low=0", one, apart.to_str().unwrap()], "no chain of games to low");
 }
+
+#[test]
+fn a_published_record_counts_as_its_games() {
+    let dir = scratch("ladder-fit-record");
+    let (one, two) = (dir.join("one.jsonl"), dir.join("two.jsonl"));
+    std::fs::write(&one, games("low", "mid", 40, 10).join("\n")).unwrap();
+    std::fs::write(&two, games("mid", "high", 40, 10).join("\n")).unwrap();
+    let (one, two) = (one.to_str().unwrap(), two.to_str().unwrap());
+    let ratings = |o: &std::process::Output| -> Vec<String> {
+        assert!(o.status.success(), "{}", stderr(o));
+        stdout(o).lines().filter(|l| l.contains("(step")).map(String::from).collect()
+    };
+    let from_games = ratings(&koma(&["ladder", "fit", "--anchor", "low=1000", one, two], ""));
+    // mid's 10-0-30 against high, written from either side, and both pairs as records alone.
+    let from_record =
+        ratings(&koma(&["ladder", "fit", "--anchor", "low=1000", "--record", "mid,high=10-0-30", one], ""));
+    let mirrored = ratings(&koma(&["ladder", "fit", "--anchor", "low=1000", "--record", "high,mid=30-0-10", one], ""));
+    let records_only = ratings(&koma(
+        &["ladder", "fit", "--anchor", "low=1000", "--record", "low,mid=10-0-30", "--record", "mid,high=10-0-30"],
+        "",
+    ));
+    assert_eq!(from_record, from_games);
+    assert_eq!(mirrored, from_games);
+    assert_eq!(records_only, from_games);
+    let file = dir.join("pairs.toml");
+    let pairs =
+        "format = 1\n[[match]]\nname = \"m\"\ndate = \"today\"\npairs = [\"low,mid=10-0-30\", \"mid,high=10-0-30\"]\n";
+    std::fs::write(&file, pairs).unwrap();
+    let from_file = ratings(&koma(&["ladder", "fit", "--anchor", "low=1000", "--records", file.to_str().unwrap()], ""));
+    assert_eq!(from_file, from_games);
+    // A different record moves the rating: the record is read, not ignored.
+    let other = ratings(&koma(&["ladder", "fit", "--anchor", "low=1000", "--record", "mid,high=20-0-20", one], ""));
+    assert_ne!(other, from_games);
+
+    for bad in ["mid,high=10-30", "mid=10-0-30", "mid,high=a-0-30", "mid,mid=1-0-1", "mid,high=0-0-0"] {
+        let o = koma(&["ladder", "fit", "--anchor", "low=1000", "--record", bad, one], "");
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains("expected A,B=W-D-L"), "{bad}: {}", stderr(&o));
+    }
+}
