@@ -20,7 +20,7 @@
 //! - [`stats`]: Elo, intervals, LOS, SPRT, ratings ([`Wdl`]).
 //! - [`ladder`]: the ladder of reference players (`arena/ladder.toml`) and a player's
 //!   placement on it; [`pair_records`]: the measured pairs its ratings rest on
-//!   (`arena/ladder-pairs.toml`).
+//!   (`arena/rung-pairs.toml`).
 //! - [`report`]: `games.jsonl`, KIF/CSA records, `report.md`, the tables, and for a
 //!   series of checkpoints the chart of Elo against training step (`elo.png`, `elo.svg`,
 //!   drawn by the `charts` crate).

@@ -1,4 +1,4 @@
-//! The measured pairs behind a ladder's ratings (`arena/ladder-pairs.toml`): each match's
+//! The measured pairs behind a ladder's ratings (`arena/rung-pairs.toml`): each match's
 //! W-D-L per pair, so that `koma ladder fit --records FILE` rates the rungs again from the
 //! repository alone, whatever became of the matches' `games.jsonl`.
 //!
@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::stats::Wdl;
 
-const SHIPPED: &str = include_str!("../ladder-pairs.toml");
+const SHIPPED: &str = include_str!("../rung-pairs.toml");
 
 /// The file format this build reads.
 pub const FORMAT: u32 = 1;
@@ -100,9 +100,9 @@ pub fn load(path: &Path) -> Result<Vec<PairRecord>, PairRecordError> {
     from_toml(&text).map_err(|e| PairRecordError::File { path: path.into(), source: Box::new(e) })
 }
 
-/// The pairs behind the shipped shogi ladder (`arena/ladder-pairs.toml`, built in).
+/// The pairs behind the shipped shogi ladder (`arena/rung-pairs.toml`, built in).
 pub fn shipped() -> Vec<PairRecord> {
-    from_toml(SHIPPED).expect("arena/ladder-pairs.toml is valid")
+    from_toml(SHIPPED).expect("arena/rung-pairs.toml is valid")
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! maximum-likelihood rating against the rungs' fixed Elo with its 95% interval
 //! (`arena::ladder::place`). `fit` rates every player of the games together (the ratings
 //! a ladder table's `elo` takes, from matches played apart), one player held at its Elo;
-//! `--records` (a file such as `arena/ladder-pairs.toml`) and `--record` add pairs' results
+//! `--records` (a file such as `arena/rung-pairs.toml`) and `--record` add pairs' results
 //! whose games are not at hand.
 
 use std::path::{Path, PathBuf};
@@ -63,7 +63,7 @@ enum LadderCommand {
         /// (A won 24, drew 1, lost 15). Repeatable; added to the games' records.
         #[arg(long = "record", value_name = "A,B=W-D-L")]
         records: Vec<String>,
-        /// A file of pair records (`arena/ladder-pairs.toml`: the pairs behind the shipped
+        /// A file of pair records (`arena/rung-pairs.toml`: the pairs behind the shipped
         /// ladder). Repeatable.
         #[arg(long = "records", value_name = "FILE")]
         record_files: Vec<PathBuf>,

@@ -1,7 +1,8 @@
 //! Fuzzing the config files the network commands read, byte by byte: the shipped
 //! `configs/*.toml` through the trainer's loader (`trainer::TrainFileConfig`, what
 //! `koma train`, `koma selfplay`, `koma learn` read with `--config`) and the shipped
-//! ladders (`arena/ladder*.toml`, `koma ladder --ladder`) through the arena's, mutated
+//! ladders (`arena/ladder*.toml`, `koma ladder --ladder`) and the ladder's pair records
+//! (`arena/rung-pairs.toml`, `koma ladder fit --records`) through the arena's, mutated
 //! (bytes flipped, set, inserted, deleted; numbers put past their ranges and types;
 //! separators, quotes and brackets inserted; lines dropped or doubled). No text may
 //! panic a loader or hang it; a refused config names the file; an accepted one is
@@ -138,6 +139,10 @@ fn check_ladder(text: &str) -> Result<bool, String> {
     Ok(arena::Ladder::from_toml(text).is_ok())
 }
 
+fn check_rung_pairs(text: &str) -> Result<bool, String> {
+    Ok(arena::pair_records::from_toml(text).is_ok())
+}
+
 fn run(surface: &str, seed: u64, seeds: &[(String, String)], check: impl Fn(&str) -> Result<bool, String>) {
     let mut rng = Rng::new(fuzz_budget::seed(seed));
     let watchdog = Watchdog::new(surface);
@@ -173,4 +178,13 @@ fn fuzz_ladders() {
         assert_eq!(check_ladder(text), Ok(true), "{name} as shipped");
     }
     run("arena/ladder*.toml", 0xc0f1_9002, &ladders, check_ladder);
+}
+
+#[test]
+fn fuzz_rung_pairs() {
+    let pairs = shipped("arena", "rung-pairs");
+    for (name, text) in &pairs {
+        assert_eq!(check_rung_pairs(text), Ok(true), "{name} as shipped");
+    }
+    run("arena/rung-pairs.toml", 0xc0f1_9003, &pairs, check_rung_pairs);
 }
