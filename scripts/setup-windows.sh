@@ -37,6 +37,10 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     export DEBIAN_FRONTEND=noninteractive
     apt_install() { $SUDO apt-get install -y -qq -o=Dpkg::Use-Pty=0 --no-install-recommends "$@" >/dev/null; }
     apt_install "${missing[@]}" || { $SUDO apt-get update -qq && apt_install "${missing[@]}"; }
+    # Again, now that wine64's loader is there: on a new machine /usr/lib/wine did not
+    # exist when it was first sourced, so it could not go on PATH.
+    # shellcheck source=scripts/windows/wine-env.sh
+    source scripts/windows/wine-env.sh
 fi
 if ! rustup target list --installed 2>/dev/null | grep -qx x86_64-pc-windows-gnu; then
     log "rustup target add x86_64-pc-windows-gnu"
