@@ -376,7 +376,10 @@ mod tests {
                 "fsfn64000",
                 "fsfn90000",
                 "fsfn128000",
-                "gps4"
+                "fsfn512000",
+                "gps4",
+                "fsfn1024000",
+                "gps5"
             ]
         );
         assert_eq!(l.rung("greedy").unwrap().elo, 2168.0);
