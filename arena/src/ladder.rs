@@ -293,13 +293,8 @@ pub fn pair_results_from_games(paths: &[&Path]) -> Result<(Vec<String>, Vec<Vec<
 /// [`pair_results_from_games`]: a published result whose games are not at hand.
 pub fn add_pair_record(names: &mut Vec<String>, results: &mut Vec<Vec<Wdl>>, a: &str, b: &str, w: Wdl) {
     let (i, j) = (player_index(names, results, a), player_index(names, results, b));
-    let add = |slot: &mut Wdl, w: Wdl| {
-        slot.wins += w.wins;
-        slot.draws += w.draws;
-        slot.losses += w.losses;
-    };
-    add(&mut results[i][j], w);
-    add(&mut results[j][i], Wdl { wins: w.losses, draws: w.draws, losses: w.wins });
+    results[i][j].add(w);
+    results[j][i].add(w.flipped());
 }
 
 /// The player's row in the pair table, a new row and column when it is not there yet.

@@ -171,20 +171,21 @@ fn fuzz_train_configs() {
     run("configs/*.toml", 0xc0f1_9001, &configs, check_train_config);
 }
 
+/// The shipped `arena/PREFIX*.toml` files, each accepted as it is, then mutated.
+fn fuzz_arena_files(prefix: &str, seed: u64, check: impl Fn(&str) -> Result<bool, String>) {
+    let files = shipped("arena", prefix);
+    for (name, text) in &files {
+        assert_eq!(check(text), Ok(true), "{name} as shipped");
+    }
+    run(&format!("arena/{prefix}*.toml"), seed, &files, check);
+}
+
 #[test]
 fn fuzz_ladders() {
-    let ladders = shipped("arena", "ladder");
-    for (name, text) in &ladders {
-        assert_eq!(check_ladder(text), Ok(true), "{name} as shipped");
-    }
-    run("arena/ladder*.toml", 0xc0f1_9002, &ladders, check_ladder);
+    fuzz_arena_files("ladder", 0xc0f1_9002, check_ladder);
 }
 
 #[test]
 fn fuzz_rung_pairs() {
-    let pairs = shipped("arena", "rung-pairs");
-    for (name, text) in &pairs {
-        assert_eq!(check_rung_pairs(text), Ok(true), "{name} as shipped");
-    }
-    run("arena/rung-pairs.toml", 0xc0f1_9003, &pairs, check_rung_pairs);
+    fuzz_arena_files("rung-pairs", 0xc0f1_9003, check_rung_pairs);
 }
