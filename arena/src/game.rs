@@ -22,7 +22,8 @@ pub struct GameSettings {
     pub end_rules: EndRules,
     /// Grace added to a clock before a late answer loses on time.
     pub time_margin: Duration,
-    /// How long a player without a clock may think before it is declared hung.
+    /// How long a player without a clock may be silent before it is declared hung (an
+    /// engine that answers nothing by then; a move that comes later is still played).
     pub hang_timeout: Duration,
 }
 
@@ -151,7 +152,11 @@ pub fn play_game_until(
         let answer = players[side.index()].go(&req);
         let elapsed = started.elapsed();
         let answer = match answer {
-            Ok(a) if elapsed > allowed => {
+            // A move without a clock that did come is played, however late: its limit
+            // (nodes, depth) is what the machine's load cannot change, and a player that
+            // stops answering fails inside `go` at the deadline (an engine's process) or
+            // never returns (a search in this process), so lateness alone is no hang.
+            Ok(a) if clocked && elapsed > allowed => {
                 Err((Fault::Timeout, format!("answered after {} ms", elapsed.as_millis()), a))
             }
             Ok(a) => Ok(a),
@@ -212,5 +217,51 @@ pub fn play_game_until(
         scores,
         faulty,
         final_pos: pos,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rules::Variant;
+
+    /// Plays its first legal move after `delay`.
+    struct Slow {
+        delay: Duration,
+    }
+
+    impl Player for Slow {
+        fn new_game(&mut self, _start: &Position) -> Result<(), Fault> {
+            Ok(())
+        }
+
+        fn go(&mut self, req: &GoRequest<'_>) -> Result<Action, Fault> {
+            std::thread::sleep(self.delay);
+            Ok(Action::Move(req.pos.legal_moves()[0]))
+        }
+    }
+
+    fn slow_game(tc: TimeControl) -> GameRecord {
+        let base = Position::startpos(Variant::Shogi);
+        let opening = Opening { text: "startpos".into(), base, moves: Vec::new() };
+        let settings = GameSettings {
+            tc,
+            limits: [tc; 2],
+            end_rules: EndRules { max_plies: Some(2), ..EndRules::default() },
+            time_margin: Duration::ZERO,
+            hang_timeout: Duration::from_millis(20),
+        };
+        let (mut a, mut b) = (Slow { delay: Duration::from_millis(60) }, Slow { delay: Duration::from_millis(60) });
+        play_game([&mut a, &mut b], &opening, &settings)
+    }
+
+    /// At fixed nodes, a move that comes after the hang timeout is played (a loaded
+    /// machine must not change a fixed-node match); under a clock it loses on time.
+    #[test]
+    fn a_late_move_loses_only_under_a_clock() {
+        let unclocked = slow_game(TimeControl::Nodes(800));
+        assert_eq!((unclocked.reason, unclocked.moves.len()), (EndCause::Rules(Reason::MaxMoves), 2));
+        let clocked = slow_game(TimeControl::Byoyomi { ms: 10 });
+        assert_eq!((clocked.reason, clocked.winner, clocked.moves.len()), (EndCause::Time, Some(Color::Gote), 0));
     }
 }

@@ -72,8 +72,9 @@ pub struct ArenaArgs {
     /// Grace in milliseconds over the clock before a late move loses on time.
     #[arg(long, default_value_t = 1000)]
     time_margin_ms: u64,
-    /// Seconds a player without a clock (nodes, depth) may think before it loses as hung,
-    /// and an engine may take to start (USI `usiok`, `readyok`); at least 1.
+    /// Seconds an engine without a clock (nodes, depth) may be silent before it loses as
+    /// hung (a move that comes later, as from a `koma:` player on a loaded machine, is
+    /// played), and an engine may take to start (USI `usiok`, `readyok`); at least 1.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     hang_timeout: u64,
     /// Seed for the built-in players and the first opening.
