@@ -223,6 +223,18 @@ pub struct TrainConfig {
     /// `static`. The quiescence search of chess programs (Shannon 1950; Beal 1990); no
     /// AlphaZero counterpart (it has no material prior). No effect with material_mix = 0.
     pub material_search: MaterialSearch,
+    /// Records mixed into every minibatch beside the replay window: files or folders of
+    /// what `koma learn` reads (sample chunks such as a teacher's `koma gen` games, hcpe,
+    /// hcpe3, psv, game records), paths from the working directory, read once when the
+    /// learner starts. Read only with `mix_share` above 0. Default empty. Not AlphaZero's (it learns from its own
+    /// games alone); dlshogi mixes strong engines' records into its self-play training.
+    /// `koma train` and `koma learner` only.
+    pub mix_records: Vec<std::path::PathBuf>,
+    /// The share of each minibatch drawn from `mix_records` (rounded, at least one
+    /// sample left to the window); the value targets of those samples mix as the
+    /// window's do (`q_mix`: a teacher's scores are its samples' root WDL). Default 0.
+    /// Valid: [0, 1); above 0 only with `mix_records`.
+    pub mix_share: f64,
 }
 
 /// The material prior's weight over a run: `train.material_mix`, faded between
@@ -310,6 +322,8 @@ impl Default for TrainConfig {
             ema_decay: 0.0,
             swa_share: 0.0,
             material_search: MaterialSearch::Static,
+            mix_records: Vec::new(),
+            mix_share: 0.0,
         }
     }
 }
@@ -451,6 +465,17 @@ impl TrainConfig {
         }
         real("ema_decay", self.ema_decay, Range::BelowMax(0.0, 1.0))?;
         real("swa_share", self.swa_share, Range::Closed(0.0, 1.0))?;
+        real("mix_share", self.mix_share, Range::BelowMax(0.0, 1.0))?;
+        if self.mix_share > 0.0 && self.mix_records.is_empty() {
+            return Err(model::ConfigError::BadValue {
+                field: "train.mix_records".into(),
+                value: "[]".into(),
+                expected: format!(
+                    "the records that mix_share = {} takes that share of each batch from (or mix_share = 0)",
+                    self.mix_share
+                ),
+            });
+        }
         Ok(())
     }
 }
@@ -544,6 +569,7 @@ mod tests {
             ..Default::default()
         };
         ok.validate().unwrap();
+        TrainConfig { mix_share: 0.25, mix_records: vec!["t".into()], ..ok.clone() }.validate().unwrap();
         for (bad, field) in [
             (TrainConfig { replay_window_alpha: 1.5, ..ok.clone() }, "train.replay_window_alpha"),
             (TrainConfig { replay_window_beta: -0.1, ..ok.clone() }, "train.replay_window_beta"),
@@ -552,6 +578,9 @@ mod tests {
             (TrainConfig { ema_decay: f64::NAN, ..ok.clone() }, "train.ema_decay"),
             (TrainConfig { swa_share: 1.5, ..ok.clone() }, "train.swa_share"),
             (TrainConfig { swa_share: -0.1, ..ok.clone() }, "train.swa_share"),
+            (TrainConfig { mix_share: 1.0, mix_records: vec!["t".into()], ..ok.clone() }, "train.mix_share"),
+            (TrainConfig { mix_share: -0.1, ..ok.clone() }, "train.mix_share"),
+            (TrainConfig { mix_share: 0.25, ..ok.clone() }, "train.mix_records"),
         ] {
             let e = bad.validate().unwrap_err().to_string();
             assert!(e.contains(field), "{field}: {e}");

@@ -1,4 +1,5 @@
-//! The loader thread: draws uniformly random samples from a shared [`Replay`], encodes
+//! The loader thread: draws uniformly random samples from a shared [`Replay`] (and a
+//! [`RecordMix`]'s share of each batch from its records), encodes
 //! them ([`encode_batch_with`]) and keeps a bounded queue of ready minibatches, so the
 //! optimiser only waits when the loader cannot keep up; [`Loader::next`] measures that
 //! wait.
@@ -13,8 +14,22 @@ use model::encoding::Encoder;
 use search::Rng;
 
 use super::batch::{encode_batch_with, Batch, PolicyTargets};
+use super::mix::RecordMix;
 use super::targets::ValueSchedule;
 use super::window::Replay;
+
+/// Where the loader draws its samples: the replay window, and records mixed in beside it.
+pub struct Sources {
+    pub window: Arc<Mutex<Replay>>,
+    pub mix: Option<Arc<RecordMix>>,
+}
+
+/// The window alone.
+impl From<Arc<Mutex<Replay>>> for Sources {
+    fn from(window: Arc<Mutex<Replay>>) -> Sources {
+        Sources { window, mix: None }
+    }
+}
 
 /// Background minibatch producer over a shared [`Replay`].
 pub struct Loader {
@@ -29,11 +44,12 @@ pub struct Loader {
 }
 
 impl Loader {
-    /// Starts the thread: batches of `batch_size` from `replay`, `prefetch` ahead, with
+    /// Starts the thread: batches of `batch_size` from `sources` (the window, and a
+    /// [`RecordMix::count`] of each from the records mixed in), `prefetch` ahead, with
     /// the policy targets dense (CPU learner) or sparse (GPU learner: scattered on the
     /// device), the value targets `value` (fixed [`ValueTargets`] or a [`ValueSchedule`]).
     pub fn spawn(
-        replay: Arc<Mutex<Replay>>,
+        sources: impl Into<Sources>,
         encoder: Encoder,
         batch_size: usize,
         prefetch: usize,
@@ -46,18 +62,23 @@ impl Loader {
         let stop2 = stop.clone();
         let value: ValueSchedule = value.into();
         let schedule = value.clone();
+        let Sources { window, mix } = sources.into();
+        let from_mix = mix.as_ref().map_or(0, |m| m.count(batch_size));
         let thread = std::thread::Builder::new()
             .name("koma-loader".into())
             .spawn(move || {
                 let mut rng = Rng::new(seed);
                 while !stop2.load(Ordering::Relaxed) {
-                    let samples = {
-                        let r = replay.lock().unwrap_or_else(|e| e.into_inner());
-                        r.draw(batch_size, &mut rng)
+                    let mut samples = {
+                        let r = window.lock().unwrap_or_else(|e| e.into_inner());
+                        r.draw(batch_size - from_mix, &mut rng)
                     };
                     if samples.is_empty() {
                         std::thread::sleep(Duration::from_millis(50));
                         continue;
+                    }
+                    if let Some(mix) = &mix {
+                        samples.extend(mix.draw(from_mix, &mut rng));
                     }
                     let b = encode_batch_with(&encoder, &samples, schedule.current(), targets);
                     if b.n == 0 {
@@ -126,6 +147,25 @@ mod tests {
             Loader::spawn(replay, Encoder::new(Variant::Shogi), 4, 2, ValueTargets::RESULT, 1, PolicyTargets::Dense);
         let b = l.next(Duration::from_secs(10)).unwrap();
         assert_eq!(b.n, 4);
+    }
+
+    /// A record mix's share of every batch comes from its records, the rest from the window.
+    #[test]
+    fn the_records_mixed_in_take_their_share_of_every_batch() {
+        let replay = Arc::new(Mutex::new(Replay::new(100)));
+        replay.lock().unwrap().extend((0..10).map(sample));
+        let lost = |i| dataio::Sample { result: Some(dataio::GameResult::Loss), ..sample(i) };
+        let mix = Arc::new(RecordMix::new((0..10).map(lost).collect(), 0.25));
+        let sources = Sources { window: replay, mix: Some(mix) };
+        let mut l =
+            Loader::spawn(sources, Encoder::new(Variant::Shogi), 8, 2, ValueTargets::RESULT, 1, PolicyTargets::Dense);
+        for _ in 0..5 {
+            let b = l.next(Duration::from_secs(10)).unwrap();
+            let results: Vec<&[f32]> = b.wdl.chunks(3).collect();
+            assert_eq!(results.len(), 8);
+            assert_eq!(results.iter().filter(|r| r[2] == 1.0).count(), 2, "{results:?}");
+            assert_eq!(results.iter().filter(|r| r[0] == 1.0).count(), 6, "{results:?}");
+        }
     }
 
     /// The loader's value targets follow the step the learner sets: the material share

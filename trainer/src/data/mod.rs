@@ -7,16 +7,19 @@
 //! - [`batch`]: samples encoded into a minibatch ([`Batch`], [`encode_batch`]): input
 //!   planes, policy targets dense or sparse ([`PolicyTargets`]), the auxiliary targets and
 //!   the masks, the samples in parallel.
+//! - [`mix`]: records mixed into every minibatch beside the window ([`RecordMix`]).
 //! - [`loader`]: the thread that draws shuffled minibatches from the window ahead of the
 //!   optimiser ([`Loader`]).
 
 pub mod batch;
 pub mod loader;
+pub mod mix;
 pub mod targets;
 pub mod window;
 
 pub use batch::{encode_batch, encode_batch_with, Batch, PolicyTargets, FINAL_MATERIAL_SCALE};
-pub use loader::Loader;
+pub use loader::{Loader, Sources};
+pub use mix::RecordMix;
 pub use targets::{ValueSchedule, ValueTargets};
 pub use window::{Replay, ReplayWindow};
 

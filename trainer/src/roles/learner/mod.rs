@@ -189,8 +189,15 @@ impl LearnerRole {
             startup::refill(&self.files, &self.state, &self.replay, &self.cfg, &stop, &self.opts.name, &self.display)?;
         }
         self.take_from_store(false)?;
-        self.loader =
-            Some(startup::spawn_loader(&self.replay, &self.trainer, &self.cfg, &self.tcfg, self.session_seed));
+        let loader = startup::spawn_loader(
+            &self.replay,
+            &self.trainer,
+            &self.cfg,
+            &self.tcfg,
+            self.session_seed,
+            &self.display,
+        )?;
+        self.loader = Some(loader);
         Ok(())
     }
 

@@ -13,7 +13,7 @@ use model::tch::Device;
 use model::{load_net, parse_device, Expected, Net};
 
 use crate::config::{ConfigError, LrSchedule, TrainConfig, TrainFileConfig};
-use crate::data::{Loader, PolicyTargets, Replay, ReplayWindow, ValueSchedule};
+use crate::data::{Loader, PolicyTargets, RecordMix, Replay, ReplayWindow, Sources, ValueSchedule};
 use crate::error::TrainError;
 use crate::learning::net_trainer::NetTrainer;
 use crate::roles::display::Display;
@@ -21,6 +21,7 @@ use crate::roles::files::RunFiles;
 use crate::roles::intake::refill_window;
 use crate::roles::network::{load_network, pull_network};
 use crate::roles::state::RunState;
+use crate::supervised::datasets::read_training_inputs;
 use dataio::run_layout as layout;
 use store::lease::{KeptLease, Lease, LeaseError, LEASE_TTL, RENEW_EVERY};
 
@@ -206,26 +207,55 @@ pub(super) fn refill(
     Ok(())
 }
 
-/// The loader thread that encodes shuffled minibatches of the window ahead of the steps.
+/// The loader thread that encodes shuffled minibatches of the window ahead of the steps,
+/// with `train.mix_records` mixed in when `train.mix_share` asks for them.
 pub(super) fn spawn_loader(
     replay: &Arc<Mutex<Replay>>,
     trainer: &NetTrainer,
     cfg: &TrainFileConfig,
     tcfg: &TrainConfig,
     seed: u64,
-) -> Loader {
+    display: &Display,
+) -> Result<Loader, TrainError> {
     let encoder = Encoder::for_net(cfg.base.variant, trainer.net.config());
+    let mix = if tcfg.mix_share > 0.0 { Some(Arc::new(load_record_mix(tcfg, &encoder, display)?)) } else { None };
     // On a GPU the dense policy targets are made on the device from sparse pairs.
     let targets = if trainer.device().is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
-    Loader::spawn(
-        replay.clone(),
+    Ok(Loader::spawn(
+        Sources { window: replay.clone(), mix },
         encoder,
         tcfg.batch_size,
         tcfg.prefetch,
         ValueSchedule::from_config(tcfg, trainer.step),
         seed,
         targets,
-    )
+    ))
+}
+
+/// The samples of `train.mix_records`; the problems met reading them are reported, and
+/// records without a sample are an error.
+fn load_record_mix(tcfg: &TrainConfig, encoder: &Encoder, display: &Display) -> Result<RecordMix, TrainError> {
+    if let Some(missing) = tcfg.mix_records.iter().find(|p| !p.exists()) {
+        let source =
+            std::io::Error::new(std::io::ErrorKind::NotFound, "train.mix_records names no such file or folder");
+        return Err(TrainError::Io { path: missing.clone(), source });
+    }
+    let inputs = read_training_inputs(&tcfg.mix_records, encoder.variant(), encoder);
+    for p in inputs.problems.iter().take(5) {
+        display.warn(&format!("koma: train.mix_records: {p}"));
+    }
+    let samples: Vec<_> = inputs.groups.into_iter().flatten().collect();
+    if samples.is_empty() {
+        let first_problem = inputs.problems.first().cloned();
+        return Err(TrainError::NoGames { inputs: tcfg.mix_records.clone(), first_problem });
+    }
+    display.warn(&format!(
+        "koma: {} samples of {:?} mixed in, {:.0}% of each batch (train.mix_share)",
+        samples.len(),
+        tcfg.mix_records,
+        100.0 * tcfg.mix_share
+    ));
+    Ok(RecordMix::new(samples, tcfg.mix_share))
 }
 
 #[cfg(test)]
@@ -307,6 +337,46 @@ mod tests {
         assert_eq!(replay_window(&tcfg, &state).capacity(), 2000);
         let fixed = TrainConfig { replay_window: 1000, ..Default::default() };
         assert_eq!(replay_window(&fixed, &state).capacity(), 1000);
+    }
+
+    /// `train.mix_records`: every sample of the chunks named is loaded; records without
+    /// a sample (an empty folder) or a path that is not there stop the learner with an
+    /// error naming them.
+    #[test]
+    fn the_records_to_mix_in_are_loaded_whole_or_refused() {
+        use dataio::ChunkWriter;
+        use nn::EncoderLabels;
+        let encoder = Encoder::new(Variant::Shogi);
+        let dir = tempfile::tempdir().unwrap();
+        let legal = encoder.legal_move_indices(&Position::startpos(Variant::Shogi));
+        {
+            let mut w = ChunkWriter::new(dir.path(), "t", Variant::Shogi, &EncoderLabels, 4).unwrap();
+            w.extend((0..10).map(|i| Sample {
+                sfen: Position::startpos(Variant::Shogi).to_sfen(),
+                repetitions: 0,
+                policy: vec![(legal[i] as u32, 1.0)],
+                result: Some(GameResult::Loss),
+                root_wdl: [0.2, 0.1, 0.7],
+                plies_left: 10,
+                full_search: true,
+                aux: Default::default(),
+            }))
+            .unwrap();
+        }
+        let display = Display::new(false);
+        let tcfg = TrainConfig { mix_share: 0.25, mix_records: vec![dir.path().to_path_buf()], ..Default::default() };
+        let mix = load_record_mix(&tcfg, &encoder, &display).unwrap();
+        assert_eq!((mix.len(), mix.count(128)), (10, 32));
+        let empty = tempfile::tempdir().unwrap();
+        let tcfg_empty = TrainConfig { mix_records: vec![empty.path().to_path_buf()], ..tcfg.clone() };
+        let err = load_record_mix(&tcfg_empty, &encoder, &display).unwrap_err();
+        assert!(matches!(err, TrainError::NoGames { .. }), "{err}");
+        assert!(err.to_string().contains(&empty.path().display().to_string()), "{err}");
+        let missing = dir.path().join("missing");
+        let tcfg_missing = TrainConfig { mix_records: vec![dir.path().to_path_buf(), missing.clone()], ..tcfg };
+        let err = load_record_mix(&tcfg_missing, &encoder, &display).unwrap_err();
+        assert!(matches!(err, TrainError::Io { .. }), "{err}");
+        assert!(err.to_string().contains(&format!("{}: train.mix_records names no such", missing.display())), "{err}");
     }
 
     #[test]
