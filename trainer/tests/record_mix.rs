@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use common::learner::{chunk, options};
+use common::learner::{chunk, options, tiny_config};
 use dataio::run_layout::checkpoint_stem;
 use dataio::{ChunkWriter, GameResult};
 use model::encoding::Encoder;
@@ -18,31 +18,12 @@ use rules::{Position, Variant};
 use trainer::roles::files::RunFiles;
 use trainer::{LearnerRole, TrainFileConfig};
 
-const CONFIG: &str = r#"variant = "shogi"
-[model]
-blocks = 1
-channels = 8
-value_channels = 2
-value_hidden = 8
-[train]
-optimizer = "adamw"
-lr = 0.01
-warmup_steps = 0
-batch_size = 8
-min_replay = 8
-train_ratio = 1.0
-checkpoint_interval = 10
-log_interval = 1
-seed = 5
-policy_weight = 0.01
-"#;
-
 const STEPS: u64 = 40;
 
 /// The config, with `records` mixed in at half of each batch when given.
 fn config(records: Option<&Path>) -> TrainFileConfig {
     let mix = records.map(|p| format!("mix_records = [{:?}]\nmix_share = 0.5\n", p)).unwrap_or_default();
-    TrainFileConfig::from_toml(&format!("{CONFIG}{mix}[eval]\ninterval = 0\n"), "mix").unwrap()
+    TrainFileConfig::from_toml(&tiny_config(&format!("policy_weight = 0.01\n{mix}")), "mix").unwrap()
 }
 
 /// Opens the learner of the run in `dir`, fed with chunks of won games.
@@ -89,9 +70,12 @@ fn the_records_mixed_in_pull_the_value_toward_their_results() {
 }
 
 #[test]
-fn records_that_are_not_there_stop_the_learner_before_it_trains() {
+fn records_that_are_not_there_stop_the_learner_before_its_first_checkpoint() {
     let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let missing = dir.path().join("no-teacher");
-    let err = learner(&dir.path().join("run"), cache.path(), Some(&missing)).err().expect("refused");
+    let run = dir.path().join("run");
+    let err = learner(&run, cache.path(), Some(&missing)).err().expect("refused");
     assert!(err.to_string().contains(&format!("{}: train.mix_records", missing.display())), "{err}");
+    // Nothing of the run was checkpointed: the same command with the path fixed starts it afresh.
+    assert!(!run.join("state.json").exists() && !run.join("checkpoints").exists());
 }

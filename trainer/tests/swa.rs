@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use common::learner::{chunk, options};
+use common::learner::{chunk, options, tiny_config};
 use dataio::run_layout::{self as layout, checkpoint_stem};
 use model::tch::{Device, Kind, Tensor};
 use model::Expected;
@@ -17,34 +17,13 @@ use trainer::learning::optim::optim_path;
 use trainer::roles::files::RunFiles;
 use trainer::{LearnerRole, TrainFileConfig};
 
-const CONFIG: &str = r#"variant = "shogi"
-[model]
-blocks = 1
-channels = 8
-value_channels = 2
-value_hidden = 8
-[train]
-optimizer = "adamw"
-lr = 0.01
-warmup_steps = 0
-batch_size = 8
-min_replay = 8
-train_ratio = 1.0
-checkpoint_interval = 2
-log_interval = 1
-seed = 5
-swa_share = 0.5
-[eval]
-interval = 0
-"#;
-
 /// Trains the run in `dir` to `max_steps` (fed enough chunks first) and finishes.
 fn train(dir: &Path, cache: &Path, first_chunk: u64, max_steps: u64) -> u64 {
     let files = RunFiles::open(dir.to_str().unwrap(), Some(cache)).unwrap();
     for seq in first_chunk..first_chunk + max_steps {
         chunk(&files, "w1", seq, 8);
     }
-    let config = TrainFileConfig::from_toml(CONFIG, "swa").unwrap();
+    let config = TrainFileConfig::from_toml(&tiny_config("swa_share = 0.5\n"), "swa").unwrap();
     let mut role = LearnerRole::open(files, Some(config), options(max_steps)).unwrap();
     let stop = AtomicBool::new(false);
     let outcome = role.run(&stop);

@@ -4,35 +4,40 @@
 use dataio::Sample;
 use search::Rng;
 
+use super::window::Replay;
+
 /// A fixed set of samples (a teacher's games, an engine's records) of which every
 /// minibatch takes the same share, the rest coming from the replay window. What a
 /// network learnt from them then stays in its training while self-play's window moves
 /// on; dlshogi trains its self-play networks with strong engines' records mixed in.
 #[derive(Debug)]
 pub struct RecordMix {
-    samples: Vec<Sample>,
+    /// All of them: a window as large as the records never drops one.
+    records: Replay,
     share: f64,
 }
 
 impl RecordMix {
     /// `samples` mixed in at `share` (in [0, 1)) of each minibatch.
     pub fn new(samples: Vec<Sample>, share: f64) -> RecordMix {
-        RecordMix { samples, share }
+        let mut records = Replay::new(samples.len());
+        records.extend(samples);
+        RecordMix { records, share }
     }
 
     pub fn len(&self) -> usize {
-        self.samples.len()
+        self.records.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.samples.is_empty()
+        self.records.is_empty()
     }
 
     /// How many samples of a minibatch of `n` come from the records: `n * share`
     /// rounded, and at least one sample left to the window (the records alone never make
     /// a batch: the learner waits for self-play).
     pub fn count(&self, n: usize) -> usize {
-        if self.samples.is_empty() {
+        if self.records.is_empty() {
             return 0;
         }
         ((n as f64 * self.share).round() as usize).min(n.saturating_sub(1))
@@ -40,10 +45,7 @@ impl RecordMix {
 
     /// `n` samples drawn uniformly with replacement (clones).
     pub fn draw(&self, n: usize, rng: &mut Rng) -> Vec<Sample> {
-        if self.samples.is_empty() {
-            return Vec::new();
-        }
-        (0..n).map(|_| self.samples[rng.below(self.samples.len())].clone()).collect()
+        self.records.draw(n, rng)
     }
 }
 

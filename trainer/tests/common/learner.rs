@@ -12,6 +12,18 @@ use rules::Variant;
 use trainer::roles::files::RunFiles;
 use trainer::LearnerOptions;
 
+/// A run's config: a one-block network of 8 channels trained by AdamW in steps of 8
+/// samples (one chunk each), a checkpoint every 2 steps, no evaluation; `train_extra`
+/// adds lines to `[train]`.
+pub fn tiny_config(train_extra: &str) -> String {
+    format!(
+        "variant = \"shogi\"\n[model]\nblocks = 1\nchannels = 8\nvalue_channels = 2\nvalue_hidden = 8\n\
+         [train]\noptimizer = \"adamw\"\nlr = 0.01\nwarmup_steps = 0\nbatch_size = 8\nmin_replay = 8\n\
+         train_ratio = 1.0\ncheckpoint_interval = 2\nlog_interval = 1\nseed = 5\n{train_extra}\
+         [eval]\ninterval = 0\n"
+    )
+}
+
 /// A learner `r` that resumes, stops at `max_steps`, shows no progress and polls often.
 pub fn options(max_steps: u64) -> LearnerOptions {
     LearnerOptions {

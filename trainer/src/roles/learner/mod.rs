@@ -34,7 +34,7 @@ pub use self::logging::TrainSummary;
 use self::logging::{Counters, TrainLog};
 pub(crate) use self::startup::with_limits;
 use crate::config::{TrainConfig, TrainFileConfig};
-use crate::data::{Loader, Replay};
+use crate::data::{Loader, Replay, Sources};
 use crate::error::TrainError;
 use crate::evaluation::chart::ladder_by_step;
 use crate::evaluation::points::spread;
@@ -178,8 +178,12 @@ impl LearnerRole {
         &self.cfg
     }
 
-    /// Refills the window (resume) or saves step 0 (new run), then starts the loader.
+    /// Reads the records to mix in, refills the window (resume) or saves step 0 (new
+    /// run), then starts the loader.
     fn start(&mut self) -> Result<(), TrainError> {
+        // Records that cannot be read stop the learner before the run's first checkpoint.
+        let encoder = startup::batch_encoder(&self.trainer, &self.cfg);
+        let mix = startup::record_mix(&self.tcfg, &encoder, &self.display)?;
         if self.fresh {
             self.checkpoint()?;
         } else {
@@ -189,15 +193,8 @@ impl LearnerRole {
             startup::refill(&self.files, &self.state, &self.replay, &self.cfg, &stop, &self.opts.name, &self.display)?;
         }
         self.take_from_store(false)?;
-        let loader = startup::spawn_loader(
-            &self.replay,
-            &self.trainer,
-            &self.cfg,
-            &self.tcfg,
-            self.session_seed,
-            &self.display,
-        )?;
-        self.loader = Some(loader);
+        let sources = Sources { window: self.replay.clone(), mix };
+        self.loader = Some(startup::spawn_loader(sources, encoder, &self.trainer, &self.tcfg, self.session_seed));
         Ok(())
     }
 

@@ -207,29 +207,43 @@ pub(super) fn refill(
     Ok(())
 }
 
-/// The loader thread that encodes shuffled minibatches of the window ahead of the steps,
-/// with `train.mix_records` mixed in when `train.mix_share` asks for them.
+/// The encoder of the learner's minibatches (the network's planes).
+pub(super) fn batch_encoder(trainer: &NetTrainer, cfg: &TrainFileConfig) -> Encoder {
+    Encoder::for_net(cfg.base.variant, trainer.net.config())
+}
+
+/// The loader thread that encodes shuffled minibatches of `sources` ahead of the steps.
 pub(super) fn spawn_loader(
-    replay: &Arc<Mutex<Replay>>,
+    sources: Sources,
+    encoder: Encoder,
     trainer: &NetTrainer,
-    cfg: &TrainFileConfig,
     tcfg: &TrainConfig,
     seed: u64,
-    display: &Display,
-) -> Result<Loader, TrainError> {
-    let encoder = Encoder::for_net(cfg.base.variant, trainer.net.config());
-    let mix = if tcfg.mix_share > 0.0 { Some(Arc::new(load_record_mix(tcfg, &encoder, display)?)) } else { None };
+) -> Loader {
     // On a GPU the dense policy targets are made on the device from sparse pairs.
     let targets = if trainer.device().is_cuda() { PolicyTargets::Sparse } else { PolicyTargets::Dense };
-    Ok(Loader::spawn(
-        Sources { window: replay.clone(), mix },
+    Loader::spawn(
+        sources,
         encoder,
         tcfg.batch_size,
         tcfg.prefetch,
         ValueSchedule::from_config(tcfg, trainer.step),
         seed,
         targets,
-    ))
+    )
+}
+
+/// The records `train.mix_share` mixes in, when it asks for any.
+pub(super) fn record_mix(
+    tcfg: &TrainConfig,
+    encoder: &Encoder,
+    display: &Display,
+) -> Result<Option<Arc<RecordMix>>, TrainError> {
+    if tcfg.mix_share > 0.0 {
+        Ok(Some(Arc::new(load_record_mix(tcfg, encoder, display)?)))
+    } else {
+        Ok(None)
+    }
 }
 
 /// The samples of `train.mix_records`; the problems met reading them are reported, and
