@@ -5,23 +5,26 @@
 # the worker thread and its ratio to the first build. This machine's swing between turns
 # is 10 to 15%: only means over turns, and ratios within one run, mean anything.
 #
-#   scripts/tree-ab.sh [--seconds S] [--turns T] [--pause PGID]... BUILD_DIR... -- CONFIG...
+#   scripts/tree-ab.sh [--seconds S] [--turns T] [--no-phases] [--pause PGID]... BUILD_DIR... -- CONFIG...
 #
 # BUILD_DIR: a folder with a `koma-net` binary (keep one per build: `cp target/release/koma-net
 # runs/bin/NAME/`). CONFIG: a koma config file, or NAME for configs/NAME.toml. Defaults:
 # 4 s a turn after a 1 s warm-up, 3 turns. `--pause PGID` stops that process group during
 # the run and resumes it after (a background match at fixed nodes or a long byoyomi).
+# `--no-phases` measures the workers as self-play runs them, without the phases' clock reads
+# (every build then needs `bench tree --no-phases`).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-usage() { sed -n '2,13p' "$0"; exit 2; }
-seconds=4; turns=3; pauses=(); builds=(); configs=()
+usage() { sed -n '2,15p' "$0"; exit 2; }
+seconds=4; turns=3; pauses=(); builds=(); configs=(); extra=()
 while [[ $# -gt 0 && "$1" != "--" ]]; do
     case "$1" in
         --seconds) seconds="$2"; shift 2 ;;
         --turns) turns="$2"; shift 2 ;;
         --pause) pauses+=("$2"); shift 2 ;;
+        --no-phases) extra+=(--no-phases); shift ;;
         -h|--help) usage ;;
         -*) echo "tree-ab: unknown option $1" >&2; usage ;;
         *) builds+=("$1"); shift ;;
@@ -50,7 +53,7 @@ results=$(mktemp)
 for turn in $(seq "$turns"); do
     for c in "${configs[@]}"; do
         for b in "${builds[@]}"; do
-            out=$("$b/koma-net" bench tree --config "$c" --seconds "$seconds" --rounds 1 --warmup 1 2>&1) \
+            out=$("$b/koma-net" bench tree --config "$c" --seconds "$seconds" --rounds 1 --warmup 1 "${extra[@]}" 2>&1) \
                 || { echo "tree-ab: $b on $c failed:" >&2; echo "$out" >&2; exit 1; }
             per_cpu=$(awk '/^all:/ {print $6}' <<<"$out")
             phases=$(sed -nE 's/^per leaf: //p' <<<"$out" | sed -E 's/ ns \([0-9.]+%\)//g')

@@ -115,6 +115,10 @@ pub struct BenchTreeArgs {
     /// Override selfplay.seed (default: the config's, else 1, so that runs repeat).
     #[arg(long)]
     seed: Option<u64>,
+    /// Leaves a second alone, as self-play runs: no split by phase (its clock reads cost
+    /// 1 to 3% of a leaf).
+    #[arg(long)]
+    no_phases: bool,
 }
 
 /// The config's self-play part and its inference precision (`[train] precision`).
@@ -316,14 +320,19 @@ pub fn bench_tree(args: BenchTreeArgs) -> Result<ExitCode> {
         cfg.search.leaf_material_mix,
         settings.rounds
     );
-    let total = selfplay::bench::bench_tree(&cfg, settings, |i, r| print_tree_round(&format!("round {}", i + 1), r))
-        .map_err(job_error)?;
-    print_tree_round("all", &total);
-    print_tree_phases(&total);
+    let phases = !args.no_phases;
+    let total = selfplay::bench::bench_tree(&cfg, settings, phases, |i, r| {
+        print_tree_round(&format!("round {}", i + 1), r, phases)
+    })
+    .map_err(job_error)?;
+    print_tree_round("all", &total, phases);
+    if phases {
+        print_tree_phases(&total);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_tree_round(name: &str, r: &TreeBenchRound) {
+fn print_tree_round(name: &str, r: &TreeBenchRound, phases: bool) {
     let t = &r.times.tree;
     let cpu = match (r.leaves_per_cpu_sec(), r.cpu_seconds) {
         (Some(l), Some(c)) => {
@@ -331,14 +340,21 @@ fn print_tree_round(name: &str, r: &TreeBenchRound) {
         }
         _ => String::new(),
     };
+    let counts = if phases {
+        format!(
+            "{:.0} simulations/s, {:.1} positions/s; {} leaves, {} exact, {} collisions",
+            r.simulations_per_thread_sec(),
+            r.positions_per_thread_sec(),
+            t.leaves,
+            t.exact,
+            t.collisions
+        )
+    } else {
+        format!("{:.1} positions/s; {} leaves, phases not timed", r.positions_per_thread_sec(), t.leaves)
+    };
     println!(
-        "{name}: {:.0} leaves/s per thread{cpu} ({:.0} simulations/s, {:.1} positions/s; {} leaves, {} exact, {} collisions in {:.2} s x {} threads)",
+        "{name}: {:.0} leaves/s per thread{cpu} ({counts} in {:.2} s x {} threads)",
         r.leaves_per_thread_sec(),
-        r.simulations_per_thread_sec(),
-        r.positions_per_thread_sec(),
-        t.leaves,
-        t.exact,
-        t.collisions,
         r.seconds,
         r.workers
     );

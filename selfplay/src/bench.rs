@@ -275,10 +275,13 @@ impl Evaluator for InstantEvaluator {
 /// search settings) against the uniform evaluator behind the batching service, which
 /// answers at once (no waiting for a fuller batch, next to no work: [`InstantEvaluator`]):
 /// what the tree work costs without a network. Each round starts afresh from the opening positions; the report sums the
-/// rounds after their warm-ups.
+/// rounds after their warm-ups. With `phases` false the workers run as self-play runs them,
+/// without the phases' clock reads (1 to 3% of a leaf): the leaves are then the searches'
+/// evaluation requests and the phases' times stay zero.
 pub fn bench_tree(
     cfg: &SelfplayFileConfig,
     settings: BenchSettings,
+    phases: bool,
     mut on_round: impl FnMut(usize, &TreeBenchRound),
 ) -> Result<TreeBenchRound, JobError> {
     let rounds = settings.rounds.max(1);
@@ -306,7 +309,7 @@ pub fn bench_tree(
             batcher.handle(),
             &openings,
             &opts,
-            Some(&times),
+            phases.then_some(&times),
             |_| {},
             |p| {
                 if first.is_none() && p.elapsed >= warmup {
@@ -322,13 +325,16 @@ pub fn bench_tree(
         drop(batcher);
         let (first, first_times, first_cpu) = first.ok_or(JobError::EndedInWarmup)?;
         let (last, last_times, last_cpu) = last;
-        let r = TreeBenchRound {
+        let mut r = TreeBenchRound {
             seconds: (last.elapsed - first.elapsed).as_secs_f64(),
             workers,
             positions: last.positions - first.positions,
             times: last_times.since(&first_times),
             cpu_seconds: first_cpu.zip(last_cpu).map(|(a, b)| b.saturating_sub(a) as f64 * 1e-9),
         };
+        if !phases {
+            r.times.tree.leaves = last.evaluations - first.evaluations;
+        }
         on_round(round, &r);
         total.add(&r);
     }
