@@ -116,7 +116,7 @@ pub struct BenchTreeArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// Leaves a second alone, as self-play runs: no split by phase (its clock reads cost
-    /// 1 to 3% of a leaf).
+    /// a few per cent of a leaf).
     #[arg(long)]
     no_phases: bool,
 }

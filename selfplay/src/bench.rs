@@ -276,7 +276,7 @@ impl Evaluator for InstantEvaluator {
 /// answers at once (no waiting for a fuller batch, next to no work: [`InstantEvaluator`]):
 /// what the tree work costs without a network. Each round starts afresh from the opening positions; the report sums the
 /// rounds after their warm-ups. With `phases` false the workers run as self-play runs them,
-/// without the phases' clock reads (1 to 3% of a leaf): the leaves are then the searches'
+/// without the phases' clock reads (a few per cent of a leaf): the leaves are then the searches'
 /// evaluation requests and the phases' times stay zero.
 pub fn bench_tree(
     cfg: &SelfplayFileConfig,
