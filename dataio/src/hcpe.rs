@@ -44,7 +44,9 @@ pub fn psv_sample(entry: &psv::Entry, label: impl Fn(&Position, Move) -> u32) ->
 }
 
 /// The samples of an hcpe3 game: the policy target is the visit distribution of the
-/// candidates (the move played when there are none).
+/// candidates. A move without candidates is no policy target (dlshogi's meaning: an
+/// opponent's move, an opening move, a cheap search's): its sample keeps the move played
+/// as its policy but trains the value only (`full_search` false).
 pub fn hcpe3_samples(game: &hcpe3::Game, label: impl Fn(&Position, Move) -> u32) -> Vec<Sample> {
     let total = game.moves.len() as u32;
     let winner = game.result.winner();
@@ -52,7 +54,8 @@ pub fn hcpe3_samples(game: &hcpe3::Game, label: impl Fn(&Position, Move) -> u32)
     let mut ply = 0u32;
     game.replay(|pos, m| {
         let visits: u32 = m.candidates.iter().map(|&(_, v)| v as u32).sum();
-        let policy = if visits == 0 {
+        let full_search = visits > 0;
+        let policy = if !full_search {
             vec![(label(pos, m.mv), 1.0)]
         } else {
             m.candidates
@@ -61,7 +64,9 @@ pub fn hcpe3_samples(game: &hcpe3::Game, label: impl Fn(&Position, Move) -> u32)
                 .map(|&(mv, v)| (label(pos, mv), v as f32 / visits as f32))
                 .collect()
         };
-        out.push(scored_sample(pos, policy, m.eval, winner, total - ply));
+        let mut sample = scored_sample(pos, policy, m.eval, winner, total - ply);
+        sample.full_search = full_search;
+        out.push(sample);
         ply += 1;
     });
     out
@@ -84,7 +89,9 @@ fn scored_sample(pos: &Position, policy: Vec<(u32, f32)>, eval: i16, winner: Opt
 
 /// One (standard shogi) sample as a one-move hcpe3 game: the policy target as candidate
 /// visit counts (out of [`HCPE3_VISITS`]), the root value as the eval and the game's
-/// result. `move_of` is the encoder's legal move of a label among the legal moves.
+/// result. A cheap search's sample (no policy target, `full_search` false) has no
+/// candidates, its policy's first move as the move: dlshogi then trains no policy on it.
+/// `move_of` is the encoder's legal move of a label among the legal moves.
 pub fn sample_game(
     s: &Sample,
     move_of: impl Fn(&Position, u32, &[Move]) -> Option<Move>,
@@ -101,6 +108,9 @@ pub fn sample_game(
         }
     }
     let mv = candidates.iter().max_by_key(|c| c.1).map(|c| c.0).ok_or(HcpeFault::EmptyPolicy)?;
+    if !s.full_search {
+        candidates.clear();
+    }
     let winner = s.result.ok_or(HcpeFault::UnknownResult)?.winner(pos.side_to_move());
     Ok(hcpe3::Game {
         start: pos,

@@ -114,7 +114,9 @@ pub struct LearnArgs {
     run: Option<String>,
     #[arg(long, default_value = "runs")]
     runs_dir: PathBuf,
-    /// Passes over the training positions.
+    /// Passes over the training positions. 0: train nothing; score the --init network on
+    /// every position of the inputs (policy loss, agreement with the recorded moves, value
+    /// loss against the results).
     #[arg(long, default_value_t = 1.0)]
     epochs: f64,
     /// Start from this checkpoint or model file (koma export).
@@ -128,9 +130,12 @@ pub struct LearnArgs {
 }
 
 pub fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
-    let valid = args.epochs > 0.0 && (0.0..1.0).contains(&args.validation);
+    let valid = args.epochs >= 0.0 && (0.0..1.0).contains(&args.validation);
     if !valid {
-        return Err(BadInput("--epochs must be positive and --validation in [0, 1)".into()).into());
+        return Err(BadInput("--epochs must be 0 or more and --validation in [0, 1)".into()).into());
+    }
+    if args.epochs == 0.0 {
+        return score(args);
     }
     let run = args.run.clone().unwrap_or_else(|| format!("learn-{}", default_run_name()));
     let opts = trainer::LearnOptions {
@@ -163,6 +168,40 @@ pub fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
         s.groups,
         s.steps,
         s.checkpoint.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `koma learn --epochs 0`: the --init network scored on all the inputs' positions.
+fn score(args: LearnArgs) -> anyhow::Result<ExitCode> {
+    let Some(network) = args.init.clone() else {
+        return Err(BadInput("--epochs 0 scores a network: name it with --init".into()).into());
+    };
+    let opts = trainer::LearnOptions {
+        config: args.config,
+        records: args.records,
+        run: String::new(),
+        runs_dir: args.runs_dir,
+        epochs: 0.0,
+        init: args.init,
+        validation: 0.0,
+        progress: !args.quiet,
+    };
+    let s = trainer::score(&opts, &network).map_err(config_error)?;
+    for p in &s.skipped_files {
+        eprintln!("koma learn: skipped: {p}");
+    }
+    let v = &s.stats;
+    println!(
+        "koma learn: {} scored on {} positions in {} groups: policy loss {:.4} accuracy {:.4}, value loss {:.4} \
+         mse {:.4}",
+        network.display(),
+        s.positions,
+        s.groups,
+        v.policy_loss,
+        v.policy_accuracy,
+        v.value_loss,
+        v.value_mse
     );
     Ok(ExitCode::SUCCESS)
 }

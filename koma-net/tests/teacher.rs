@@ -106,6 +106,27 @@ fn gen_samples_follow_the_game_and_learn_trains_on_them() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(std::fs::read_dir(dir.join("runs/l/checkpoints")).unwrap().count() > 0);
+    // --epochs 0 scores the learnt network on the same games, every position of them.
+    let score = |init: Option<&Path>| {
+        let mut cmd = Command::new(KOMA);
+        cmd.args(["learn", "--quiet", "--epochs", "0", "--config"]).arg(&cfg).arg("--records").arg(&out);
+        if let Some(net) = init {
+            cmd.arg("--init").arg(net);
+        }
+        cmd.output().unwrap()
+    };
+    let net = std::fs::read_dir(dir.join("runs/l/checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".safetensors") && !p.to_string_lossy().contains(".optim."))
+        .unwrap();
+    let o = score(Some(&net));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(printed.contains(&format!("scored on {} positions", samples.len())), "{printed}");
+    let o = score(None);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--init"), "{}", String::from_utf8_lossy(&o.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -192,24 +213,55 @@ fn convert_chunks_to_hcpe3_keeps_positions_policies_and_results() {
 
 /// A chunk of `results.len()` samples of the start position, one result each.
 fn write_start_chunk(path: &Path, results: &[Option<GameResult>]) {
+    let full: Vec<_> = results.iter().map(|&r| (r, true)).collect();
+    write_start_chunk_searched(path, &full);
+}
+
+/// A chunk of samples of the start position: (result, full search) each; the policy
+/// 7g7f 0.75, 2g2f 0.25.
+fn write_start_chunk_searched(path: &Path, samples: &[(Option<GameResult>, bool)]) {
     let encoder = Encoder::new(Variant::Shogi);
     let pos = Position::startpos(Variant::Shogi);
-    let label = encoder.move_index(&pos, pos.parse_usi("7g7f").unwrap()) as u32;
-    let samples: Vec<Sample> = results
+    let label = |usi| encoder.move_index(&pos, pos.parse_usi(usi).unwrap()) as u32;
+    let samples: Vec<Sample> = samples
         .iter()
-        .map(|&result| Sample {
+        .map(|&(result, full_search)| Sample {
             sfen: pos.to_sfen(),
             repetitions: 0,
-            policy: vec![(label, 1.0)],
+            policy: vec![(label("7g7f"), 0.75), (label("2g2f"), 0.25)],
             result,
             root_wdl: [0.5, 0.25, 0.25],
             plies_left: 10,
-            full_search: true,
+            full_search,
             aux: Default::default(),
         })
         .collect();
     let header = ChunkHeader { count: samples.len() as u32, ..ChunkHeader::of(Variant::Shogi, &EncoderLabels) };
     write_chunk(path, &header, &samples).unwrap();
+}
+
+/// A cheap search's sample trains no policy (playout cap randomization), so its hcpe3 move
+/// has no candidates (dlshogi: no policy target) and reads back as value-only; a full
+/// search's keeps its visits.
+#[test]
+fn convert_samples_keeps_cheap_searches_out_of_the_policy_targets() {
+    let (dir, _) = scratch("convert-cheap");
+    let chunk = dir.join("mixed.chunk");
+    write_start_chunk_searched(&chunk, &[(Some(GameResult::Win), true), (Some(GameResult::Loss), false)]);
+    let out = dir.join("mixed.hcpe3");
+    run(&["convert-samples", "-o"], &[&out, &chunk]);
+    let games = hcpe3::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
+    let pos = Position::startpos(Variant::Shogi);
+    let (full, cheap) = (&games[0].moves[0], &games[1].moves[0]);
+    let f7 = pos.parse_usi("7g7f").unwrap();
+    assert_eq!(full.candidates, vec![(f7, 7500), (pos.parse_usi("2g2f").unwrap(), 2500)]);
+    assert_eq!((cheap.mv, cheap.candidates.len()), (f7, 0), "the cheap search's first move, no candidates");
+    let encoder = Encoder::new(Variant::Shogi);
+    let read: Vec<Sample> =
+        games.iter().flat_map(|g| dataio::hcpe::hcpe3_samples(g, |p, m| encoder.move_index(p, m) as u32)).collect();
+    assert_eq!(read.iter().map(|s| s.full_search).collect::<Vec<_>>(), [true, false]);
+    assert_eq!(read[1].result, Some(GameResult::Loss), "the value target stays");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Regression: a chunk that did not read once emptied an existing hcpe3 file, and its error

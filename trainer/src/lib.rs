@@ -41,5 +41,5 @@ pub use roles::signal::install_signal_handler;
 pub use roles::state::RunState;
 pub use roles::worker::{run_worker, WorkerOptions, WorkerReport};
 pub use run::{read_state, train, TrainOptions};
-pub use supervised::learn::{learn, LearnOptions, LearnSummary};
+pub use supervised::learn::{learn, score, LearnOptions, LearnSummary, ScoreSummary};
 pub use tensorboard::TensorBoardLog;

@@ -41,6 +41,12 @@ pub fn read_training_inputs(paths: &[PathBuf], variant: Variant, encoder: &Encod
     let mut inputs = TrainingInputs::default();
     let mut records = Vec::new();
     for file in input_files(paths) {
+        if variant != Variant::Shogi && extension(&file) != CHUNK_EXTENSION {
+            // Records, hcpe and psv hold standard shogi: counted (the caller refuses
+            // them for another variant), not replayed under the wrong rules.
+            inputs.files[4] += 1;
+            continue;
+        }
         match extension(&file).as_str() {
             e if e == CHUNK_EXTENSION => read_chunk_file(&file, variant, &mut inputs),
             "hcpe" => read_hcpe_file(&file, encoder, &mut inputs),

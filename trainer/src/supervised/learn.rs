@@ -110,6 +110,51 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
     })
 }
 
+/// What `koma learn --epochs 0` reports: a network's losses on every position of the inputs.
+#[derive(Clone, Debug)]
+pub struct ScoreSummary {
+    pub groups: usize,
+    pub positions: usize,
+    pub skipped_files: Vec<String>,
+    /// Means over the positions, value targets the games' results.
+    pub stats: StepStats,
+}
+
+/// Scores `network` on every position of the inputs, as the validation of [`learn`] does
+/// (policy loss and top-1 agreement with the recorded moves, value loss against the
+/// results); trains and writes nothing. How well a network predicts a stronger player's
+/// moves on games none of the compared networks learnt from says where a training step
+/// moved its policy, at a few seconds of compute instead of a match's hours.
+pub fn score(opts: &LearnOptions, network: &std::path::Path) -> Result<ScoreSummary, TrainError> {
+    let cfg = TrainFileConfig::load(&opts.config)?;
+    let variant = cfg.base.variant;
+    let encoder = Encoder::for_net(variant, &cfg.base.model);
+    let (games, problems) = read_games_of(opts, variant, &encoder)?;
+    let samples: Vec<Sample> = games.iter().flatten().cloned().collect();
+    if samples.is_empty() {
+        return Err(TrainError::NoPositions { inputs: opts.records.clone(), games: games.len(), positions: 0 });
+    }
+    let tcfg = &cfg.train;
+    let device = parse_device(if tcfg.device.is_empty() { &cfg.base.selfplay.device } else { &tcfg.device })?;
+    model::set_torch_threads(cfg.base.selfplay.torch_threads, model::CpuShare::HalfOfSmall);
+    let expected = Expected::variant(variant).with_shape(encoder.net_shape());
+    let net = load_net(network, &expected, device)?.0;
+    let trainer = NetTrainer::new(net, tcfg, 0);
+    let stats = mean_stats(&trainer, &encoder, &samples, tcfg.batch_size);
+    Ok(ScoreSummary { groups: games.len(), positions: samples.len(), skipped_files: problems, stats })
+}
+
+/// The losses over `samples` in batches of `bs`, each batch weighted by its size; value
+/// targets the games' results.
+fn mean_stats(trainer: &NetTrainer, encoder: &Encoder, samples: &[Sample], bs: usize) -> StepStats {
+    let mut sum = StepStats::default();
+    for chunk in samples.chunks(bs.max(1)) {
+        let stats = trainer.validate(&encode_batch(encoder, chunk, ValueTargets::RESULT));
+        sum.add(&stats.scaled(chunk.len() as f64));
+    }
+    sum.scaled(1.0 / samples.len() as f64)
+}
+
 /// The games (groups of samples) of the inputs, and the problems met reading them.
 fn read_games_of(
     opts: &LearnOptions,
@@ -245,13 +290,7 @@ impl Session<'_> {
         if self.val.is_empty() {
             return None;
         }
-        let mut sum = StepStats::default();
-        let mut n = 0;
-        for chunk in self.val.chunks(self.batch_size) {
-            sum.add(&self.trainer.validate(&encode_batch(self.encoder, chunk, ValueTargets::RESULT)));
-            n += 1;
-        }
-        let v = sum.scaled(1.0 / n as f64);
+        let v = mean_stats(&self.trainer, self.encoder, self.val, self.batch_size);
         let step = self.trainer.step;
         self.tb.scalar("val/loss_policy", v.policy_loss, step);
         self.tb.scalar("val/loss_value", v.value_loss, step);
