@@ -2,9 +2,10 @@
 //! hcpe3, for other trainers. Each sample is a one-move game from its position
 //! ([`dataio::hcpe::sample_game`]): the policy target as candidate visit counts (out of
 //! 10000; none for a cheap search's sample, which trains no policy), the search value as
-//! the eval (dlshogi's logistic scale, 756 per unit) and the game's result. All inputs go into the one output file, written atomically and only
-//! when some sample converted, never over an input. A chunk or sample that does not
-//! convert is named on stderr (each line names its chunk once) and the run goes on.
+//! the eval (dlshogi's logistic scale, 756 per unit) and the game's result. All inputs go
+//! into the one output file, written atomically and only when some sample converted, never
+//! over an input. A chunk or sample that does not convert is named on stderr (each line
+//! names its chunk once) and the run goes on.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

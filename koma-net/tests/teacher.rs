@@ -115,11 +115,7 @@ fn gen_samples_follow_the_game_and_learn_trains_on_them() {
         }
         cmd.output().unwrap()
     };
-    let net = std::fs::read_dir(dir.join("runs/l/checkpoints"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(".safetensors") && !p.to_string_lossy().contains(".optim."))
-        .unwrap();
+    let net = dataio::run_layout::newest_checkpoint(&dir.join("runs/l")).unwrap();
     let o = score(Some(&net));
     let printed = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -13,7 +13,7 @@
 //! `train.material_mix` (faded by `train.material_fade_*` as in `koma train`). With
 //! `train.ema_decay` the checkpoints hold the average of the weights, as `koma train`'s.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -77,13 +77,7 @@ pub fn learn(opts: &LearnOptions, stop: Arc<AtomicBool>) -> Result<LearnSummary,
         let positions = val.len();
         return Err(TrainError::NoPositions { inputs: opts.records.clone(), games: games.len(), positions });
     }
-    let device = parse_device(if tcfg.device.is_empty() { &cfg.base.selfplay.device } else { &tcfg.device })?;
-    model::set_torch_threads(cfg.base.selfplay.torch_threads, model::CpuShare::HalfOfSmall);
-    let shape = encoder.net_shape();
-    let net = match &opts.init {
-        Some(p) => load_net(p, &Expected::variant(variant).with_shape(shape), device)?.0,
-        None => Net::new(&cfg.base.model, shape, seed, device)?,
-    };
+    let net = network_of(&cfg, &encoder, opts.init.as_deref(), seed)?;
     let run_dir = opts.runs_dir.join(&opts.run);
     let session = Session {
         ckpt_dir: run_dir.join("checkpoints"),
@@ -125,7 +119,7 @@ pub struct ScoreSummary {
 /// results); trains and writes nothing. How well a network predicts a stronger player's
 /// moves on games none of the compared networks learnt from says where a training step
 /// moved its policy, at a few seconds of compute instead of a match's hours.
-pub fn score(opts: &LearnOptions, network: &std::path::Path) -> Result<ScoreSummary, TrainError> {
+pub fn score(opts: &LearnOptions, network: &Path) -> Result<ScoreSummary, TrainError> {
     let cfg = TrainFileConfig::load(&opts.config)?;
     let variant = cfg.base.variant;
     let encoder = Encoder::for_net(variant, &cfg.base.model);
@@ -134,14 +128,24 @@ pub fn score(opts: &LearnOptions, network: &std::path::Path) -> Result<ScoreSumm
     if samples.is_empty() {
         return Err(TrainError::NoPositions { inputs: opts.records.clone(), games: games.len(), positions: 0 });
     }
+    let net = network_of(&cfg, &encoder, Some(network), 0)?;
+    let trainer = NetTrainer::new(net, &cfg.train, 0);
+    let stats = mean_stats(&trainer, &encoder, &samples, cfg.train.batch_size);
+    Ok(ScoreSummary { groups: games.len(), positions: samples.len(), skipped_files: problems, stats })
+}
+
+/// The network to train or score: `init`'s weights (a checkpoint or model file of the
+/// config's variant and shape), else fresh ones from `seed`; on the config's device, with
+/// its torch threads.
+fn network_of(cfg: &TrainFileConfig, encoder: &Encoder, init: Option<&Path>, seed: u64) -> Result<Net, TrainError> {
     let tcfg = &cfg.train;
     let device = parse_device(if tcfg.device.is_empty() { &cfg.base.selfplay.device } else { &tcfg.device })?;
     model::set_torch_threads(cfg.base.selfplay.torch_threads, model::CpuShare::HalfOfSmall);
-    let expected = Expected::variant(variant).with_shape(encoder.net_shape());
-    let net = load_net(network, &expected, device)?.0;
-    let trainer = NetTrainer::new(net, tcfg, 0);
-    let stats = mean_stats(&trainer, &encoder, &samples, tcfg.batch_size);
-    Ok(ScoreSummary { groups: games.len(), positions: samples.len(), skipped_files: problems, stats })
+    let shape = encoder.net_shape();
+    Ok(match init {
+        Some(p) => load_net(p, &Expected::variant(cfg.base.variant).with_shape(shape), device)?.0,
+        None => Net::new(&cfg.base.model, shape, seed, device)?,
+    })
 }
 
 /// The losses over `samples` in batches of `bs`, each batch weighted by its size; value
