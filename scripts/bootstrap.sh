@@ -4,7 +4,7 @@
 # (`koma train --init`).
 #
 #   scripts/bootstrap.sh [--variant shogi|dai] [--run NAME] [--games N] [--engine SPEC]
-#                        [--part-games P] [--epochs E] [--config FILE] [--init NETWORK]
+#                        [--part-games P] [--tc TC] [--epochs E] [--config FILE] [--init NETWORK]
 #                        [--selfplay-minutes M] [--selfplay-config FILE] [--from NETWORK]
 #
 # --init NETWORK learns the teacher's games from that network's weights instead of from zero
@@ -12,6 +12,10 @@
 # one from a stronger teacher:
 #   scripts/bootstrap.sh --variant shogi --init models/shogi.safetensors --run teacher16k --games 2000 \
 #     --part-games 500 --engine "usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,nodes=16000"
+# --tc TC bounds the teacher's moves where its spec does not (koma gen's --tc; default depth=5):
+# gpsusi takes no `go depth` or `go nodes`, so its depth is its LimitDepth option under a
+# byoyomi ceiling, e.g. --engine "usi:/usr/games/gpsusi,Thread=1,LimitDepth=3,BookDepth=0"
+# --tc byoyomi=60000.
 # --from NETWORK skips the teacher and the learning: self-play continues that network
 # (a checkpoint or model file; shogi: configs/shogi-boot-selfplay.toml), e.g. the shipped one:
 #   scripts/bootstrap.sh --variant shogi --from models/shogi.safetensors --run past-teacher --selfplay-minutes 120
@@ -43,6 +47,7 @@ variant=shogi
 games=""
 part_games=250
 engine=""
+tc=depth=5
 epochs=""
 config=""
 selfplay_minutes=0
@@ -56,13 +61,14 @@ while [[ $# -gt 0 ]]; do
         --games) games="$2"; shift 2 ;;
         --part-games) part_games="$2"; shift 2 ;;
         --engine) engine="$2"; shift 2 ;;
+        --tc) tc="$2"; shift 2 ;;
         --epochs) epochs="$2"; shift 2 ;;
         --config) config="$2"; shift 2 ;;
         --selfplay-minutes) selfplay_minutes="$2"; shift 2 ;;
         --selfplay-config) selfplay_config="$2"; shift 2 ;;
         --from) from="$2"; shift 2 ;;
         --init) init="$2"; shift 2 ;;
-        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
         *) echo "bootstrap.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -110,7 +116,7 @@ else
             n=$(( k < parts ? part_games : games - (parts - 1) * part_games ))
             echo "bootstrap.sh: [1/3] teacher games, part $k of $parts: $n games by $engine -> $dir ($((SECONDS / 60)) min so far)" >&2
             rm -rf "$dir"
-            $koma gen --variant "$variant" --engine "$engine" --games "$n" --max-plies "$max_plies" \
+            $koma gen --variant "$variant" --engine "$engine" --tc "$tc" --games "$n" --max-plies "$max_plies" \
                 --seed "$k" --out "$dir" --quiet
             touch "$dir/DONE"
         done

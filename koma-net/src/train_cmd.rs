@@ -163,7 +163,7 @@ pub fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
         })
         .unwrap_or_default();
     println!(
-        "koma learn: {} positions in {} groups (games, or sample chunks), {} steps{val}; checkpoint {}",
+        "koma learn: {} positions in {} groups (games, or runs of hcpe and psv records), {} steps{val}; checkpoint {}",
         s.positions,
         s.groups,
         s.steps,

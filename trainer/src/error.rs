@@ -51,9 +51,9 @@ pub enum TrainError {
     EvalPanicked,
     /// `koma learn` of inputs that only standard shogi has.
     #[error(
-        "hcpe, hcpe3, psv and game records are standard shogi; the config's variant is {variant} (sample chunks only)"
+        "hcpe, hcpe3, psv and game records are standard shogi; the config's variant is {variant} (sample chunks only), and the inputs hold {found}"
     )]
-    RecordsNeedShogi { variant: String },
+    RecordsNeedShogi { variant: String, found: String },
     /// `koma learn` found nothing to train on.
     #[error("no games read from {inputs:?}{}", first_problem.as_ref().map(|p| format!(" ({p})")).unwrap_or_default())]
     NoGames { inputs: Vec<PathBuf>, first_problem: Option<String> },

@@ -85,6 +85,13 @@ fn scoring_a_network_of_another_variant_is_refused() {
     let net = learnt(dir.path(), 1.0, "net");
     let sho = dir.path().join("sho.toml");
     std::fs::write(&sho, std::fs::read_to_string(config(dir.path(), 4)).unwrap().replace("shogi", "sho")).unwrap();
-    let opts = options(sho, records(dir.path()), &dir.path().join("score"), 0.0);
-    assert!(trainer::score(&opts, &net).is_err());
+    let mut opts = options(sho, records(dir.path()), &dir.path().join("score"), 0.0);
+    let err = trainer::score(&opts, &net).unwrap_err().to_string();
+    assert!(err.contains("variant is sho") && err.contains("game record file(s)"), "{err}");
+    // Each kind is named as what it is: an hcpe file is not counted as a game record.
+    let hcpe = dir.path().join("one.hcpe");
+    std::fs::write(&hcpe, [0u8; 38]).unwrap();
+    opts.records = vec![hcpe];
+    let err = trainer::score(&opts, &net).unwrap_err().to_string();
+    assert!(err.contains("1 hcpe file(s)") && !err.contains("game record file"), "{err}");
 }

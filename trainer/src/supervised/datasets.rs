@@ -6,8 +6,9 @@
 //! USI).
 //!
 //! Every input becomes groups of samples; a group is the unit the validation split holds
-//! out (a game, a chunk, or a run of [`HCPE_GROUP`] hcpe or psv records, which carry no
-//! game boundaries). The hcpe, hcpe3 and psv conversions are `dataio::hcpe`'s.
+//! out (a game, or a run of [`HCPE_GROUP`] hcpe or psv records, which carry no game
+//! boundaries). A chunk's games are told apart by their samples' `plies_left`, which
+//! counts down by one from move to move within a game. The hcpe, hcpe3 and psv conversions are `dataio::hcpe`'s.
 
 use std::path::{Path, PathBuf};
 
@@ -42,9 +43,9 @@ pub fn read_training_inputs(paths: &[PathBuf], variant: Variant, encoder: &Encod
     let mut records = Vec::new();
     for file in input_files(paths) {
         if variant != Variant::Shogi && extension(&file) != CHUNK_EXTENSION {
-            // Records, hcpe and psv hold standard shogi: counted (the caller refuses
-            // them for another variant), not replayed under the wrong rules.
-            inputs.files[4] += 1;
+            // Records, hcpe and psv hold standard shogi: counted by kind (the caller
+            // refuses them for another variant), not replayed under the wrong rules.
+            inputs.files[kind_index(&file)] += 1;
             continue;
         }
         match extension(&file).as_str() {
@@ -64,6 +65,17 @@ pub fn read_training_inputs(paths: &[PathBuf], variant: Variant, encoder: &Encod
     inputs
 }
 
+/// The index of a file's kind in [`TrainingInputs::files`].
+fn kind_index(path: &Path) -> usize {
+    match extension(path).as_str() {
+        e if e == CHUNK_EXTENSION => 0,
+        "hcpe" => 1,
+        "hcpe3" => 2,
+        "psv" | "bin" => 3,
+        _ => 4,
+    }
+}
+
 fn extension(path: &Path) -> String {
     path.extension().and_then(|x| x.to_str()).unwrap_or("").to_ascii_lowercase()
 }
@@ -78,10 +90,24 @@ fn input_files(paths: &[PathBuf]) -> Vec<PathBuf> {
 fn read_chunk_file(path: &Path, variant: Variant, inputs: &mut TrainingInputs) {
     inputs.files[0] += 1;
     match read_chunk_expect(path, variant, &EncoderLabels) {
-        Ok(chunk) if !chunk.samples.is_empty() => inputs.groups.push(chunk.samples),
-        Ok(_) => {}
+        Ok(chunk) => inputs.groups.extend(games_of(chunk.samples)),
         Err(e) => inputs.problems.push(e.to_string()),
     }
+}
+
+/// A chunk's samples cut into games: a new game begins wherever `plies_left` does not
+/// count down by one (a game's last sample has at least 1 left, its next game's first more).
+/// A ply a game did not record cuts it in two, which only costs the validation a little
+/// independence.
+fn games_of(samples: Vec<Sample>) -> Vec<Vec<Sample>> {
+    let mut games: Vec<Vec<Sample>> = Vec::new();
+    for sample in samples {
+        match games.last_mut() {
+            Some(game) if game.last().is_some_and(|prev| prev.plies_left == sample.plies_left + 1) => game.push(sample),
+            _ => games.push(vec![sample]),
+        }
+    }
+    games
 }
 
 fn read_hcpe_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) {
@@ -139,5 +165,35 @@ fn read_hcpe3_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) 
             Ok(g) => inputs.groups.push(hcpe3_samples(&g, |pos, mv| encoder.move_index(pos, mv) as u32)),
             Err(err) => inputs.problems.push(format!("{}: {err}", path.display())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(plies_left: u32) -> Sample {
+        Sample {
+            sfen: "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1".into(),
+            repetitions: 0,
+            policy: vec![(0, 1.0)],
+            result: None,
+            root_wdl: [0.0, 1.0, 0.0],
+            plies_left,
+            full_search: true,
+            aux: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_chunk_is_cut_into_its_games() {
+        // A game of five plies, then one of two: its 3 is not the 1's count-down.
+        let left = [5, 4, 3, 2, 1, 3, 2];
+        let games = games_of(left.iter().map(|&n| sample(n)).collect());
+        let lengths: Vec<Vec<u32>> = games.iter().map(|g| g.iter().map(|s| s.plies_left).collect()).collect();
+        assert_eq!(lengths, vec![vec![5, 4, 3, 2, 1], vec![3, 2]]);
+        let split = games_of([4, 3, 9, 8, 7, 2, 1].iter().map(|&n| sample(n)).collect());
+        assert_eq!(split.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 3, 2]);
+        assert!(games_of(Vec::new()).is_empty());
     }
 }

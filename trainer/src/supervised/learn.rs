@@ -170,7 +170,9 @@ fn read_games_of(
     }
     let inputs = read_training_inputs(&opts.records, variant, encoder);
     if variant != Variant::Shogi && inputs.files[1..].iter().any(|&n| n > 0) {
-        return Err(TrainError::RecordsNeedShogi { variant: variant.name().to_string() });
+        let kinds = ["hcpe", "hcpe3", "psv", "game record"].iter().zip(&inputs.files[1..]);
+        let found: Vec<String> = kinds.filter(|(_, &n)| n > 0).map(|(kind, n)| format!("{n} {kind} file(s)")).collect();
+        return Err(TrainError::RecordsNeedShogi { variant: variant.name().to_string(), found: found.join(", ") });
     }
     let (games, problems) = (inputs.groups, inputs.problems);
     if opts.progress {
