@@ -5,12 +5,13 @@
 #
 #   scripts/make-models.sh [--no-measure] [VARIANT ...]     (default: shogi sho dai)
 #
-#   shogi  the teacher bootstrap in two steps (scripts/bootstrap.sh): Fairy-Stockfish at
+#   shogi  the teacher bootstrap in three steps (scripts/bootstrap.sh): Fairy-Stockfish at
 #          depth 5 plays 2,000 games, configs/shogi-boot.toml learns them for 3 epochs
 #          (about 60 minutes on two quiet cores); then Fairy-Stockfish at 16,000 nodes a
 #          move plays 500 games and configs/shogi-boot-finetune.toml learns them for 2
-#          epochs on top of the first network (about 70 minutes more); measured against
-#          fsf5, 40 games
+#          epochs on top of the first network (about 70 minutes more); then gpsusi at
+#          depth 3 plays 440 games, learnt the same way on top of the second (about 70
+#          minutes more); measured against fsf5, 40 games
 #   sho    60 minutes of self-play from zero with the rules' material prior
 #          (configs/sho-tiny.toml); measured against greedy, 40 games
 #   dai    the HaChu bootstrap (scripts/bootstrap.sh --variant dai): HaChu at depth 1
@@ -18,7 +19,8 @@
 #          minutes); measured against greedy, 40 games
 #
 # Each network is exported (`koma export`) to models/<variant>.safetensors; its run stays
-# in runs/models-<variant>, the matches in runs/models-<variant>-vs-<rung>. Write what the
+# in runs/models-<variant> (shogi: runs/models-shogi-gps3, after models-shogi-fsf5 and
+# models-shogi-fsfn16k), the matches in runs/models-<variant>-vs-<rung>. Write what the
 # matches print into models/README.md.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,7 +34,7 @@ for arg in "$@"; do
     case "$arg" in
         --no-measure) measure=0 ;;
         shogi|sho|dai) variants+=("$arg") ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "make-models.sh: unknown argument $arg (variants: shogi sho dai)" >&2; exit 2 ;;
     esac
 done
@@ -51,8 +53,15 @@ train() {
             scripts/bootstrap.sh --variant shogi --run models-shogi-fsf5
             local start; start="$(latest models-shogi-fsf5)"
             [[ -n "$start" ]] || { echo "make-models.sh: shogi: no checkpoint in runs/models-shogi-fsf5" >&2; exit 1; }
-            scripts/bootstrap.sh --variant shogi --run models-shogi --init "$start" --games 500 --part-games 500 \
-                --epochs 2 --engine "usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,nodes=16000" ;;
+            scripts/bootstrap.sh --variant shogi --run models-shogi-fsfn16k --init "$start" --games 500 --part-games 500 \
+                --epochs 2 --engine "usi:/usr/games/fairy-stockfish,Threads=1,Hash=16,nodes=16000"
+            local second; second="$(latest models-shogi-fsfn16k)"
+            [[ -n "$second" ]] || { echo "make-models.sh: shogi: no checkpoint in runs/models-shogi-fsfn16k" >&2; exit 1; }
+            # gpsusi takes no `go depth`: its LimitDepth under a byoyomi ceiling. (The shipped
+            # network learnt data/teacher/gps3/train, these games with seed 201.)
+            scripts/bootstrap.sh --variant shogi --run models-shogi-gps3 --init "$second" --games 440 --part-games 440 \
+                --epochs 2 --engine "usi:/usr/games/gpsusi,Thread=1,LimitDepth=3,BookDepth=0" --tc byoyomi=60000
+            final_run=models-shogi-gps3 ;;
         dai) scripts/bootstrap.sh --variant dai --run models-dai ;;
         sho) $koma train --config configs/sho-tiny.toml --run models-sho --max-minutes 60 ;;
     esac
@@ -72,9 +81,10 @@ place() {
 for v in "${variants[@]}"; do
     SECONDS=0
     echo "make-models.sh: $v: training" >&2
+    final_run="models-$v"
     train "$v"
-    ckpt="$(latest "models-$v")"
-    [[ -n "$ckpt" ]] || { echo "make-models.sh: $v: no checkpoint in runs/models-$v" >&2; exit 1; }
+    ckpt="$(latest "$final_run")"
+    [[ -n "$ckpt" ]] || { echo "make-models.sh: $v: no checkpoint in runs/$final_run" >&2; exit 1; }
     $koma export "$ckpt" --out "models/$v.safetensors"
     echo "make-models.sh: $v: models/$v.safetensors from $ckpt ($((SECONDS / 60)) min)" >&2
     if [[ $measure == 1 ]]; then
