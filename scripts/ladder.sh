@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Places a network on the ladder of arena/README.md: koma-usi (the engine a GUI user runs)
-# with the checkpoint at a fixed node budget plays `koma arena` matches against rungs of
+# with the network at a fixed node budget plays `koma arena` matches against rungs of
 # the ladder (arena/ladder.toml, `koma ladder rungs`), and the script prints its Elo on
 # the ladder's scale with a 95% interval.
 #
-#   scripts/ladder.sh CHECKPOINT [--nodes N] [--games G] [--variant V] [--start RUNG]
+#   scripts/ladder.sh NETWORK [--nodes N] [--games G] [--variant V] [--start RUNG]
 #                     [--max-rungs K] [--concurrency K] [--usi-options O=V,...]
 #                     [--ladder FILE] [--openings FILE] [--out DIR] [--no-build]
 #
+# NETWORK: a model file (`koma export`, what models/ ships) or a checkpoint (its .json or
+# .safetensors).
+#
 # Defaults: 800 nodes per move (koma-usi `NodesLimit` and `go nodes`), 40 games per rung
 # (each opening of data/openings/<variant>.txt twice, colours swapped), start at greedy,
-# at most 3 rungs, 1 game at a time, out runs/ladder-<checkpoint name>.
+# at most 3 rungs, 1 game at a time, out runs/ladder-<network name>.
 #
 # Choosing the rungs: start at --start; while the network scores above 0.5 go up one
 # rung, while below 0.5 go down one; stop when the scores bracket it (above 0.5 against
@@ -59,13 +62,21 @@ while [ $# -gt 0 ]; do
         --no-build) build=0; shift ;;
         -h|--help) usage; exit 0 ;;
         -*) echo "ladder: unknown option $1" >&2; exit 2 ;;
-        *) [ -z "$checkpoint" ] || { echo "ladder: one checkpoint only" >&2; exit 2; }; checkpoint="$1"; shift ;;
+        *) [ -z "$checkpoint" ] || { echo "ladder: one network only" >&2; exit 2; }; checkpoint="$1"; shift ;;
     esac
 done
 [ -n "$checkpoint" ] || { usage >&2; exit 2; }
 stem="${checkpoint%.json}"; stem="${stem%.safetensors}"
-[ -f "$stem.json" ] || { echo "ladder: no checkpoint $stem.json" >&2; exit 2; }
 case "$stem" in /*) ;; *) stem="$PWD/$stem" ;; esac
+# koma-usi's ModelFile takes a checkpoint by its stem and a model file by its path.
+if [ -f "$stem.json" ]; then
+    model="$stem"
+elif [ -f "$stem.safetensors" ]; then
+    model="$stem.safetensors"
+else
+    echo "ladder: no network at $checkpoint (neither a model file nor a checkpoint's $stem.json)" >&2
+    exit 2
+fi
 [ -n "$openings" ] || openings="data/openings/$variant.txt"
 [ -n "$out" ] || out="runs/ladder-$(basename "$stem")"
 
@@ -102,7 +113,7 @@ index=-1
 for i in "${!names[@]}"; do [ "${names[$i]}" = "$start" ] && index=$i; done
 [ "$index" -ge 0 ] || { echo "ladder: no rung '$start' (rungs: ${names[*]})" >&2; exit 2; }
 
-net="net=usi:$USI,ModelFile=$stem,NodesLimit=$nodes,nodes=$nodes$usi_options"
+net="net=usi:$USI,ModelFile=$model,NodesLimit=$nodes,nodes=$nodes$usi_options"
 echo "ladder: $(basename "$stem") as koma-usi at $nodes nodes, $games games per rung, openings $openings, out $out" >&2
 mkdir -p "$out"
 played=()

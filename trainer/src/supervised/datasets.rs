@@ -8,7 +8,8 @@
 //! Every input becomes groups of samples; a group is the unit the validation split holds
 //! out (a game, or a run of [`HCPE_GROUP`] hcpe or psv records, which carry no game
 //! boundaries). A chunk's games are told apart by their samples' `plies_left`, which
-//! counts down by one from move to move within a game. The hcpe, hcpe3 and psv conversions are `dataio::hcpe`'s.
+//! counts down by one from move to move within a game. The hcpe, hcpe3 and psv
+//! conversions are `dataio::hcpe`'s.
 
 use std::path::{Path, PathBuf};
 
@@ -42,10 +43,10 @@ pub fn read_training_inputs(paths: &[PathBuf], variant: Variant, encoder: &Encod
     let mut inputs = TrainingInputs::default();
     let mut records = Vec::new();
     for file in input_files(paths) {
+        inputs.files[kind_index(&file)] += 1;
         if variant != Variant::Shogi && extension(&file) != CHUNK_EXTENSION {
             // Records, hcpe and psv hold standard shogi: counted by kind (the caller
             // refuses them for another variant), not replayed under the wrong rules.
-            inputs.files[kind_index(&file)] += 1;
             continue;
         }
         match extension(&file).as_str() {
@@ -57,7 +58,6 @@ pub fn read_training_inputs(paths: &[PathBuf], variant: Variant, encoder: &Encod
         }
     }
     if !records.is_empty() {
-        inputs.files[4] += records.len();
         let (games, problems) = read_record_samples(&records, encoder);
         inputs.groups.extend(games);
         inputs.problems.extend(problems);
@@ -88,7 +88,6 @@ fn input_files(paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 fn read_chunk_file(path: &Path, variant: Variant, inputs: &mut TrainingInputs) {
-    inputs.files[0] += 1;
     match read_chunk_expect(path, variant, &EncoderLabels) {
         Ok(chunk) => inputs.groups.extend(games_of(chunk.samples)),
         Err(e) => inputs.problems.push(e.to_string()),
@@ -111,13 +110,11 @@ fn games_of(samples: Vec<Sample>) -> Vec<Vec<Sample>> {
 }
 
 fn read_hcpe_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) {
-    inputs.files[1] += 1;
     let sample = |e: &hcpe::Entry| hcpe_sample(e, |pos, mv| encoder.move_index(pos, mv) as u32);
     read_entry_groups(path, hcpe::Reader::open(path), sample, inputs);
 }
 
 fn read_psv_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) {
-    inputs.files[3] += 1;
     let sample = |e: &psv::Entry| psv_sample(e, |pos, mv| encoder.move_index(pos, mv) as u32);
     read_entry_groups(path, psv::Reader::open(path), sample, inputs);
 }
@@ -155,7 +152,6 @@ fn read_entry_groups<R, E, Err>(
 }
 
 fn read_hcpe3_file(path: &Path, encoder: &Encoder, inputs: &mut TrainingInputs) {
-    inputs.files[2] += 1;
     let reader = match hcpe3::Reader::open(path) {
         Ok(r) => r,
         Err(e) => return inputs.problems.push(e.to_string()),
