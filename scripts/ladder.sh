@@ -35,7 +35,7 @@ cd "$(dirname "$0")/.."
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
-checkpoint=""
+network=""
 nodes=800
 games=40
 variant=shogi
@@ -62,11 +62,11 @@ while [ $# -gt 0 ]; do
         --no-build) build=0; shift ;;
         -h|--help) usage; exit 0 ;;
         -*) echo "ladder: unknown option $1" >&2; exit 2 ;;
-        *) [ -z "$checkpoint" ] || { echo "ladder: one network only" >&2; exit 2; }; checkpoint="$1"; shift ;;
+        *) [ -z "$network" ] || { echo "ladder: one network only" >&2; exit 2; }; network="$1"; shift ;;
     esac
 done
-[ -n "$checkpoint" ] || { usage >&2; exit 2; }
-stem="${checkpoint%.json}"; stem="${stem%.safetensors}"
+[ -n "$network" ] || { usage >&2; exit 2; }
+stem="${network%.json}"; stem="${stem%.safetensors}"
 case "$stem" in /*) ;; *) stem="$PWD/$stem" ;; esac
 # koma-usi's ModelFile takes a checkpoint by its stem and a model file by its path.
 if [ -f "$stem.json" ]; then
@@ -74,7 +74,7 @@ if [ -f "$stem.json" ]; then
 elif [ -f "$stem.safetensors" ]; then
     model="$stem.safetensors"
 else
-    echo "ladder: no network at $checkpoint (neither a model file nor a checkpoint's $stem.json)" >&2
+    echo "ladder: no network at $network (neither a model file nor a checkpoint's $stem.json)" >&2
     exit 2
 fi
 [ -n "$openings" ] || openings="data/openings/$variant.txt"
