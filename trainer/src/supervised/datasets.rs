@@ -43,17 +43,18 @@ pub fn read_training_inputs(paths: &[PathBuf], variant: Variant, encoder: &Encod
     let mut inputs = TrainingInputs::default();
     let mut records = Vec::new();
     for file in input_files(paths) {
-        inputs.files[kind_index(&file)] += 1;
-        if variant != Variant::Shogi && extension(&file) != CHUNK_EXTENSION {
+        let kind = kind_index(&file);
+        inputs.files[kind] += 1;
+        if variant != Variant::Shogi && kind != CHUNKS {
             // Records, hcpe and psv hold standard shogi: counted by kind (the caller
             // refuses them for another variant), not replayed under the wrong rules.
             continue;
         }
-        match extension(&file).as_str() {
-            e if e == CHUNK_EXTENSION => read_chunk_file(&file, variant, &mut inputs),
-            "hcpe" => read_hcpe_file(&file, encoder, &mut inputs),
-            "hcpe3" => read_hcpe3_file(&file, encoder, &mut inputs),
-            "psv" | "bin" => read_psv_file(&file, encoder, &mut inputs),
+        match kind {
+            CHUNKS => read_chunk_file(&file, variant, &mut inputs),
+            HCPE => read_hcpe_file(&file, encoder, &mut inputs),
+            HCPE3 => read_hcpe3_file(&file, encoder, &mut inputs),
+            PSV => read_psv_file(&file, encoder, &mut inputs),
             _ => records.push(file),
         }
     }
@@ -65,14 +66,21 @@ pub fn read_training_inputs(paths: &[PathBuf], variant: Variant, encoder: &Encod
     inputs
 }
 
-/// The index of a file's kind in [`TrainingInputs::files`].
+// A file's kind: its index in [`TrainingInputs::files`].
+const CHUNKS: usize = 0;
+const HCPE: usize = 1;
+const HCPE3: usize = 2;
+const PSV: usize = 3;
+const RECORDS: usize = 4;
+
+/// The kind of an input file, by its extension (the one place that maps them).
 fn kind_index(path: &Path) -> usize {
     match extension(path).as_str() {
-        e if e == CHUNK_EXTENSION => 0,
-        "hcpe" => 1,
-        "hcpe3" => 2,
-        "psv" | "bin" => 3,
-        _ => 4,
+        e if e == CHUNK_EXTENSION => CHUNKS,
+        "hcpe" => HCPE,
+        "hcpe3" => HCPE3,
+        "psv" | "bin" => PSV,
+        _ => RECORDS,
     }
 }
 
